@@ -1,0 +1,277 @@
+//! The tool-calling loop: ask the model, run its calls, feed results back by call id, until it
+//! answers without calls or a limit is reached.
+
+use crate::build::Pricing;
+use crate::stuck::{Stuck, StuckDetector};
+use std::sync::Arc;
+use wright_events::{EventKind, Level};
+use wright_provider::{ChatRequest, Message, Provider, ProviderError, RetryPolicy, Role, Usage, complete};
+use wright_tools::{Registry, ToolContext};
+
+/// Why a phase of the loop ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PhaseEnd {
+    /// The model answered without tool calls; its final text.
+    Finished(String),
+    MaxTurns,
+    Stuck(String),
+    Cancelled,
+    Provider(ProviderError),
+}
+
+/// Running totals across the phases of a build.
+#[derive(Debug, Clone, Default)]
+pub struct LoopStats {
+    pub turns: u32,
+    pub usage: Usage,
+    pub cost_usd: f64,
+}
+
+/// Everything one loop needs. Cheap to share across phases.
+pub struct AgentLoop {
+    pub provider: Arc<dyn Provider>,
+    pub registry: Arc<Registry>,
+    pub ctx: ToolContext,
+    pub model: String,
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+    pub retry: RetryPolicy,
+    /// Model calls per phase before giving up.
+    pub max_turns: u32,
+    pub pricing: Pricing,
+}
+
+const STUCK_NOTICE: &str = "You seem to be repeating yourself: you";
+
+impl AgentLoop {
+    /// Run one phase on `messages` (which it extends with everything said and done).
+    pub async fn run(&self, messages: &mut Vec<Message>, stats: &mut LoopStats) -> PhaseEnd {
+        let tools = self.registry.specs();
+        let mut stuck = StuckDetector::new(3);
+        let mut compacted = false;
+        let mut turns = 0u32;
+        loop {
+            if self.ctx.cancel.is_cancelled() {
+                return PhaseEnd::Cancelled;
+            }
+            if turns >= self.max_turns {
+                return PhaseEnd::MaxTurns;
+            }
+            let request = ChatRequest {
+                model: self.model.clone(),
+                messages: messages.clone(),
+                tools: tools.clone(),
+                temperature: self.temperature,
+                max_tokens: self.max_tokens,
+            };
+            let emitter = &self.ctx.emitter;
+            let result = complete(
+                self.provider.as_ref(),
+                &request,
+                &self.retry,
+                &self.ctx.cancel,
+                |_| {},
+                |err, n, wait| {
+                    emitter.status(
+                        Level::Warning,
+                        format!(
+                            "The model service had a problem ({}); trying again in {:.1}s (retry {n}).",
+                            err.class(),
+                            wait.as_secs_f32()
+                        ),
+                    );
+                },
+            )
+            .await;
+            turns += 1;
+            stats.turns += 1;
+            let response = match result {
+                Ok(r) => r,
+                Err(ProviderError::Cancelled) => return PhaseEnd::Cancelled,
+                Err(ProviderError::ContextTooLong(m)) if !compacted => {
+                    compacted = true;
+                    let removed = compact(messages, 6);
+                    tracing::warn!(removed, "context too long ({m}); compacted older tool output");
+                    emitter.status(
+                        Level::Warning,
+                        "The conversation got too long for the model; older tool output was shortened.",
+                    );
+                    continue;
+                }
+                Err(e) => return PhaseEnd::Provider(e),
+            };
+            let cost = self.pricing.cost(&self.model, response.usage);
+            stats.usage.add(response.usage);
+            stats.cost_usd += cost;
+            emitter.emit(EventKind::Usage {
+                input_tokens: response.usage.input_tokens,
+                output_tokens: response.usage.output_tokens,
+                cached_tokens: response.usage.cached_tokens,
+                cost_usd: cost,
+            });
+            let text = response.content.trim().to_string();
+            if !text.is_empty() {
+                emitter.status(Level::Info, wright_tools::clip(&text, 600));
+            }
+            if response.tool_calls.is_empty() {
+                messages.push(Message::assistant(response.content));
+                return PhaseEnd::Finished(text);
+            }
+            let content = (!response.content.is_empty()).then_some(response.content);
+            messages.push(Message::assistant_calls(content, response.tool_calls.clone()));
+            let mut verdict = Stuck::No;
+            for call in &response.tool_calls {
+                let outcome = self.registry.dispatch(call, &self.ctx).await;
+                let body = serde_json::to_string(&outcome.value).unwrap_or_else(|_| "{\"ok\":false}".into());
+                messages.push(Message::tool_result(&call.id, &call.name, body));
+                let error = outcome.value.get("error").and_then(|e| e.as_str());
+                match stuck.observe(&call.name, &call.arguments, outcome.ok, error) {
+                    Stuck::No => {}
+                    s @ Stuck::Warn(_) if verdict == Stuck::No => verdict = s,
+                    s @ Stuck::Stop(_) => verdict = s,
+                    Stuck::Warn(_) => {}
+                }
+            }
+            match verdict {
+                Stuck::No => {}
+                Stuck::Warn(reason) => {
+                    emitter.status(
+                        Level::Warning,
+                        format!("The model seems stuck ({reason}); asking it to try something else."),
+                    );
+                    messages.push(Message::user(format!(
+                        "{STUCK_NOTICE} {reason}. Doing the same thing again will not change the result. Read the error, try a different approach, or stop calling tools if the work is done."
+                    )));
+                }
+                Stuck::Stop(reason) => {
+                    emitter.status(
+                        Level::Error,
+                        format!("Stopping this step: the model keeps repeating itself ({reason})."),
+                    );
+                    return PhaseEnd::Stuck(reason);
+                }
+            }
+        }
+    }
+}
+
+/// Shorten tool results older than the last `keep` messages; returns how many were shortened.
+fn compact(messages: &mut [Message], keep: usize) -> usize {
+    let cut = messages.len().saturating_sub(keep);
+    let mut n = 0;
+    for m in messages.iter_mut().take(cut) {
+        if m.role == Role::Tool && m.content.as_ref().is_some_and(|c| c.len() > 200) {
+            m.content = Some("{\"ok\":true,\"note\":\"earlier tool output removed to fit the context window\"}".into());
+            n += 1;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use wright_events::{Emitter, MemorySink};
+    use wright_provider::scripted::{ScriptStep, ScriptedProvider};
+    use wright_sandbox::{ProcessRunner, Workspace, WorkspaceLimits};
+    use wright_tools::{ExecConfig, builtin_registry};
+
+    fn setup(steps: Vec<ScriptStep>) -> (tempfile::TempDir, AgentLoop, Arc<MemorySink>, ScriptedProvider) {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = Arc::new(MemorySink::new());
+        let ctx = ToolContext {
+            workspace: Workspace::open(dir.path().join("ws"), WorkspaceLimits::default()).unwrap(),
+            runner: Arc::new(ProcessRunner::default()),
+            emitter: Emitter::new("t", vec![sink.clone()]),
+            cancel: Default::default(),
+            exec: ExecConfig::for_build(&dir.path().join("h"), &dir.path().join("t")).unwrap(),
+        };
+        let provider = ScriptedProvider::new(steps);
+        let l = AgentLoop {
+            provider: Arc::new(provider.clone()),
+            registry: Arc::new(builtin_registry()),
+            ctx,
+            model: "m".into(),
+            temperature: None,
+            max_tokens: None,
+            retry: RetryPolicy::default(),
+            max_turns: 10,
+            pricing: Pricing::default(),
+        };
+        (dir, l, sink, provider)
+    }
+
+    #[tokio::test]
+    async fn results_are_fed_back_by_call_id() {
+        let (_d, l, _s, p) = setup(vec![
+            ScriptStep::calls(&[
+                ("createFile", json!({"path": "a.txt", "content": "hi"})),
+                ("readFile", json!({"path": "a.txt"})),
+            ]),
+            ScriptStep::text("all done"),
+        ]);
+        let mut msgs = vec![Message::system("s"), Message::user("u")];
+        let mut stats = LoopStats::default();
+        assert_eq!(l.run(&mut msgs, &mut stats).await, PhaseEnd::Finished("all done".into()));
+        let second = &p.requests()[1].messages;
+        assert_eq!(second[3].tool_call_id.as_deref(), Some("call_0"));
+        assert_eq!(second[4].tool_call_id.as_deref(), Some("call_1"));
+        assert!(second[4].content.as_deref().unwrap().contains("\"content\":\"hi\""));
+        assert_eq!(stats.turns, 2);
+    }
+
+    #[tokio::test]
+    async fn a_repeating_model_is_warned_then_stopped() {
+        let same = ScriptStep::calls(&[("readFile", json!({"path": "missing.txt"}))]);
+        let (_d, l, sink, p) = setup(vec![]);
+        let _ = p; // the fallback repeats forever
+        let l = AgentLoop { provider: Arc::new(ScriptedProvider::new(vec![]).with_fallback(same)), ..l };
+        let mut msgs = vec![Message::user("u")];
+        let mut stats = LoopStats::default();
+        let end = l.run(&mut msgs, &mut stats).await;
+        assert!(matches!(end, PhaseEnd::Stuck(_)), "{end:?}");
+        assert_eq!(stats.turns, 6);
+        assert_eq!(
+            msgs.iter()
+                .filter(|m| m.role == Role::User && m.content.as_deref().unwrap_or("").starts_with(STUCK_NOTICE))
+                .count(),
+            1
+        );
+        assert!(sink.events().iter().any(|e| matches!(&e.kind, EventKind::Status { level: Level::Error, .. })));
+    }
+
+    #[tokio::test]
+    async fn max_turns_and_provider_errors_end_the_phase() {
+        let (_d, l, _s, _p) = setup(vec![]);
+        let busy = ScriptStep::calls(&[("listFiles", json!({}))]);
+        let l = AgentLoop { provider: Arc::new(ScriptedProvider::new(vec![]).with_fallback(busy)), max_turns: 2, ..l };
+        assert_eq!(l.run(&mut vec![Message::user("u")], &mut LoopStats::default()).await, PhaseEnd::MaxTurns);
+        let l = AgentLoop {
+            provider: Arc::new(ScriptedProvider::new(vec![ScriptStep::Fail(ProviderError::Auth("401".into()))])),
+            ..l
+        };
+        assert_eq!(
+            l.run(&mut vec![Message::user("u")], &mut LoopStats::default()).await,
+            PhaseEnd::Provider(ProviderError::Auth("401".into()))
+        );
+    }
+
+    #[tokio::test]
+    async fn context_overflow_compacts_once() {
+        let (_d, l, _s, _p) = setup(vec![]);
+        let p = ScriptedProvider::new(vec![
+            ScriptStep::Fail(ProviderError::ContextTooLong("too long".into())),
+            ScriptStep::text("ok"),
+        ]);
+        let l = AgentLoop { provider: Arc::new(p.clone()), ..l };
+        let mut msgs: Vec<Message> = vec![Message::user("u")];
+        for i in 0..10 {
+            msgs.push(Message::tool_result(format!("c{i}"), "readFile", "x".repeat(1000)));
+        }
+        assert_eq!(l.run(&mut msgs, &mut LoopStats::default()).await, PhaseEnd::Finished("ok".into()));
+        let sent = &p.requests()[1].messages;
+        assert!(sent[1].content.as_deref().unwrap().contains("removed to fit"));
+        assert_eq!(sent[10].content.as_deref().unwrap().len(), 1000);
+    }
+}

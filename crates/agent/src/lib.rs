@@ -1,0 +1,18 @@
+//! The agent: a tool-calling loop, and the build state machine around it.
+//!
+//! `PLANNING → GENERATING → VERIFYING → (FIXING → VERIFYING)* → PUBLISHED | FAILED`.
+//! The model writes and runs things through tools; wright itself decides whether the result
+//! works ([`verify`]), hands failures back as a user message, and stops after a bounded number
+//! of fix attempts, a timeout, or a cancel, always ending the event stream with `complete`.
+
+mod agent_loop;
+mod build;
+pub mod prompts;
+mod stuck;
+pub mod verify;
+
+pub use agent_loop::{AgentLoop, PhaseEnd};
+pub use build::{BuildDeps, BuildEnd, BuildReport, BuildRequest, ModelPrice, Pricing, run_build};
+pub use prompts::{Lang, Template};
+pub use stuck::StuckDetector;
+pub use verify::{Failure, Verification, verify};

@@ -1,0 +1,169 @@
+//! Settings for a run: flags beat environment variables, which beat `wright.toml`, which beats
+//! the defaults. Clap already merges flags with the environment; the file fills what is left.
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use wright_agent::Pricing;
+
+/// The optional `wright.toml`. Every key is optional; unknown keys are an error so typos show.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub template: Option<String>,
+    pub lang: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    pub max_fix_attempts: Option<u32>,
+    pub max_turns: Option<u32>,
+    pub timeout: Option<u64>,
+    pub call_timeout: Option<u64>,
+    pub max_retries: Option<u32>,
+    pub stream: Option<bool>,
+    pub temperature: Option<f32>,
+    pub command_timeout: Option<u64>,
+    #[serde(default)]
+    pub checks: Vec<String>,
+    #[serde(default)]
+    pub pricing: Pricing,
+}
+
+impl FileConfig {
+    /// Load `path` if given (it must exist), else `./wright.toml` if present.
+    pub fn load(path: Option<&Path>) -> Result<(Self, Option<PathBuf>)> {
+        let candidate = match path {
+            Some(p) => {
+                if !p.exists() {
+                    bail!("config file {} does not exist", p.display());
+                }
+                p.to_path_buf()
+            }
+            None => {
+                let p = PathBuf::from("wright.toml");
+                if !p.exists() {
+                    return Ok((Self::default(), None));
+                }
+                p
+            }
+        };
+        let text = std::fs::read_to_string(&candidate).with_context(|| format!("reading {}", candidate.display()))?;
+        let cfg: Self =
+            toml::from_str(&text).with_context(|| format!("{} is not a valid wright.toml", candidate.display()))?;
+        Ok((cfg, Some(candidate)))
+    }
+}
+
+/// Which wire to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    Local,
+    OpenAi,
+    Anthropic,
+    Gemini,
+}
+
+impl ProviderKind {
+    pub fn parse(s: &str) -> Result<Self> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "local" => Self::Local,
+            "openai" | "openai-compatible" | "openrouter" | "vllm" | "ollama" | "llamacpp" | "llama.cpp" => {
+                Self::OpenAi
+            }
+            "anthropic" | "claude" => Self::Anthropic,
+            "gemini" | "google" => Self::Gemini,
+            other => bail!("unknown provider `{other}`; use local, openai, anthropic or gemini"),
+        })
+    }
+
+    /// Guess the provider from a model id, the way people name them.
+    pub fn from_model(model: &str) -> Option<Self> {
+        let m = model.to_ascii_lowercase();
+        if m.starts_with("gpt-")
+            || m.starts_with("chatgpt")
+            || (m.starts_with('o') && m.chars().nth(1).is_some_and(|c| c.is_ascii_digit()))
+        {
+            Some(Self::OpenAi)
+        } else if m.starts_with("claude") {
+            Some(Self::Anthropic)
+        } else if m.starts_with("gemini") {
+            Some(Self::Gemini)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Local => "local",
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+        }
+    }
+}
+
+/// Choose the provider: explicit setting, else the model's family, else whichever key is set,
+/// else the offline model.
+pub fn choose_provider(
+    explicit: Option<&str>,
+    model: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ProviderKind> {
+    if let Some(p) = explicit {
+        return ProviderKind::parse(p);
+    }
+    if let Some(kind) = model.and_then(ProviderKind::from_model) {
+        return Ok(kind);
+    }
+    let has = |k: &str| env(k).is_some_and(|v| !v.trim().is_empty());
+    Ok(if has("OPENAI_API_KEY") {
+        ProviderKind::OpenAi
+    } else if has("ANTHROPIC_API_KEY") {
+        ProviderKind::Anthropic
+    } else if has("GEMINI_API_KEY") {
+        ProviderKind::Gemini
+    } else {
+        ProviderKind::Local
+    })
+}
+
+/// Where wright keeps its builds: `WRIGHT_DATA_DIR`, else the XDG data folder.
+pub fn default_data_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    if let Some(d) = env("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("wright");
+    }
+    if let Some(h) = env("HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(h).join(".local/share/wright");
+    }
+    PathBuf::from(".wright")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_choice_order() {
+        let none = |_: &str| None;
+        let openai_key = |k: &str| (k == "OPENAI_API_KEY").then(|| "sk".to_string());
+        assert_eq!(choose_provider(None, None, &none).unwrap(), ProviderKind::Local);
+        assert_eq!(choose_provider(None, None, &openai_key).unwrap(), ProviderKind::OpenAi);
+        assert_eq!(choose_provider(None, Some("claude-sonnet-4-5"), &openai_key).unwrap(), ProviderKind::Anthropic);
+        assert_eq!(choose_provider(None, Some("o3-mini"), &none).unwrap(), ProviderKind::OpenAi);
+        assert_eq!(choose_provider(None, Some("gemini-2.5-flash"), &none).unwrap(), ProviderKind::Gemini);
+        assert_eq!(choose_provider(None, Some("qwen2.5-coder"), &none).unwrap(), ProviderKind::Local);
+        assert_eq!(choose_provider(Some("openai"), Some("claude-x"), &none).unwrap(), ProviderKind::OpenAi);
+        assert!(choose_provider(Some("bogus"), None, &none).is_err());
+    }
+
+    #[test]
+    fn file_config_rejects_typos() {
+        let e = toml::from_str::<FileConfig>("modle = \"x\"").unwrap_err().to_string();
+        assert!(e.contains("modle"), "{e}");
+        let c: FileConfig =
+            toml::from_str("model = \"m\"\nchecks = [\"true\"]\n[pricing.m]\ninput = 1.0\noutput = 2.0\n").unwrap();
+        assert_eq!(c.pricing.models["m"].output, 2.0);
+    }
+}

@@ -1,0 +1,307 @@
+//! `wright`: describe a program in plain words; wright has an AI write it, runs its tests,
+//! fixes what fails, and shows every step.
+
+mod config;
+mod render;
+
+use anyhow::{Context, Result, anyhow};
+use clap::{Parser, Subcommand, ValueEnum};
+use config::{FileConfig, ProviderKind, choose_provider, default_data_dir};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use wright_agent::{BuildDeps, BuildEnd, BuildRequest, Lang, Template, run_build};
+use wright_events::{Emitter, EventSink};
+use wright_provider::openai::{OpenAiConfig, OpenAiProvider};
+use wright_provider::{Provider, RetryPolicy};
+use wright_sandbox::{ProcessRunner, Workspace, WorkspaceLimits};
+use wright_tools::{ExecConfig, ToolContext, builtin_registry};
+
+const AFTER_HELP: &str = "\
+Examples:
+  # Build with any OpenAI-compatible server (llama.cpp, Ollama, vLLM, OpenRouter, OpenAI):
+  wright run \"make a counter app with a + button\" --provider openai --base-url http://127.0.0.1:8080/v1
+
+  # Hosted OpenAI (reads OPENAI_API_KEY), with an extra acceptance check:
+  wright run \"a countdown timer\" --model gpt-4o-mini --check \"node --check app.js\"
+
+  # Machine-readable events, one JSON object per line:
+  wright run \"a tip calculator\" --events jsonl > events.jsonl
+
+Exit codes: 0 built and verified · 1 gave up within its limits · 2 usage or configuration error · 3 the AI provider could not be used.";
+
+#[derive(Parser)]
+#[command(name = "wright", version, about = "Describe a program in plain words; wright has an AI write it, tests it, fixes it, and shows you every step.", after_help = AFTER_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// Read settings from this file instead of ./wright.toml.
+    #[arg(long, global = true, env = "WRIGHT_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build a project from a description, verify it, and fix it until it works.
+    Run(RunArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EventsFormat {
+    Human,
+    Jsonl,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// What to build, in plain words ("make a counter app with a + button").
+    prompt: String,
+    /// Where the project is built (created if missing; may already hold files). Default: a new folder under the data dir.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Kind of project: static, interactive, fullstack, or auto (picked from the prompt).
+    #[arg(long, value_name = "NAME")]
+    template: Option<String>,
+    /// AI provider: local, openai (any OpenAI-compatible server), anthropic, gemini.
+    #[arg(long, env = "WRIGHT_PROVIDER", value_name = "NAME")]
+    provider: Option<String>,
+    /// Model id for the provider.
+    #[arg(long, env = "WRIGHT_MODEL", value_name = "NAME")]
+    model: Option<String>,
+    /// The provider's endpoint root, e.g. http://127.0.0.1:8000/v1 for an OpenAI-compatible server.
+    #[arg(long, env = "WRIGHT_BASE_URL", value_name = "URL")]
+    base_url: Option<String>,
+    /// An extra acceptance command run in the workspace during verification; must exit 0. Repeatable.
+    #[arg(long = "check", value_name = "CMD")]
+    checks: Vec<String>,
+    /// Fix attempts after the first verification [default: 3].
+    #[arg(long, value_name = "N")]
+    max_fix_attempts: Option<u32>,
+    /// Model calls per phase before giving up on that phase [default: 100].
+    #[arg(long, value_name = "N")]
+    max_turns: Option<u32>,
+    /// Time limit for the whole build, in seconds [default: 600].
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    /// How to show progress: human (narration) or jsonl (one JSON event per line) [default: human on a terminal, else jsonl].
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    events: Option<EventsFormat>,
+    /// Narration language: en or pt [default: en].
+    #[arg(long, value_name = "CODE")]
+    lang: Option<String>,
+    /// Data folder for builds [default: $XDG_DATA_HOME/wright].
+    #[arg(long, env = "WRIGHT_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Longest wait for a model response to start, and between streamed pieces, in seconds [default: 45].
+    #[arg(long, value_name = "SECS")]
+    call_timeout: Option<u64>,
+    /// Retries of a failed model call (rate limits, server errors, timeouts) [default: 4].
+    #[arg(long, value_name = "N")]
+    max_retries: Option<u32>,
+    /// Ask for whole responses instead of streaming them.
+    #[arg(long)]
+    no_stream: bool,
+    /// Time limit for one command the model runs, in seconds [default: 120].
+    #[arg(long, value_name = "SECS")]
+    command_timeout: Option<u64>,
+    /// Sampling temperature for the model.
+    #[arg(long, value_name = "T")]
+    temperature: Option<f32>,
+    /// In human mode, also print every command's output.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+/// A failure with its exit code: 2 for usage/configuration, 3 for an unusable provider.
+struct Exit(u8, anyhow::Error);
+
+fn usage<E: Into<anyhow::Error>>(e: E) -> Exit {
+    Exit(2, e.into())
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("WRIGHT_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("wright: could not start: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Run(args) => run(args, cli.config).await,
+        }
+    });
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(Exit(code, e)) => {
+            eprintln!("wright: {e:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn env_var(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}
+
+async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
+    let (file, _file_path) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
+    if args.prompt.trim().is_empty() {
+        return Err(usage(anyhow!("the prompt is empty; say what to build, e.g. wright run \"a counter app\"")));
+    }
+    let template_name = args.template.or(file.template.clone()).unwrap_or_else(|| "auto".into());
+    let template = Template::parse(&template_name).ok_or_else(|| {
+        usage(anyhow!("unknown template `{template_name}`; use static, interactive, fullstack or auto"))
+    })?;
+    let lang_name = args.lang.or(file.lang.clone()).unwrap_or_else(|| "en".into());
+    let lang = Lang::parse(&lang_name).ok_or_else(|| usage(anyhow!("unknown language `{lang_name}`; use en or pt")))?;
+    let model = args.model.or(file.model.clone());
+    let provider_kind =
+        choose_provider(args.provider.as_deref().or(file.provider.as_deref()), model.as_deref(), &env_var)
+            .map_err(usage)?;
+    let base_url = args.base_url.or(file.base_url.clone());
+    let max_fix_attempts = args.max_fix_attempts.or(file.max_fix_attempts).unwrap_or(3);
+    let max_turns = args.max_turns.or(file.max_turns).unwrap_or(100).max(1);
+    let timeout = Duration::from_secs(args.timeout.or(file.timeout).unwrap_or(600).max(1));
+    let call_timeout = Duration::from_secs(args.call_timeout.or(file.call_timeout).unwrap_or(45).max(1));
+    let retry =
+        RetryPolicy { max_retries: args.max_retries.or(file.max_retries).unwrap_or(4), ..RetryPolicy::default() };
+    let stream = !args.no_stream && file.stream.unwrap_or(true);
+    let mut checks = file.checks.clone();
+    checks.extend(args.checks);
+
+    let (provider, model): (Arc<dyn Provider>, String) = match provider_kind {
+        ProviderKind::OpenAi => {
+            let base = base_url.unwrap_or_else(|| "https://api.openai.com/v1".into());
+            let key = env_var("OPENAI_API_KEY").filter(|k| !k.trim().is_empty());
+            if key.is_none() && base.contains("api.openai.com") {
+                return Err(Exit(
+                    3,
+                    anyhow!(
+                        "OPENAI_API_KEY is not set. Set it, or point --base-url at an OpenAI-compatible server (llama.cpp, Ollama, vLLM) that needs no key."
+                    ),
+                ));
+            }
+            let p = OpenAiProvider::new(OpenAiConfig { base_url: base, api_key: key, stream, call_timeout })
+                .map_err(|e| Exit(3, e.into()))?;
+            (Arc::new(p), model.unwrap_or_else(|| "gpt-4o-mini".into()))
+        }
+        other => {
+            return Err(usage(anyhow!(
+                "the `{}` provider is not available in this version of wright yet. Use an OpenAI-compatible endpoint: \
+                 wright run \"…\" --provider openai --base-url http://127.0.0.1:8080/v1 (llama.cpp server, Ollama at :11434/v1, vLLM), \
+                 or set OPENAI_API_KEY for OpenAI.",
+                other.as_str()
+            )));
+        }
+    };
+
+    let data_dir = args.data_dir.or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
+    let build_id = new_build_id();
+    let ws_path = args.workspace.unwrap_or_else(|| data_dir.join("builds").join(&build_id));
+    let workspace = Workspace::open(&ws_path, WorkspaceLimits::default())
+        .map_err(|e| usage(anyhow!("workspace {}: {e}", ws_path.display())))?;
+    std::fs::create_dir_all(data_dir.join("tmp"))
+        .with_context(|| format!("creating {}", data_dir.display()))
+        .map_err(usage)?;
+    let scratch = tempfile::Builder::new()
+        .prefix(&format!("{build_id}-"))
+        .tempdir_in(data_dir.join("tmp"))
+        .context("creating the build's temp folder")
+        .map_err(usage)?;
+    let mut exec = ExecConfig::for_build(&scratch.path().join("home"), &scratch.path().join("tmp"))
+        .context("preparing the build's home")
+        .map_err(usage)?;
+    if let Some(secs) = args.command_timeout.or(file.command_timeout) {
+        exec.command_timeout = Duration::from_secs(secs.max(1));
+    }
+
+    let format =
+        args.events.unwrap_or(if std::io::stdout().is_terminal() { EventsFormat::Human } else { EventsFormat::Jsonl });
+    let sink: Arc<dyn EventSink> = match format {
+        EventsFormat::Jsonl => Arc::new(render::JsonlSink),
+        EventsFormat::Human => {
+            println!("wright · {} · {} · {}", provider_kind.as_str(), model, workspace.root().display());
+            Arc::new(render::HumanSink::new(lang, max_fix_attempts, args.verbose, std::io::stderr().is_terminal()))
+        }
+    };
+    let emitter = Emitter::new(build_id.clone(), vec![sink]);
+
+    let cancel = CancellationToken::new();
+    {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\nwright: stopping (press Ctrl-C again to quit at once)…");
+                cancel.cancel();
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(130);
+                }
+            }
+        });
+    }
+
+    let ctx =
+        ToolContext { workspace: workspace.clone(), runner: Arc::new(ProcessRunner::default()), emitter, cancel, exec };
+    let req = BuildRequest {
+        prompt: args.prompt,
+        template,
+        lang,
+        checks,
+        max_fix_attempts,
+        max_turns,
+        timeout,
+        model,
+        temperature: args.temperature.or(file.temperature),
+        max_tokens: None,
+        retry,
+        pricing: file.pricing,
+    };
+    let report = run_build(req, BuildDeps { provider, registry: Arc::new(builtin_registry()), ctx }).await;
+    drop(scratch);
+    if matches!(format, EventsFormat::Human) {
+        println!(
+            "{} {}",
+            if report.success() { "Your project is in" } else { "The files are kept in" },
+            workspace.root().display()
+        );
+        if report.success() {
+            let page =
+                ["index.html", "client/index.html"].into_iter().map(|p| workspace.root().join(p)).find(|p| p.exists());
+            if let Some(p) = page {
+                println!("Open it in your browser: file://{}", p.display());
+            }
+        }
+    }
+    Ok(match report.end {
+        BuildEnd::Published => 0,
+        BuildEnd::ProviderUnusable(e) => {
+            eprintln!("wright: the AI provider could not be used: {e}");
+            3
+        }
+        BuildEnd::VerificationFailed | BuildEnd::TimedOut(_) | BuildEnd::Cancelled => 1,
+    })
+}
+
+/// Sortable, readable, unique enough: `20261121-153501-3fa2`.
+fn new_build_id() -> String {
+    format!("{}-{:04x}", chrono::Utc::now().format("%Y%m%d-%H%M%S"), fastrand::u16(..))
+}

@@ -1,0 +1,328 @@
+//! End to end through the real `wright` binary and a mock model server speaking the real
+//! OpenAI wire. Files, processes, node's test runner and HTTP are all real.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{MockLlm, Turn, assert_contract, wright};
+
+const PACKAGE_JSON: &str = r#"{ "name": "counter", "version": "1.0.0", "scripts": { "test": "node --test" } }"#;
+const COUNTER_BUGGY: &str = "function increment(count) {\n  return count - 1;\n}\nif (typeof module !== 'undefined') module.exports = { increment };\n";
+const COUNTER_FIXED: &str = "function increment(count) {\n  return count + 1;\n}\nif (typeof module !== 'undefined') module.exports = { increment };\n";
+const COUNTER_TEST: &str = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { increment } = require('../counter.js');\n\ntest('the + button adds one', () => {\n  assert.strictEqual(increment(0), 1);\n});\n\ntest('counting keeps going', () => {\n  assert.strictEqual(increment(increment(0)), 2);\n});\n";
+const INDEX_HTML: &str = "<!DOCTYPE html>\n<html>\n<head>\n  <meta charset=\"utf-8\">\n  <title>Counter</title>\n  <link rel=\"stylesheet\" href=\"styles.css\">\n</head>\n<body>\n  <h1 id=\"count\">0</h1>\n  <button id=\"plus\">+</button>\n  <script src=\"counter.js\"></script>\n  <script src=\"app.js\"></script>\n</body>\n</html>\n";
+const APP_JS: &str = "let count = 0;\ndocument.getElementById('plus').addEventListener('click', () => {\n  count = increment(count);\n  document.getElementById('count').textContent = count;\n});\n";
+
+fn write_counter_app() -> Turn {
+    Turn::calls(&[
+        ("announceStatus", json!({"message": "Creating your counter app...", "type": "info"})),
+        ("createFile", json!({"path": "package.json", "content": PACKAGE_JSON})),
+        ("createFile", json!({"path": "counter.js", "content": COUNTER_BUGGY})),
+        ("createFile", json!({"path": "tests/counter.test.js", "content": COUNTER_TEST})),
+        ("createFile", json!({"path": "index.html", "content": INDEX_HTML})),
+        ("createFile", json!({"path": "styles.css", "content": "body { font-family: sans-serif; }\n"})),
+        ("createFile", json!({"path": "app.js", "content": APP_JS})),
+    ])
+}
+
+fn last_user_message(req: &Value) -> String {
+    req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .unwrap()
+}
+
+async fn counter_build(extra: &[&str]) {
+    let mock = MockLlm::start(vec![
+        write_counter_app(),
+        Turn::text("I made a counter app."),
+        Turn::calls(&[("readFile", json!({"path": "counter.js"}))]),
+        Turn::calls(&[
+            ("updateFile", json!({"path": "counter.js", "content": COUNTER_FIXED})),
+            ("runTests", json!({})),
+        ]),
+        Turn::text("Fixed: the + button now adds one."),
+    ])
+    .await;
+    let run = wright(&mock.base_url, "make a counter app with a + button", extra).await;
+    assert_eq!(run.code, 0, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
+    assert_contract(&run);
+    assert_eq!(
+        run.phases(),
+        vec!["PLANNING:0", "GENERATING:0", "VERIFYING:0", "FIXING:1", "VERIFYING:1", "PUBLISHED:1"]
+    );
+
+    // wright's own verification ran the real tests: red first, then green.
+    let tests = run.of_type("tests_finished");
+    assert_eq!(tests[0]["failed"], 2);
+    assert_eq!(tests[0]["passed"], 0);
+    assert_eq!(tests[0]["errors"][0]["test"], "the + button adds one");
+    assert!(tests[0]["errors"][0]["location"].as_str().unwrap().contains("counter.test.js"));
+    assert_eq!(tests.last().unwrap()["passed"], 2);
+    assert_eq!(tests.last().unwrap()["failed"], 0);
+    assert_eq!(run.of_type("error_detected")[0]["kind"], "test_failure");
+    assert_eq!(run.of_type("error_fixed").len(), 1);
+    assert_eq!(run.of_type("file_written").len(), 7);
+    assert!(run.of_type("status").iter().any(|e| e["message"] == "Creating your counter app..."));
+    assert!(
+        run.of_type("usage").iter().all(|e| e["input_tokens"].as_u64().unwrap() > 1000 && e["cached_tokens"] == 512)
+    );
+
+    let complete = run.of_type("complete")[0];
+    assert_eq!(complete["success"], true);
+    assert_eq!(complete["fix_attempts"], 1);
+    assert_eq!(complete["iterations"], 5);
+    let files: Vec<&str> = complete["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert_eq!(
+        files,
+        vec!["app.js", "counter.js", "index.html", "package.json", "styles.css", "tests/counter.test.js"]
+    );
+    assert_eq!(std::fs::read_to_string(run.workspace().join("counter.js")).unwrap(), COUNTER_FIXED);
+
+    // The failure went back to the model as a user message naming the failing test.
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 5);
+    let fix = last_user_message(&reqs[2]);
+    assert!(
+        fix.contains("Failing tests") && fix.contains("the + button adds one") && fix.contains("counter.test.js"),
+        "{fix}"
+    );
+    // Tool results were threaded back by call id, and the tools were offered.
+    let second: &Vec<Value> = reqs[1]["messages"].as_array().unwrap();
+    let tool_msgs: Vec<&Value> = second.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tool_msgs.len(), 7);
+    assert_eq!(tool_msgs[0]["tool_call_id"], "call_1_0");
+    assert_eq!(reqs[0]["tools"].as_array().unwrap().len(), 10);
+    // The API key never reaches generated code's environment or the model.
+    assert!(!serde_json::to_string(&reqs).unwrap().contains("sk-test-secret-key-123"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counter_app_red_then_green_streaming() {
+    counter_build(&[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counter_app_red_then_green_non_streaming() {
+    counter_build(&["--no-stream"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_calls_are_answered_and_the_build_recovers() {
+    let mock = MockLlm::start(vec![
+        Turn::raw_calls(&[
+            ("createFile", "{\"path\": \"index.html\", \"content\": "),
+            ("launchRocket", "{}"),
+            ("createFile", "{\"path\": [\"index.html\"], \"content\": 5}"),
+            ("readFile", "{\"path\": \"../../../etc/passwd\"}"),
+        ]),
+        Turn::calls(&[
+            ("createFile", json!({"path": "package.json", "content": PACKAGE_JSON})),
+            ("createFile", json!({"path": "counter.js", "content": COUNTER_FIXED})),
+            ("createFile", json!({"path": "tests/counter.test.js", "content": COUNTER_TEST})),
+            ("createFile", json!({"path": "index.html", "content": INDEX_HTML})),
+            ("createFile", json!({"path": "styles.css", "content": "body {}\n"})),
+            ("createFile", json!({"path": "app.js", "content": APP_JS})),
+        ]),
+        Turn::text("Done."),
+    ])
+    .await;
+    let run = wright(&mock.base_url, "make a counter app", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_contract(&run);
+    let reqs = mock.requests();
+    let results: Vec<Value> = reqs[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(results.len(), 4);
+    assert!(results.iter().all(|r| r["ok"] == false));
+    assert!(results[0]["error"].as_str().unwrap().contains("not valid JSON"));
+    assert!(results[1]["error"].as_str().unwrap().contains("unknown tool `launchRocket`"));
+    assert!(results[2]["error"].as_str().unwrap().contains("`path` must be a string"));
+    assert!(results[3]["error"].as_str().unwrap().contains("outside the project folder"));
+    let failed: Vec<&Value> = run.of_type("tool_result").into_iter().filter(|e| e["ok"] == false).collect();
+    assert_eq!(failed.len(), 4);
+    // The malformed arguments are still shown in the tool_call event, as text.
+    assert!(run.of_type("tool_call")[0]["arguments"].is_string());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_repeats_itself_is_stopped() {
+    let mock = MockLlm::start_with_fallback(vec![], Turn::calls(&[("readFile", json!({"path": "notes.txt"}))])).await;
+    let run = wright(&mock.base_url, "make a counter app", &["--max-fix-attempts", "1"]).await;
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert_contract(&run);
+    let stuck: Vec<&Value> = run
+        .of_type("status")
+        .into_iter()
+        .filter(|e| e["message"].as_str().unwrap().contains("repeating itself"))
+        .collect();
+    assert_eq!(stuck.len(), 2, "one stop per phase");
+    // Warned once (a user message), then stopped: 6 model calls per phase, 2 phases.
+    assert_eq!(mock.requests().len(), 12);
+    assert_eq!(run.of_type("complete")[0]["success"], false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_never_fixes_fails_after_exactly_three_attempts() {
+    let mock = MockLlm::start(vec![write_counter_app(), Turn::text("Done.")]).await;
+    // Fallback: claims to have fixed it, changes nothing.
+    let run = wright(&mock.base_url, "make a counter app with a + button", &[]).await;
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert_contract(&run);
+    assert_eq!(
+        run.phases(),
+        vec![
+            "PLANNING:0",
+            "GENERATING:0",
+            "VERIFYING:0",
+            "FIXING:1",
+            "VERIFYING:1",
+            "FIXING:2",
+            "VERIFYING:2",
+            "FIXING:3",
+            "VERIFYING:3",
+            "FAILED:3"
+        ]
+    );
+    assert_eq!(run.of_type("complete")[0]["fix_attempts"], 3);
+    assert_eq!(run.of_type("error").len(), 1);
+    // The last attempt starts from a fresh context: system + one user message with the history.
+    let reqs = mock.requests();
+    let last = reqs.last().unwrap()["messages"].as_array().unwrap();
+    assert_eq!(last.len(), 2, "{last:?}");
+    let opening = last[1]["content"].as_str().unwrap();
+    assert!(
+        opening.contains("What failed before") && opening.contains("verification 1") && opening.contains("counter.js"),
+        "{opening}"
+    );
+    // Files are kept for the person to look at.
+    assert!(run.workspace().join("counter.js").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_provider_exits_3() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let run = wright(&format!("http://127.0.0.1:{port}/v1"), "make a counter app", &["--max-retries", "1"]).await;
+    assert_eq!(run.code, 3, "stderr: {}", run.stderr);
+    assert_contract(&run);
+    assert!(run.stderr.contains("could not reach the provider"), "{}", run.stderr);
+    assert!(run.of_type("status").iter().any(|e| e["message"].as_str().unwrap().contains("trying again")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_key_exits_3_without_retrying() {
+    let body = json!({"error": {"message": "Incorrect API key provided: sk-test***123.", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}).to_string();
+    let mock = MockLlm::start_with_fallback(vec![], Turn::Status(401, body)).await;
+    let run = wright(&mock.base_url, "make a counter app", &[]).await;
+    assert_eq!(run.code, 3, "stderr: {}", run.stderr);
+    assert!(run.stderr.contains("credentials") && run.stderr.contains("Incorrect API key"), "{}", run.stderr);
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limited_call_is_retried_and_the_build_goes_on() {
+    let mock = MockLlm::start(vec![
+        Turn::Status(429, json!({"error": {"message": "Rate limit reached", "type": "requests"}}).to_string()),
+        Turn::Status(503, "upstream overloaded".into()),
+        Turn::calls(&[("createFile", json!({"path": "index.html", "content": INDEX_HTML.replace("<script src=\"counter.js\"></script>\n  <script src=\"app.js\"></script>\n", "").replace("<link rel=\"stylesheet\" href=\"styles.css\">\n", "")}))]),
+        Turn::text("A static page."),
+    ])
+    .await;
+    let run = wright(&mock.base_url, "a landing page for my bakery", &["--template", "static"]).await;
+    assert_eq!(run.code, 0, "stderr: {}\n{}", run.stderr, run.stdout);
+    assert_eq!(mock.requests().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_build_timeout_kills_running_commands_and_still_completes() {
+    let mock = MockLlm::start(vec![Turn::calls(&[("runCommand", json!({"command": "sleep", "args": ["60"]}))])]).await;
+    let started = std::time::Instant::now();
+    let run = wright(&mock.base_url, "make a counter app", &["--timeout", "2"]).await;
+    assert_eq!(run.code, 1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_contract(&run);
+    let failed = run.of_type("phase").into_iter().find(|e| e["phase"] == "FAILED").unwrap().clone();
+    assert!(failed["message"].as_str().unwrap().contains("ran out of time"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_commands_and_template_checks_are_part_of_verification() {
+    let broken_html =
+        "<!DOCTYPE html>\n<html><body>\n<div><p>hi</div>\n<script src=\"missing.js\"></script>\n</body></html>\n";
+    let mock = MockLlm::start(vec![
+        Turn::calls(&[("createFile", json!({"path": "index.html", "content": broken_html}))]),
+        Turn::text("ok"),
+        Turn::calls(&[
+            (
+                "createFile",
+                json!({"path": "index.html", "content": "<!DOCTYPE html>\n<html><body><p>hi</p></body></html>\n"}),
+            ),
+            ("createFile", json!({"path": "READY", "content": "yes"})),
+        ]),
+        Turn::text("fixed"),
+    ])
+    .await;
+    let run = wright(&mock.base_url, "a landing page", &["--template", "static", "--check", "test -f READY"]).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    let kinds: Vec<&str> = run.of_type("error_detected").iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["template_check", "check_failed"]);
+    let fix = last_user_message(&mock.requests()[2]);
+    assert!(fix.contains("missing.js") && fix.contains("test -f READY"), "{fix}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_errors_exit_2() {
+    let bin = env!("CARGO_BIN_EXE_wright");
+    let out = std::process::Command::new(bin).args(["run", "x", "--template", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown template"));
+    let out = std::process::Command::new(bin).args(["run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = std::process::Command::new(bin).args(["--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Examples"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn human_mode_narrates_in_plain_words_in_english_and_portuguese() {
+    for (lang, expect) in [
+        ("en", ["Writing the code", "Tests: 0 passed, 2 failed", "Fixing what went wrong (1/3)", "Fixed!", "Done!"]),
+        (
+            "pt",
+            [
+                "Escrevendo o código",
+                "Testes: 0 passaram, 2 falharam",
+                "Corrigindo o que deu errado (1/3)",
+                "Corrigido!",
+                "Pronto!",
+            ],
+        ),
+    ] {
+        let mock = MockLlm::start(vec![
+            write_counter_app(),
+            Turn::text("I made a counter app."),
+            Turn::calls(&[("updateFile", json!({"path": "counter.js", "content": COUNTER_FIXED}))]),
+            Turn::text("Fixed."),
+        ])
+        .await;
+        let run =
+            wright(&mock.base_url, "make a counter app with a + button", &["--events", "human", "--lang", lang]).await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        for e in expect {
+            assert!(run.stdout.contains(e), "missing {e:?} in:\n{}", run.stdout);
+        }
+        assert!(run.stdout.contains(" tests/counter.test.js ("), "{}", run.stdout);
+        // The system prompt asks for narration in the chosen language.
+        let system = mock.requests()[0]["messages"][0]["content"].as_str().unwrap().to_string();
+        assert_eq!(system.contains("Brazilian Portuguese"), lang == "pt");
+    }
+}

@@ -1,0 +1,285 @@
+//! The event stream of a build, exactly as `CONTRACT.md` names it.
+//!
+//! Every producer (agent loop, tools, command runner) emits an [`EventKind`] through an
+//! [`Emitter`], which stamps the build id, a gapless per-build `seq` and an RFC 3339 time, then
+//! hands the finished [`Event`] to every [`EventSink`] in order. Sinks are the seam where the
+//! terminal renderer, the JSONL writer and (later) the store and the SSE server plug in.
+
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+
+/// The build state machine's phases; serialised in upper case as the contract shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Phase {
+    Planning,
+    Generating,
+    Verifying,
+    Fixing,
+    Learning,
+    Published,
+    Failed,
+}
+
+impl Phase {
+    /// The contract's spelling, for logs and human output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Planning => "PLANNING",
+            Phase::Generating => "GENERATING",
+            Phase::Verifying => "VERIFYING",
+            Phase::Fixing => "FIXING",
+            Phase::Learning => "LEARNING",
+            Phase::Published => "PUBLISHED",
+            Phase::Failed => "FAILED",
+        }
+    }
+}
+
+/// Narration levels; `announceStatus` types map onto these one to one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    #[default]
+    Info,
+    Success,
+    Warning,
+    Error,
+}
+
+/// Which pipe a chunk of command output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// One failing test inside a `tests_finished` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestError {
+    pub test: String,
+    pub error: String,
+    pub location: Option<String>,
+}
+
+/// The payload of an event; `type` is the tag, the variant's fields sit beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    Phase { phase: Phase, iteration: u32, message: String },
+    Status { message: String, level: Level },
+    ToolCall { id: String, name: String, arguments: serde_json::Value },
+    ToolResult { id: String, name: String, ok: bool, summary: String },
+    FileWritten { path: String, bytes: u64, created: bool },
+    FileDeleted { path: String },
+    CommandStarted { command: String, args: Vec<String> },
+    CommandOutput { stream: Stream, chunk: String },
+    CommandFinished { exit_code: Option<i32>, duration_ms: u64, timed_out: bool },
+    TestsFinished { passed: u32, failed: u32, total: u32, errors: Vec<TestError> },
+    ErrorDetected { iteration: u32, kind: String, error: String },
+    ErrorFixed { iteration: u32 },
+    Learning { note_id: String, trigger: String, lesson: String },
+    Usage { input_tokens: u64, output_tokens: u64, cached_tokens: u64, cost_usd: f64 },
+    Complete { success: bool, files: Vec<String>, iterations: u32, fix_attempts: u32, duration_ms: u64 },
+    Error { message: String },
+}
+
+impl EventKind {
+    /// The contract's `type` string (also the SSE `event:` name).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EventKind::Phase { .. } => "phase",
+            EventKind::Status { .. } => "status",
+            EventKind::ToolCall { .. } => "tool_call",
+            EventKind::ToolResult { .. } => "tool_result",
+            EventKind::FileWritten { .. } => "file_written",
+            EventKind::FileDeleted { .. } => "file_deleted",
+            EventKind::CommandStarted { .. } => "command_started",
+            EventKind::CommandOutput { .. } => "command_output",
+            EventKind::CommandFinished { .. } => "command_finished",
+            EventKind::TestsFinished { .. } => "tests_finished",
+            EventKind::ErrorDetected { .. } => "error_detected",
+            EventKind::ErrorFixed { .. } => "error_fixed",
+            EventKind::Learning { .. } => "learning",
+            EventKind::Usage { .. } => "usage",
+            EventKind::Complete { .. } => "complete",
+            EventKind::Error { .. } => "error",
+        }
+    }
+}
+
+/// A stamped event: what sinks receive and what goes over the wire.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub seq: u64,
+    pub build: String,
+    pub ts: String,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+impl Event {
+    /// One line of JSON, as `--events jsonl` prints it.
+    pub fn to_json_line(&self) -> String {
+        // Serialising plain data with string keys cannot fail; fall back to an error event
+        // rather than panic if that ever changes.
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            format!(
+                r#"{{"seq":{},"build":{:?},"ts":{:?},"type":"error","message":"event not serialisable: {}"}}"#,
+                self.seq, self.build, self.ts, e
+            )
+        })
+    }
+}
+
+/// Receives every event of a build, in `seq` order.
+///
+/// Called while the emitter holds its ordering lock, so implementations must be quick and must
+/// not emit events themselves. A sink that persists must do so before returning, which is what
+/// makes "persist before you emit" hold for the sinks registered after it.
+pub trait EventSink: Send + Sync {
+    fn accept(&self, event: &Event);
+}
+
+/// A sink that keeps events in memory (tests, summaries, replay).
+#[derive(Default)]
+pub struct MemorySink {
+    events: Mutex<Vec<Event>>,
+}
+
+impl MemorySink {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// A copy of everything received so far.
+    pub fn events(&self) -> Vec<Event> {
+        self.events.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+}
+
+impl EventSink for MemorySink {
+    fn accept(&self, event: &Event) {
+        if let Ok(mut v) = self.events.lock() {
+            v.push(event.clone());
+        }
+    }
+}
+
+struct EmitterState {
+    next_seq: u64,
+    closed: bool,
+}
+
+/// Stamps and fans out the events of one build. Cheap to clone; clones share the sequence.
+#[derive(Clone)]
+pub struct Emitter {
+    build: Arc<str>,
+    state: Arc<Mutex<EmitterState>>,
+    sinks: Arc<Vec<Arc<dyn EventSink>>>,
+}
+
+impl Emitter {
+    pub fn new(build: impl Into<String>, sinks: Vec<Arc<dyn EventSink>>) -> Self {
+        Self {
+            build: Arc::from(build.into()),
+            state: Arc::new(Mutex::new(EmitterState { next_seq: 1, closed: false })),
+            sinks: Arc::new(sinks),
+        }
+    }
+
+    /// The build id every event carries.
+    pub fn build_id(&self) -> &str {
+        &self.build
+    }
+
+    /// Stamp and deliver one event. After a `complete` event the stream is closed and further
+    /// events are dropped, so `complete` is always the last one readers see.
+    pub fn emit(&self, kind: EventKind) {
+        // A poisoned lock only means another thread panicked mid-emit; the counter is still valid.
+        let mut state = match self.state.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if state.closed {
+            return;
+        }
+        let is_complete = matches!(kind, EventKind::Complete { .. });
+        let event = Event {
+            seq: state.next_seq,
+            build: self.build.to_string(),
+            ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            kind,
+        };
+        state.next_seq += 1;
+        state.closed = is_complete;
+        for sink in self.sinks.iter() {
+            sink.accept(&event);
+        }
+    }
+
+    /// Shorthand for a narration line.
+    pub fn status(&self, level: Level, message: impl Into<String>) {
+        self.emit(EventKind::Status { message: message.into(), level });
+    }
+
+    /// Whether `complete` has been emitted.
+    pub fn is_closed(&self) -> bool {
+        self.state.lock().map(|s| s.closed).unwrap_or(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_with_contract_names() {
+        let sink = Arc::new(MemorySink::new());
+        let em = Emitter::new("b1", vec![sink.clone()]);
+        em.emit(EventKind::Phase { phase: Phase::Generating, iteration: 0, message: "go".into() });
+        em.emit(EventKind::CommandOutput { stream: Stream::Stderr, chunk: "x".into() });
+        let evs = sink.events();
+        let v: serde_json::Value = serde_json::from_str(&evs[0].to_json_line()).unwrap();
+        assert_eq!(v["type"], "phase");
+        assert_eq!(v["phase"], "GENERATING");
+        assert_eq!(v["seq"], 1);
+        assert_eq!(v["build"], "b1");
+        assert!(v["ts"].as_str().unwrap().ends_with('Z'));
+        let v: serde_json::Value = serde_json::from_str(&evs[1].to_json_line()).unwrap();
+        assert_eq!(v["type"], "command_output");
+        assert_eq!(v["stream"], "stderr");
+        assert_eq!(v["seq"], 2);
+        // round trip
+        let back: Event = serde_json::from_value(v).unwrap();
+        assert_eq!(back, evs[1]);
+    }
+
+    #[test]
+    fn seq_is_gapless_across_threads_and_complete_closes() {
+        let sink = Arc::new(MemorySink::new());
+        let em = Emitter::new("b2", vec![sink.clone()]);
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let em = em.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..250 {
+                        em.status(Level::Info, "hi");
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        em.emit(EventKind::Complete { success: true, files: vec![], iterations: 1, fix_attempts: 0, duration_ms: 1 });
+        em.status(Level::Info, "after complete");
+        let evs = sink.events();
+        assert_eq!(evs.len(), 1001);
+        for (i, e) in evs.iter().enumerate() {
+            assert_eq!(e.seq, i as u64 + 1);
+        }
+        assert_eq!(evs.last().unwrap().kind.type_name(), "complete");
+        assert!(em.is_closed());
+    }
+}

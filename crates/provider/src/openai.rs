@@ -1,0 +1,627 @@
+//! OpenAI-compatible Chat Completions: OpenAI, OpenRouter, vLLM, llama.cpp server, Ollama…
+//!
+//! One request builder, two readers: a JSON body (non-streaming) and SSE (`stream: true` with
+//! `stream_options.include_usage`). Both produce the same [`Delta`]s.
+
+use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage};
+use eventsource_stream::Eventsource;
+use futures::{StreamExt, TryStreamExt};
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Settings for one OpenAI-compatible endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// Endpoint root ending in `/v1` (or whatever prefix the server uses before `/chat/completions`).
+    pub base_url: String,
+    pub api_key: Option<String>,
+    /// Stream with SSE (default) or ask for one JSON body.
+    pub stream: bool,
+    /// Longest wait for the response to start, and for each streamed chunk after it.
+    pub call_timeout: Duration,
+}
+
+impl Default for OpenAiConfig {
+    fn default() -> Self {
+        Self {
+            base_url: "https://api.openai.com/v1".into(),
+            api_key: None,
+            stream: true,
+            call_timeout: Duration::from_secs(45),
+        }
+    }
+}
+
+/// The adapter. Cheap to clone.
+#[derive(Clone)]
+pub struct OpenAiProvider {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    cfg: OpenAiConfig,
+    http: reqwest::Client,
+}
+
+impl OpenAiProvider {
+    pub fn new(cfg: OpenAiConfig) -> Result<Self, ProviderError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("wright/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ProviderError::Config(format!("HTTP client: {e}")))?;
+        Ok(Self { inner: Arc::new(Inner { cfg, http }) })
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn stream(&self, request: ChatRequest) -> DeltaStream {
+        let inner = self.inner.clone();
+        Box::pin(futures::stream::once(async move { inner.open(request).await }).try_flatten())
+    }
+}
+
+/// The JSON body for a request; public so wire tests can assert on exactly what is sent.
+pub fn request_body(req: &ChatRequest, stream: bool) -> Value {
+    let messages: Vec<Value> = req.messages.iter().map(message_to_wire).collect();
+    let mut body = json!({ "model": req.model, "messages": messages });
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .collect();
+        body["tool_choice"] = json!("auto");
+    }
+    if let Some(t) = req.temperature {
+        body["temperature"] = json!(t);
+    }
+    if let Some(m) = req.max_tokens {
+        body["max_tokens"] = json!(m);
+    }
+    if stream {
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    body
+}
+
+fn message_to_wire(m: &Message) -> Value {
+    match m.role {
+        Role::System | Role::User => json!({"role": m.role, "content": m.content.clone().unwrap_or_default()}),
+        Role::Assistant => {
+            let mut v = json!({"role": "assistant", "content": m.content});
+            if !m.tool_calls.is_empty() {
+                v["tool_calls"] = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                    .collect();
+            }
+            v
+        }
+        Role::Tool => {
+            json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content.clone().unwrap_or_default()})
+        }
+    }
+}
+
+impl Inner {
+    async fn open(self: Arc<Self>, req: ChatRequest) -> Result<DeltaStream, ProviderError> {
+        let url = format!("{}/chat/completions", self.cfg.base_url.trim_end_matches('/'));
+        let body = request_body(&req, self.cfg.stream);
+        let mut builder = self.http.post(&url).json(&body);
+        if let Some(key) = self.cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
+            builder = builder.bearer_auth(key);
+        }
+        let timeout = self.cfg.call_timeout;
+        let resp = match tokio::time::timeout(timeout, builder.send()).await {
+            Err(_) => return Err(ProviderError::Timeout(timeout)),
+            Ok(Err(e)) => return Err(classify_reqwest(&e, &url)),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status().as_u16();
+        if !(200..300).contains(&status) {
+            let retry_after = retry_after(resp.headers());
+            let text = tokio::time::timeout(timeout, resp.text()).await.ok().and_then(Result::ok).unwrap_or_default();
+            return Err(classify_status(status, retry_after, &text));
+        }
+        if !self.cfg.stream {
+            let text = match tokio::time::timeout(timeout, resp.text()).await {
+                Err(_) => return Err(ProviderError::Timeout(timeout)),
+                Ok(Err(e)) => return Err(classify_reqwest(&e, &url)),
+                Ok(Ok(t)) => t,
+            };
+            let deltas = parse_completion(&text)?;
+            return Ok(Box::pin(futures::stream::iter(deltas.into_iter().map(Ok))));
+        }
+        let events = resp.bytes_stream().eventsource();
+        let state = SseState { events: Box::pin(events), pending: VecDeque::new(), done: false, timeout };
+        Ok(Box::pin(futures::stream::unfold(state, next_sse_delta)))
+    }
+}
+
+type EventStream = std::pin::Pin<
+    Box<
+        dyn futures::Stream<
+                Item = Result<eventsource_stream::Event, eventsource_stream::EventStreamError<reqwest::Error>>,
+            > + Send,
+    >,
+>;
+
+struct SseState {
+    events: EventStream,
+    pending: VecDeque<Delta>,
+    done: bool,
+    timeout: Duration,
+}
+
+async fn next_sse_delta(mut st: SseState) -> Option<(Result<Delta, ProviderError>, SseState)> {
+    loop {
+        if let Some(d) = st.pending.pop_front() {
+            return Some((Ok(d), st));
+        }
+        if st.done {
+            return None;
+        }
+        let next = match tokio::time::timeout(st.timeout, st.events.next()).await {
+            Err(_) => {
+                st.done = true;
+                return Some((Err(ProviderError::Timeout(st.timeout)), st));
+            }
+            Ok(n) => n,
+        };
+        match next {
+            None => {
+                st.done = true;
+            }
+            Some(Err(e)) => {
+                st.done = true;
+                return Some((Err(ProviderError::Transient(format!("stream interrupted: {e}"))), st));
+            }
+            Some(Ok(ev)) => {
+                let data = ev.data.trim();
+                if data.is_empty() {
+                    continue;
+                }
+                if data == "[DONE]" {
+                    st.done = true;
+                    continue;
+                }
+                match parse_chunk(data) {
+                    Ok(ds) => st.pending.extend(ds),
+                    Err(e) => {
+                        st.done = true;
+                        return Some((Err(e), st));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Parse one streamed `chat.completion.chunk`.
+pub fn parse_chunk(data: &str) -> Result<Vec<Delta>, ProviderError> {
+    let v: Value = serde_json::from_str(data)
+        .map_err(|e| ProviderError::Protocol(format!("bad stream chunk ({e}): {}", clip(data, 200))))?;
+    if let Some(err) = v.get("error") {
+        return Err(classify_stream_error(err));
+    }
+    let mut out = Vec::new();
+    if let Some(choice) = v.get("choices").and_then(|c| c.get(0)) {
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        if let Some(t) = delta.get("content").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            out.push(Delta::Text(t.to_string()));
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for (pos, c) in calls.iter().enumerate() {
+                let index = c.get("index").and_then(Value::as_u64).map_or(pos, |i| i as usize);
+                let f = c.get("function").unwrap_or(&Value::Null);
+                out.push(Delta::ToolCall {
+                    index,
+                    id: c.get("id").and_then(Value::as_str).map(str::to_string),
+                    name: f.get("name").and_then(Value::as_str).map(str::to_string),
+                    arguments: arguments_text(f.get("arguments")),
+                });
+            }
+        }
+        if let Some(fr) = choice.get("finish_reason").and_then(Value::as_str) {
+            out.push(Delta::Finish(FinishReason::from_wire(fr)));
+        }
+    }
+    if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
+        out.push(Delta::Usage(parse_usage(u)));
+    }
+    Ok(out)
+}
+
+/// Parse a non-streaming `chat.completion` body into the deltas a stream would have carried.
+pub fn parse_completion(text: &str) -> Result<Vec<Delta>, ProviderError> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| ProviderError::Protocol(format!("response is not JSON ({e}): {}", clip(text, 200))))?;
+    if let Some(err) = v.get("error") {
+        return Err(classify_stream_error(err));
+    }
+    let choice = v
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .ok_or_else(|| ProviderError::Protocol(format!("response has no choices: {}", clip(text, 200))))?;
+    let msg = choice.get("message").unwrap_or(&Value::Null);
+    let mut out = Vec::new();
+    if let Some(t) = msg.get("content").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        out.push(Delta::Text(t.to_string()));
+    }
+    if let Some(calls) = msg.get("tool_calls").and_then(Value::as_array) {
+        for (index, c) in calls.iter().enumerate() {
+            let f = c.get("function").unwrap_or(&Value::Null);
+            out.push(Delta::ToolCall {
+                index,
+                id: c.get("id").and_then(Value::as_str).map(str::to_string),
+                name: f.get("name").and_then(Value::as_str).map(str::to_string),
+                arguments: arguments_text(f.get("arguments")),
+            });
+        }
+    }
+    if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
+        out.push(Delta::Usage(parse_usage(u)));
+    }
+    if let Some(fr) = choice.get("finish_reason").and_then(Value::as_str) {
+        out.push(Delta::Finish(FinishReason::from_wire(fr)));
+    }
+    Ok(out)
+}
+
+/// Arguments are a JSON string on the wire; some servers send an object instead. Keep text.
+fn arguments_text(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn parse_usage(u: &Value) -> Usage {
+    let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: n(u.get("prompt_tokens")),
+        output_tokens: n(u.get("completion_tokens")),
+        cached_tokens: n(u.pointer("/prompt_tokens_details/cached_tokens")),
+    }
+}
+
+fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
+    if let Some(ms) = h.get("retry-after-ms").and_then(|v| v.to_str().ok()).and_then(|s| s.trim().parse::<f64>().ok()) {
+        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+    }
+    let raw = h.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    parse_retry_after(raw, chrono::Utc::now())
+}
+
+/// `Retry-After` is either delta-seconds or an HTTP date.
+pub fn parse_retry_after(raw: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
+    if let Ok(secs) = raw.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(raw).ok()?;
+    let delta = when.with_timezone(&chrono::Utc) - now;
+    Some(delta.to_std().unwrap_or(Duration::ZERO))
+}
+
+fn error_message(body: &str) -> (String, String) {
+    let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let err = v.get("error").unwrap_or(&v);
+    let msg = err
+        .get("message")
+        .and_then(Value::as_str)
+        .or_else(|| err.as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| clip(body.trim(), 300));
+    let code = err.get("code").or_else(|| err.get("type")).and_then(Value::as_str).unwrap_or("").to_string();
+    (msg, code)
+}
+
+fn looks_like_context_overflow(msg: &str, code: &str) -> bool {
+    let m = msg.to_ascii_lowercase();
+    code == "context_length_exceeded"
+        || m.contains("context length")
+        || m.contains("context window")
+        || m.contains("maximum context")
+        || m.contains("too many tokens")
+        || m.contains("prompt is too long")
+        || m.contains("exceeds the context")
+}
+
+/// Map an HTTP error status and body to the error class that decides retrying.
+pub fn classify_status(status: u16, retry_after: Option<Duration>, body: &str) -> ProviderError {
+    let (msg, code) = error_message(body);
+    let msg = if msg.is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {msg}") };
+    match status {
+        401 | 403 => ProviderError::Auth(msg),
+        429 if code == "insufficient_quota" => ProviderError::Auth(msg),
+        429 => ProviderError::RateLimited { retry_after, message: msg },
+        400 | 413 | 422 if looks_like_context_overflow(&msg, &code) => ProviderError::ContextTooLong(msg),
+        404 => ProviderError::BadRequest(format!("{msg} (check --base-url and --model)")),
+        408 | 409 | 425 | 500..=599 => ProviderError::Transient(msg),
+        _ => ProviderError::BadRequest(msg),
+    }
+}
+
+fn classify_stream_error(err: &Value) -> ProviderError {
+    let body = json!({ "error": err }).to_string();
+    let (msg, code) = error_message(&body);
+    if looks_like_context_overflow(&msg, &code) {
+        ProviderError::ContextTooLong(msg)
+    } else if code.contains("rate") {
+        ProviderError::RateLimited { retry_after: None, message: msg }
+    } else {
+        ProviderError::Transient(format!("error inside the stream: {msg}"))
+    }
+}
+
+fn classify_reqwest(e: &reqwest::Error, url: &str) -> ProviderError {
+    if e.is_timeout() {
+        ProviderError::Timeout(Duration::ZERO)
+    } else if e.is_connect() {
+        ProviderError::Unreachable(format!("{url}: {}", root_cause(e)))
+    } else if e.is_builder() {
+        ProviderError::Config(format!("bad endpoint URL {url}: {e}"))
+    } else {
+        ProviderError::Transient(format!("{url}: {}", root_cause(e)))
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur: &(dyn std::error::Error + 'static) = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RetryPolicy, ToolSpec, complete};
+    use tokio_util::sync::CancellationToken;
+
+    #[test]
+    fn classifies_statuses() {
+        assert!(
+            matches!(classify_status(401, None, r#"{"error":{"message":"Incorrect API key provided"}}"#), ProviderError::Auth(m) if m.contains("Incorrect API key"))
+        );
+        assert!(
+            matches!(classify_status(429, Some(Duration::from_secs(2)), "{}"), ProviderError::RateLimited { retry_after: Some(d), .. } if d == Duration::from_secs(2))
+        );
+        assert!(matches!(
+            classify_status(429, None, r#"{"error":{"message":"quota","code":"insufficient_quota"}}"#),
+            ProviderError::Auth(_)
+        ));
+        assert!(matches!(
+            classify_status(
+                400,
+                None,
+                r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#
+            ),
+            ProviderError::ContextTooLong(_)
+        ));
+        assert!(matches!(classify_status(400, None, r#"{"error":{"message":"bad"}}"#), ProviderError::BadRequest(_)));
+        assert!(
+            matches!(classify_status(503, None, "upstream down"), ProviderError::Transient(m) if m.contains("upstream down"))
+        );
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        let now =
+            chrono::DateTime::parse_from_rfc2822("Wed, 21 Oct 2015 07:28:00 GMT").unwrap().with_timezone(&chrono::Utc);
+        assert_eq!(parse_retry_after("3", now), Some(Duration::from_secs(3)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now), Some(Duration::from_secs(30)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
+
+    #[test]
+    fn request_body_carries_tools_and_history() {
+        let req = ChatRequest {
+            model: "gpt-4o-mini".into(),
+            messages: vec![
+                Message::system("sys"),
+                Message::user("hi"),
+                Message::assistant_calls(
+                    None,
+                    vec![crate::ToolCall {
+                        id: "c1".into(),
+                        name: "readFile".into(),
+                        arguments: "{\"path\":\"a\"}".into(),
+                    }],
+                ),
+                Message::tool_result("c1", "readFile", "{\"ok\":true}"),
+            ],
+            tools: vec![ToolSpec {
+                name: "readFile".into(),
+                description: "read".into(),
+                parameters: json!({"type":"object"}),
+            }],
+            temperature: Some(0.2),
+            max_tokens: None,
+        };
+        let b = request_body(&req, true);
+        assert_eq!(b["stream_options"]["include_usage"], true);
+        assert_eq!(b["tools"][0]["type"], "function");
+        assert_eq!(b["tools"][0]["function"]["name"], "readFile");
+        assert_eq!(b["messages"][2]["tool_calls"][0]["function"]["arguments"], "{\"path\":\"a\"}");
+        assert_eq!(b["messages"][2]["content"], Value::Null);
+        assert_eq!(b["messages"][3]["tool_call_id"], "c1");
+        let b = request_body(&req, false);
+        assert!(b.get("stream").is_none());
+    }
+
+    // A real OpenAI streaming transcript shape (tool call split over chunks, usage chunk last).
+    const SSE: &str = concat!(
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"index\":0,\"id\":\"call_abc\",\"type\":\"function\",\"function\":{\"name\":\"createFile\",\"arguments\":\"\"}}],\"refusal\":null},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"path\\\":\\\"a.txt\\\",\"}}]},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\"content\\\":\\\"hi\\\"}\"}}]},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}],\"usage\":null}\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[],\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":30,\"total_tokens\":150,\"prompt_tokens_details\":{\"cached_tokens\":64,\"audio_tokens\":0},\"completion_tokens_details\":{\"reasoning_tokens\":0}}}\n\n",
+        "data: [DONE]\n\n"
+    );
+
+    async fn serve(status: u16, content_type: &'static str, body: String) -> String {
+        use axum::{Router, http::StatusCode, response::IntoResponse, routing::post};
+        let app = Router::new().route(
+            "/v1/chat/completions",
+            post(move || {
+                let body = body.clone();
+                async move {
+                    (
+                        StatusCode::from_u16(status).unwrap(),
+                        [("content-type", content_type), ("retry-after", "1")],
+                        body,
+                    )
+                        .into_response()
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        format!("http://{addr}/v1")
+    }
+
+    fn req() -> ChatRequest {
+        ChatRequest {
+            model: "gpt-4o-mini".into(),
+            messages: vec![Message::user("hi")],
+            tools: vec![],
+            temperature: None,
+            max_tokens: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn streams_tool_calls_and_usage_over_http() {
+        let base = serve(200, "text/event-stream", SSE.to_string()).await;
+        let p = OpenAiProvider::new(OpenAiConfig {
+            base_url: base,
+            api_key: Some("k".into()),
+            stream: true,
+            call_timeout: Duration::from_secs(5),
+        })
+        .unwrap();
+        let mut deltas = 0;
+        let r = complete(&p, &req(), &RetryPolicy::default(), &CancellationToken::new(), |_| deltas += 1, |_, _, _| {})
+            .await
+            .unwrap();
+        assert_eq!(r.tool_calls.len(), 1);
+        assert_eq!(r.tool_calls[0].id, "call_abc");
+        assert_eq!(r.tool_calls[0].name, "createFile");
+        assert_eq!(r.tool_calls[0].arguments, "{\"path\":\"a.txt\",\"content\":\"hi\"}");
+        assert_eq!(r.usage, Usage { input_tokens: 120, output_tokens: 30, cached_tokens: 64 });
+        assert_eq!(r.finish_reason, Some(FinishReason::ToolCalls));
+        assert!(deltas >= 4);
+    }
+
+    #[tokio::test]
+    async fn reads_non_streaming_body() {
+        let body = r#"{"id":"chatcmpl-2","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"runTests","arguments":"{}"}}],"refusal":null},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":50,"completion_tokens":5,"total_tokens":55,"prompt_tokens_details":{"cached_tokens":0}}}"#;
+        let base = serve(200, "application/json", body.to_string()).await;
+        let p = OpenAiProvider::new(OpenAiConfig {
+            base_url: base,
+            api_key: None,
+            stream: false,
+            call_timeout: Duration::from_secs(5),
+        })
+        .unwrap();
+        let r = complete(&p, &req(), &RetryPolicy::default(), &CancellationToken::new(), |_| {}, |_, _, _| {})
+            .await
+            .unwrap();
+        assert_eq!(r.tool_calls[0].name, "runTests");
+        assert_eq!(r.usage.input_tokens, 50);
+    }
+
+    #[tokio::test]
+    async fn maps_http_errors() {
+        let base = serve(401, "application/json", r#"{"error":{"message":"Incorrect API key provided: sk-xx","type":"invalid_request_error","code":"invalid_api_key"}}"#.into()).await;
+        let p = OpenAiProvider::new(OpenAiConfig {
+            base_url: base,
+            api_key: Some("bad".into()),
+            stream: true,
+            call_timeout: Duration::from_secs(5),
+        })
+        .unwrap();
+        let e = complete(&p, &req(), &RetryPolicy::default(), &CancellationToken::new(), |_| {}, |_, _, _| {})
+            .await
+            .unwrap_err();
+        assert!(matches!(e, ProviderError::Auth(_)), "{e:?}");
+
+        let base = serve(429, "application/json", r#"{"error":{"message":"Rate limit reached"}}"#.into()).await;
+        let p = OpenAiProvider::new(OpenAiConfig {
+            base_url: base,
+            api_key: None,
+            stream: true,
+            call_timeout: Duration::from_secs(5),
+        })
+        .unwrap();
+        let mut s = p.stream(req());
+        let e = s.next().await.unwrap().unwrap_err();
+        assert_eq!(
+            e,
+            ProviderError::RateLimited {
+                retry_after: Some(Duration::from_secs(1)),
+                message: "HTTP 429: Rate limit reached".into()
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn garbage_and_unreachable_are_classified() {
+        let base = serve(200, "application/json", "<html>proxy error</html>".into()).await;
+        let p = OpenAiProvider::new(OpenAiConfig {
+            base_url: base,
+            api_key: None,
+            stream: false,
+            call_timeout: Duration::from_secs(5),
+        })
+        .unwrap();
+        let e = p.stream(req()).next().await.unwrap().unwrap_err();
+        assert!(matches!(e, ProviderError::Protocol(_)), "{e:?}");
+
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let p = OpenAiProvider::new(OpenAiConfig {
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            api_key: None,
+            stream: true,
+            call_timeout: Duration::from_secs(5),
+        })
+        .unwrap();
+        let e = p.stream(req()).next().await.unwrap().unwrap_err();
+        assert!(matches!(e, ProviderError::Unreachable(_)), "{e:?}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn chunk_parser_never_panics(s in ".*") {
+            let _ = parse_chunk(&s);
+            let _ = parse_completion(&s);
+        }
+    }
+}

@@ -1,0 +1,435 @@
+//! Running one command: confined to the workspace, bounded in time and output, killed as a
+//! whole process group when it overruns or the build is cancelled.
+
+use crate::output::CappedOutput;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
+/// What to run. `program` is looked up on the allowlisted `PATH`; no shell is involved unless
+/// the program is one.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    /// Working directory (the workspace root or a folder inside it).
+    pub cwd: PathBuf,
+    /// The complete environment: nothing from wright's own environment is inherited.
+    pub env: Vec<(String, String)>,
+    pub timeout: Duration,
+    /// Bytes of head and of tail kept per stream.
+    pub capture_head: usize,
+    pub capture_tail: usize,
+    /// Most bytes per stream forwarded live to the [`OutputSink`]; the rest is only counted.
+    pub stream_limit: u64,
+}
+
+impl CommandSpec {
+    /// A spec with wright's default bounds (120 s, 8 KiB head + 24 KiB tail, 1 MiB streamed).
+    pub fn new(program: impl Into<String>, args: Vec<String>, cwd: PathBuf, env: Vec<(String, String)>) -> Self {
+        Self {
+            program: program.into(),
+            args,
+            cwd,
+            env,
+            timeout: Duration::from_secs(120),
+            capture_head: 8 * 1024,
+            capture_tail: 24 * 1024,
+            stream_limit: 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamKind {
+    Stdout,
+    Stderr,
+}
+
+/// Receives output while the command runs (for live `command_output` events).
+pub trait OutputSink: Send + Sync {
+    fn output(&self, stream: StreamKind, chunk: &str);
+}
+
+impl OutputSink for () {
+    fn output(&self, _: StreamKind, _: &str) {}
+}
+
+/// How a command ended.
+#[derive(Debug, Clone)]
+pub struct CommandOutcome {
+    /// `None` when killed by a signal (timeout, cancel, crash).
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub stdout: CappedOutput,
+    pub stderr: CappedOutput,
+    pub duration: Duration,
+}
+
+impl CommandOutcome {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out && !self.cancelled
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("`{program}` was not found; is it installed and on the PATH?")]
+    NotFound { program: String },
+    #[error("could not start `{program}`: {message}")]
+    Spawn { program: String, message: String },
+    #[error("isolation refused the command: {0}")]
+    Isolation(String),
+}
+
+/// Rewrites a command before it is spawned: the seam where bubblewrap, seccomp or rlimits go.
+pub trait Isolation: Send + Sync {
+    /// Short name for diagnostics (`none`, `bwrap`, …).
+    fn name(&self) -> &str;
+    fn wrap(&self, spec: CommandSpec) -> Result<CommandSpec, RunError>;
+}
+
+/// Runs commands as they are: process-group, environment and time confinement only.
+pub struct NoIsolation;
+
+impl Isolation for NoIsolation {
+    fn name(&self) -> &str {
+        "none"
+    }
+    fn wrap(&self, spec: CommandSpec) -> Result<CommandSpec, RunError> {
+        Ok(spec)
+    }
+}
+
+/// Runs commands; the one seam every caller (tools, verification) goes through.
+#[async_trait::async_trait]
+pub trait CommandRunner: Send + Sync {
+    async fn run(
+        &self,
+        spec: CommandSpec,
+        sink: &dyn OutputSink,
+        cancel: &CancellationToken,
+    ) -> Result<CommandOutcome, RunError>;
+}
+
+/// The real runner: child processes in their own process group.
+pub struct ProcessRunner {
+    isolation: Box<dyn Isolation>,
+}
+
+impl Default for ProcessRunner {
+    fn default() -> Self {
+        Self::new(Box::new(NoIsolation))
+    }
+}
+
+impl ProcessRunner {
+    pub fn new(isolation: Box<dyn Isolation>) -> Self {
+        Self { isolation }
+    }
+    pub fn isolation_name(&self) -> &str {
+        self.isolation.name()
+    }
+}
+
+/// Kill every process in the group. The group outlives its leader, so this also reaps helpers
+/// a command left behind in the background.
+fn kill_group(pgid: u32) {
+    if let Ok(pid) = i32::try_from(pgid) {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
+/// Looks `program` up on the given PATH (the child's, not wright's).
+fn find_program(program: &str, env: &[(String, String)]) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Some(PathBuf::from(program));
+    }
+    let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str()).unwrap_or("");
+    std::env::split_paths(path).map(|d| d.join(program)).find(|p| {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    })
+}
+
+#[async_trait::async_trait]
+impl CommandRunner for ProcessRunner {
+    async fn run(
+        &self,
+        spec: CommandSpec,
+        sink: &dyn OutputSink,
+        cancel: &CancellationToken,
+    ) -> Result<CommandOutcome, RunError> {
+        let spec = self.isolation.wrap(spec)?;
+        let program = find_program(&spec.program, &spec.env)
+            .ok_or_else(|| RunError::NotFound { program: spec.program.clone() })?;
+        let mut cmd = tokio::process::Command::new(&program);
+        cmd.args(&spec.args)
+            .current_dir(&spec.cwd)
+            .env_clear()
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let started = Instant::now();
+        let mut child = cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => RunError::NotFound { program: spec.program.clone() },
+            _ => RunError::Spawn { program: spec.program.clone(), message: e.to_string() },
+        })?;
+        let pgid = child.id().unwrap_or(0);
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<(StreamKind, Vec<u8>)>(64);
+        let readers = [
+            stdout.map(|s| tokio::spawn(pump(Box::new(s), StreamKind::Stdout, tx.clone()))),
+            stderr.map(|s| tokio::spawn(pump(Box::new(s), StreamKind::Stderr, tx.clone()))),
+        ];
+        drop(tx);
+
+        let mut out = Collector::new(&spec, sink);
+        let deadline = tokio::time::sleep(spec.timeout);
+        tokio::pin!(deadline);
+        let mut timed_out = false;
+        let mut cancelled = false;
+        let mut status = None;
+        // Drive output and the exit together so a chatty child never blocks on a full pipe.
+        loop {
+            tokio::select! {
+                chunk = rx.recv() => match chunk {
+                    Some((kind, bytes)) => out.push(kind, &bytes),
+                    None => if status.is_some() { break } else {
+                        // Pipes closed; only the exit is left to wait for.
+                        tokio::select! {
+                            s = child.wait() => { status = s.ok(); break }
+                            _ = &mut deadline => { timed_out = true; break }
+                            _ = cancel.cancelled() => { cancelled = true; break }
+                        }
+                    },
+                },
+                s = child.wait(), if status.is_none() => {
+                    status = s.ok();
+                    // The leader is gone; anything it left in its group goes too, which also
+                    // closes pipes held by background grandchildren.
+                    kill_group(pgid);
+                }
+                _ = &mut deadline, if status.is_none() => { timed_out = true; break }
+                _ = cancel.cancelled(), if status.is_none() => { cancelled = true; break }
+            }
+        }
+        if timed_out || cancelled {
+            kill_group(pgid);
+            let _ = child.kill().await;
+            status = None;
+        }
+        // Drain what is still buffered, briefly: the group is dead, pipes close promptly.
+        let drain = async {
+            while let Some((kind, bytes)) = rx.recv().await {
+                out.push(kind, &bytes);
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
+        for r in readers.into_iter().flatten() {
+            r.abort();
+        }
+        let (stdout, stderr) = out.finish();
+        Ok(CommandOutcome {
+            exit_code: status.and_then(|s| s.code()),
+            timed_out,
+            cancelled,
+            stdout,
+            stderr,
+            duration: started.elapsed(),
+        })
+    }
+}
+
+async fn pump(
+    mut r: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+    kind: StreamKind,
+    tx: tokio::sync::mpsc::Sender<(StreamKind, Vec<u8>)>,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if tx.send((kind, buf[..n].to_vec())).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Per-stream capture plus live forwarding with a byte budget and UTF-8 boundary care.
+struct Collector<'a> {
+    sink: &'a dyn OutputSink,
+    limit: u64,
+    streams: [StreamState; 2],
+}
+
+struct StreamState {
+    capture: CappedOutput,
+    forwarded: u64,
+    carry: Vec<u8>,
+    announced_cut: bool,
+}
+
+impl<'a> Collector<'a> {
+    fn new(spec: &CommandSpec, sink: &'a dyn OutputSink) -> Self {
+        let mk = || StreamState {
+            capture: CappedOutput::new(spec.capture_head, spec.capture_tail),
+            forwarded: 0,
+            carry: Vec::new(),
+            announced_cut: false,
+        };
+        Self { sink, limit: spec.stream_limit, streams: [mk(), mk()] }
+    }
+
+    fn push(&mut self, kind: StreamKind, bytes: &[u8]) {
+        let st = &mut self.streams[kind as usize];
+        st.capture.push(bytes);
+        if st.forwarded >= self.limit {
+            if !st.announced_cut {
+                st.announced_cut = true;
+                self.sink
+                    .output(kind, "\n… [live output stopped here; the rest is summarised when the command ends] …\n");
+            }
+            return;
+        }
+        st.forwarded += bytes.len() as u64;
+        st.carry.extend_from_slice(bytes);
+        // Forward complete UTF-8 only; hold back a split character for the next chunk.
+        let valid = match std::str::from_utf8(&st.carry) {
+            Ok(_) => st.carry.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => st.carry.len(),
+        };
+        if valid > 0 {
+            let text = String::from_utf8_lossy(&st.carry[..valid]).into_owned();
+            st.carry.drain(..valid);
+            self.sink.output(kind, &text);
+        }
+    }
+
+    fn finish(self) -> (CappedOutput, CappedOutput) {
+        for (i, st) in self.streams.iter().enumerate() {
+            if !st.carry.is_empty() && !st.announced_cut {
+                let kind = if i == 0 { StreamKind::Stdout } else { StreamKind::Stderr };
+                self.sink.output(kind, &String::from_utf8_lossy(&st.carry));
+            }
+        }
+        let [a, b] = self.streams;
+        (a.capture, b.capture)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Rec(Mutex<String>);
+    impl OutputSink for Rec {
+        fn output(&self, _: StreamKind, chunk: &str) {
+            self.0.lock().unwrap().push_str(chunk);
+        }
+    }
+
+    fn env() -> Vec<(String, String)> {
+        vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())]
+    }
+
+    fn spec(args: &[&str]) -> CommandSpec {
+        CommandSpec::new("sh", vec!["-c".into(), args.join(" ")], std::env::temp_dir(), env())
+    }
+
+    #[tokio::test]
+    async fn captures_exit_and_output() {
+        let rec = Rec::default();
+        let o = ProcessRunner::default()
+            .run(spec(&["echo out; echo err >&2; exit 3"]), &rec, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(o.exit_code, Some(3));
+        assert_eq!(o.stdout.render(), "out\n");
+        assert_eq!(o.stderr.render(), "err\n");
+        assert!(rec.0.lock().unwrap().contains("out"));
+    }
+
+    #[tokio::test]
+    async fn environment_is_cleared_and_stdin_closed() {
+        // SAFETY: test-only; no other thread of this test reads the variable.
+        unsafe { std::env::set_var("WRIGHT_TEST_SECRET", "sk-123") };
+        let o = ProcessRunner::default().run(spec(&["env; cat"]), &(), &CancellationToken::new()).await.unwrap();
+        let out = o.stdout.render();
+        assert!(!out.contains("sk-123"), "{out}");
+        assert!(out.contains("PATH="));
+        assert_eq!(o.exit_code, Some(0));
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group_including_background_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("alive");
+        let script = format!("(sleep 2; touch {}) & sleep 30", marker.display());
+        let mut s = spec(&[&script]);
+        s.timeout = Duration::from_millis(300);
+        let o = ProcessRunner::default().run(s, &(), &CancellationToken::new()).await.unwrap();
+        assert!(o.timed_out);
+        assert_eq!(o.exit_code, None);
+        assert!(o.duration < Duration::from_secs(5));
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert!(!marker.exists(), "background child survived the timeout");
+    }
+
+    #[tokio::test]
+    async fn background_child_holding_the_pipe_does_not_hang_the_command() {
+        let o = ProcessRunner::default()
+            .run(spec(&["sleep 30 & echo started"]), &(), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(o.exit_code, Some(0));
+        assert!(o.duration < Duration::from_secs(10));
+    }
+
+    #[tokio::test]
+    async fn cancel_stops_the_command() {
+        let cancel = CancellationToken::new();
+        let c2 = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            c2.cancel();
+        });
+        let o = ProcessRunner::default().run(spec(&["sleep 30"]), &(), &cancel).await.unwrap();
+        assert!(o.cancelled);
+        assert!(!o.success());
+    }
+
+    #[tokio::test]
+    async fn output_is_capped_and_live_stream_bounded() {
+        let rec = Rec::default();
+        let mut s = spec(&["head -c 3000000 /dev/zero | tr '\\0' a"]);
+        s.stream_limit = 100_000;
+        let o = ProcessRunner::default().run(s, &rec, &CancellationToken::new()).await.unwrap();
+        assert_eq!(o.stdout.total(), 3_000_000);
+        assert!(o.stdout.render().len() < 40 * 1024);
+        assert!(o.stdout.render().contains("bytes of output cut"));
+        let live = rec.0.lock().unwrap().len();
+        assert!(live < 200_000, "{live}");
+    }
+
+    #[tokio::test]
+    async fn missing_program_is_a_clear_error() {
+        let s = CommandSpec::new("definitely-not-a-program", vec![], std::env::temp_dir(), env());
+        let e = ProcessRunner::default().run(s, &(), &CancellationToken::new()).await.unwrap_err();
+        assert!(e.to_string().contains("was not found"));
+    }
+}

@@ -1,0 +1,214 @@
+//! Running commands for the model and for verification, with events for every step.
+
+use crate::{Tool, ToolContext, ToolError, ToolSuccess, decode, schema::schema_for};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+use wright_events::{Emitter, EventKind, Stream};
+use wright_sandbox::{CommandOutcome, CommandSpec, OutputSink, RunError, StreamKind};
+
+/// How commands of one build run: their whole environment and their time limits.
+#[derive(Debug, Clone)]
+pub struct ExecConfig {
+    /// The complete environment a command gets. Built from an allowlist, so provider keys and
+    /// anything else in wright's own environment never reach generated code.
+    pub env: Vec<(String, String)>,
+    pub command_timeout: Duration,
+    pub test_timeout: Duration,
+}
+
+impl ExecConfig {
+    /// The default environment for a build whose private home and temp folders are given
+    /// (created here): `PATH` from the host, `HOME`/`TMPDIR` inside the build, plain output.
+    pub fn for_build(home: &Path, tmp: &Path) -> std::io::Result<Self> {
+        std::fs::create_dir_all(home)?;
+        std::fs::create_dir_all(tmp)?;
+        let host_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+        // Relative PATH entries would resolve inside the workspace: drop them.
+        let path = std::env::split_paths(&host_path)
+            .filter(|p| p.is_absolute())
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(":");
+        let s = |p: &Path| p.to_string_lossy().into_owned();
+        let env = vec![
+            ("PATH".to_string(), path),
+            ("HOME".to_string(), s(home)),
+            ("TMPDIR".to_string(), s(tmp)),
+            ("LANG".to_string(), "C.UTF-8".to_string()),
+            ("TERM".to_string(), "dumb".to_string()),
+            ("NO_COLOR".to_string(), "1".to_string()),
+            ("FORCE_COLOR".to_string(), "0".to_string()),
+            ("CI".to_string(), "1".to_string()),
+            ("npm_config_update_notifier".to_string(), "false".to_string()),
+            ("npm_config_fund".to_string(), "false".to_string()),
+            ("npm_config_audit".to_string(), "false".to_string()),
+            ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
+        ];
+        Ok(Self { env, command_timeout: Duration::from_secs(120), test_timeout: Duration::from_secs(300) })
+    }
+}
+
+/// Forwards live output as `command_output` events.
+struct EventOutput<'a>(&'a Emitter);
+
+impl OutputSink for EventOutput<'_> {
+    fn output(&self, stream: StreamKind, chunk: &str) {
+        let stream = match stream {
+            StreamKind::Stdout => Stream::Stdout,
+            StreamKind::Stderr => Stream::Stderr,
+        };
+        self.0.emit(EventKind::CommandOutput { stream, chunk: chunk.to_string() });
+    }
+}
+
+/// Run a command in the workspace with `command_started` / `command_output` /
+/// `command_finished` events around it. Used by runCommand, runTests and verification alike.
+pub async fn run_logged(
+    ctx: &ToolContext,
+    program: &str,
+    args: &[String],
+    extra_env: &[(String, String)],
+    timeout: Duration,
+) -> Result<CommandOutcome, RunError> {
+    let mut env = ctx.exec.env.clone();
+    for (k, v) in extra_env {
+        env.retain(|(ek, _)| ek != k);
+        env.push((k.clone(), v.clone()));
+    }
+    let mut spec = CommandSpec::new(program, args.to_vec(), ctx.workspace.root().to_path_buf(), env);
+    spec.timeout = timeout;
+    ctx.emitter.emit(EventKind::CommandStarted { command: program.to_string(), args: args.to_vec() });
+    let result = ctx.runner.run(spec, &EventOutput(&ctx.emitter), &ctx.cancel).await;
+    match &result {
+        Ok(o) => ctx.emitter.emit(EventKind::CommandFinished {
+            exit_code: o.exit_code,
+            duration_ms: o.duration.as_millis() as u64,
+            timed_out: o.timed_out,
+        }),
+        Err(e) => {
+            ctx.emitter.emit(EventKind::CommandOutput { stream: Stream::Stderr, chunk: format!("{e}\n") });
+            ctx.emitter.emit(EventKind::CommandFinished { exit_code: None, duration_ms: 0, timed_out: false });
+        }
+    }
+    result
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct CommandArgs {
+    /// The program to run, like 'npm' or 'node'.
+    command: String,
+    /// Its arguments, like ['install', 'express'].
+    #[serde(default)]
+    args: Vec<String>,
+}
+
+pub struct RunCommand;
+
+/// How much of each stream the model gets back.
+const MODEL_OUTPUT_TAIL: usize = 4000;
+
+#[async_trait::async_trait]
+impl Tool for RunCommand {
+    fn name(&self) -> &'static str {
+        "runCommand"
+    }
+    fn description(&self) -> &'static str {
+        "Run a program in the project folder (no shell; for pipes use command 'sh' with args ['-c', '...']). Returns exit code and the end of its output. Long-running servers are stopped at the time limit."
+    }
+    fn parameters(&self) -> Value {
+        schema_for::<CommandArgs>()
+    }
+    fn coerce(&self, args: &mut Value) {
+        // `"args": "install express"` → ["install", "express"]; `"command": "npm install"` with
+        // no args → split the command line. Both are unambiguous shell-word splits.
+        if let Some(s) = args.get("args").and_then(Value::as_str).map(str::to_string) {
+            if let Ok(words) = shell_words::split(&s) {
+                args["args"] = json!(words);
+            }
+        }
+        let no_args = args.get("args").is_none_or(|a| a.as_array().is_some_and(Vec::is_empty));
+        if let Some(cmd) = args.get("command").and_then(Value::as_str).map(str::to_string) {
+            if no_args && cmd.trim().contains(char::is_whitespace) {
+                if let Ok(mut words) = shell_words::split(&cmd) {
+                    if !words.is_empty() {
+                        let program = words.remove(0);
+                        args["command"] = json!(program);
+                        args["args"] = json!(words);
+                    }
+                }
+            }
+        }
+    }
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolSuccess, ToolError> {
+        let a: CommandArgs = decode(args)?;
+        if a.command.trim().is_empty() {
+            return Err(ToolError::InvalidArguments("`command` is empty".into()));
+        }
+        let timeout = ctx.exec.command_timeout;
+        let o = run_logged(ctx, &a.command, &a.args, &[], timeout).await?;
+        let ok = o.success();
+        let mut v = json!({
+            "ok": ok,
+            "exit_code": o.exit_code,
+            "stdout": crate::clip_tail(&o.stdout.render(), MODEL_OUTPUT_TAIL),
+            "stderr": crate::clip_tail(&o.stderr.render(), MODEL_OUTPUT_TAIL),
+            "timed_out": o.timed_out,
+        });
+        if o.timed_out {
+            v["error"] = json!(format!(
+                "the command was stopped after {}s; servers and watchers that never exit cannot be run this way",
+                timeout.as_secs()
+            ));
+        }
+        let line =
+            std::iter::once(a.command.as_str()).chain(a.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
+        let how = match (o.timed_out, o.exit_code) {
+            (true, _) => "timed out".to_string(),
+            (_, Some(c)) => format!("exit {c}"),
+            (_, None) => "killed".to_string(),
+        };
+        Ok(ToolSuccess {
+            summary: format!("{} → {how} in {:.1}s", crate::clip(&line, 120), o.duration.as_secs_f32()),
+            value: v,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::builtin_registry;
+    use crate::test_support::fixture;
+    use serde_json::json;
+    use wright_provider::ToolCall;
+
+    #[tokio::test]
+    async fn runs_and_reports_with_events() {
+        let f = fixture();
+        let r = builtin_registry();
+        let call = |args: serde_json::Value| ToolCall {
+            id: "1".into(),
+            name: "runCommand".into(),
+            arguments: args.to_string(),
+        };
+        let o =
+            r.dispatch(&call(json!({"command": "sh", "args": ["-c", "echo hi; echo oops >&2; exit 2"]})), &f.ctx).await;
+        assert!(!o.ok);
+        assert_eq!(o.value["exit_code"], 2);
+        assert_eq!(o.value["stdout"], "hi\n");
+        assert_eq!(o.value["stderr"], "oops\n");
+        assert_eq!(o.value["timed_out"], false);
+        // A whole command line in `command` is split.
+        let o = r.dispatch(&call(json!({"command": "sh -c 'echo $HOME'"})), &f.ctx).await;
+        assert!(o.ok, "{:?}", o.value);
+        assert!(o.value["stdout"].as_str().unwrap().contains("home"));
+        let o = r.dispatch(&call(json!({"command": "no-such-program-xyz", "args": []})), &f.ctx).await;
+        assert!(o.value["error"].as_str().unwrap().contains("was not found"));
+        let types: Vec<String> = f.sink.events().iter().map(|e| e.kind.type_name().to_string()).collect();
+        assert!(types.iter().any(|t| t == "command_started"));
+        assert!(types.iter().any(|t| t == "command_output"));
+        assert!(types.iter().any(|t| t == "command_finished"));
+    }
+}

@@ -1,0 +1,163 @@
+//! Dispatching model calls to tools, with every failure made into a readable result.
+
+use crate::{Tool, ToolContext, ToolError, schema};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use wright_events::EventKind;
+use wright_provider::{ToolCall, ToolSpec};
+
+/// The result of one call as the model and the event stream see it.
+#[derive(Debug, Clone)]
+pub struct ToolOutcome {
+    pub ok: bool,
+    /// The JSON object given back to the model.
+    pub value: Value,
+    pub summary: String,
+}
+
+impl ToolOutcome {
+    fn failure(error: String) -> Self {
+        let summary = crate::clip(&error, 200);
+        Self { ok: false, value: json!({"ok": false, "error": error}), summary }
+    }
+}
+
+struct Entry {
+    tool: Arc<dyn Tool>,
+    schema: Value,
+}
+
+/// Tools by name.
+#[derive(Default)]
+pub struct Registry {
+    tools: BTreeMap<&'static str, Entry>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let schema = tool.parameters();
+        self.tools.insert(tool.name(), Entry { tool, schema });
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.keys().copied().collect()
+    }
+
+    /// What the model is told about the tools.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .values()
+            .map(|e| ToolSpec {
+                name: e.tool.name().to_string(),
+                description: e.tool.description().to_string(),
+                parameters: e.schema.clone(),
+            })
+            .collect()
+    }
+
+    /// Run one call, emitting `tool_call` and `tool_result` around it.
+    pub async fn dispatch(&self, call: &ToolCall, ctx: &ToolContext) -> ToolOutcome {
+        let parsed: Result<Value, String> = if call.arguments.trim().is_empty() {
+            Ok(json!({}))
+        } else {
+            serde_json::from_str::<Value>(&call.arguments).map_err(|e| e.to_string())
+        };
+        ctx.emitter.emit(EventKind::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: parsed.clone().unwrap_or_else(|_| Value::String(call.arguments.clone())),
+        });
+        let outcome = self.run(call, parsed, ctx).await;
+        ctx.emitter.emit(EventKind::ToolResult {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            ok: outcome.ok,
+            summary: outcome.summary.clone(),
+        });
+        outcome
+    }
+
+    async fn run(&self, call: &ToolCall, parsed: Result<Value, String>, ctx: &ToolContext) -> ToolOutcome {
+        let Some(entry) = self.tools.get(call.name.as_str()) else {
+            let known = self.names().join(", ");
+            return ToolOutcome::failure(format!("unknown tool `{}`; the tools are: {known}", call.name));
+        };
+        let mut args = match parsed {
+            Ok(v) => v,
+            Err(e) => {
+                return ToolOutcome::failure(format!(
+                    "the arguments are not valid JSON ({e}); send one JSON object, e.g. {{\"path\": \"index.html\"}}"
+                ));
+            }
+        };
+        entry.tool.coerce(&mut args);
+        if let Err(e) = schema::validate(&entry.schema, &args) {
+            return ToolOutcome::failure(format!("invalid arguments for {}: {e}", call.name));
+        }
+        if ctx.cancel.is_cancelled() {
+            return ToolOutcome::failure("the build was stopped before this tool ran".into());
+        }
+        match entry.tool.call(args, ctx).await {
+            Ok(s) => {
+                let ok = s.value.get("ok").and_then(Value::as_bool).unwrap_or(true);
+                let mut value = s.value;
+                if let Some(obj) = value.as_object_mut() {
+                    obj.entry("ok").or_insert(Value::Bool(ok));
+                }
+                ToolOutcome { ok, value, summary: s.summary }
+            }
+            Err(e @ ToolError::InvalidArguments(_)) => ToolOutcome::failure(format!("{} for {}", e, call.name)),
+            Err(e) => ToolOutcome::failure(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::builtin_registry;
+    use crate::test_support::fixture;
+    use wright_provider::ToolCall;
+
+    fn call(name: &str, args: &str) -> ToolCall {
+        ToolCall { id: "c1".into(), name: name.into(), arguments: args.into() }
+    }
+
+    #[tokio::test]
+    async fn malformed_calls_become_readable_failures() {
+        let f = fixture();
+        let r = builtin_registry();
+        assert_eq!(r.names().len(), 10);
+        let o = r.dispatch(&call("createFile", "{\"path\": \"a.txt\", \"content\": "), &f.ctx).await;
+        assert!(!o.ok);
+        assert!(o.value["error"].as_str().unwrap().contains("not valid JSON"));
+        let o = r.dispatch(&call("makeCoffee", "{}"), &f.ctx).await;
+        assert!(o.value["error"].as_str().unwrap().starts_with("unknown tool `makeCoffee`"));
+        let o = r.dispatch(&call("createFile", "{\"path\": 7, \"content\": \"x\"}"), &f.ctx).await;
+        assert_eq!(o.value["error"], "invalid arguments for createFile: `path` must be a string, but got an integer");
+        let o = r.dispatch(&call("readFile", "{\"path\": \"nope.txt\"}"), &f.ctx).await;
+        assert_eq!(o.value["error"], "`nope.txt` does not exist");
+        let o = r.dispatch(&call("readFile", "{\"path\": \"../../etc/passwd\"}"), &f.ctx).await;
+        assert_eq!(o.value["error"], "`../../etc/passwd` points outside the project folder");
+        let evs = f.sink.events();
+        assert_eq!(evs.iter().filter(|e| e.kind.type_name() == "tool_call").count(), 5);
+        assert_eq!(evs.iter().filter(|e| e.kind.type_name() == "tool_result").count(), 5);
+    }
+
+    #[tokio::test]
+    async fn specs_expose_contract_arguments() {
+        let r = builtin_registry();
+        let specs = r.specs();
+        let get = |n: &str| specs.iter().find(|s| s.name == n).unwrap().parameters.clone();
+        assert_eq!(get("createFile")["required"], serde_json::json!(["path", "content"]));
+        assert!(get("runCommand")["properties"]["args"].is_object());
+        assert!(get("runTests")["properties"]["testFile"].is_object());
+        assert!(get("announceStatus")["properties"]["type"].to_string().contains("warning"));
+        assert!(get("applyPatch")["properties"]["patch"].is_object());
+        assert!(get("searchFiles")["properties"]["pattern"].is_object());
+    }
+}
