@@ -24,6 +24,10 @@ pub struct FileConfig {
     pub stream: Option<bool>,
     pub temperature: Option<f32>,
     pub command_timeout: Option<u64>,
+    /// Largest file the model may write, in bytes (default 1 MiB).
+    pub max_file_bytes: Option<u64>,
+    /// Largest workspace after a write, in bytes (default 50 MiB).
+    pub max_workspace_bytes: Option<u64>,
     #[serde(default)]
     pub checks: Vec<String>,
     #[serde(default)]

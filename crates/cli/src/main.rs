@@ -217,8 +217,13 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let data_dir = args.data_dir.or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
     let build_id = new_build_id();
     let ws_path = args.workspace.unwrap_or_else(|| data_dir.join("builds").join(&build_id));
-    let workspace = Workspace::open(&ws_path, WorkspaceLimits::default())
-        .map_err(|e| usage(anyhow!("workspace {}: {e}", ws_path.display())))?;
+    let defaults = WorkspaceLimits::default();
+    let limits = WorkspaceLimits {
+        max_file_bytes: file.max_file_bytes.unwrap_or(defaults.max_file_bytes),
+        max_total_bytes: file.max_workspace_bytes.unwrap_or(defaults.max_total_bytes),
+    };
+    let workspace =
+        Workspace::open(&ws_path, limits).map_err(|e| usage(anyhow!("workspace {}: {e}", ws_path.display())))?;
     std::fs::create_dir_all(data_dir.join("tmp"))
         .with_context(|| format!("creating {}", data_dir.display()))
         .map_err(usage)?;

@@ -326,3 +326,48 @@ async fn human_mode_narrates_in_plain_words_in_english_and_portuguese() {
         assert_eq!(system.contains("Brazilian Portuguese"), lang == "pt");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_kills_running_commands_and_still_completes() {
+    let mock = MockLlm::start(vec![Turn::calls(&[(
+        "runCommand",
+        json!({"command": "sh", "args": ["-c", "(sleep 3; touch left-behind) & sleep 60"]}),
+    )])])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_wright"))
+        .args(["run", "make a counter app", "--events", "jsonl", "--provider", "openai", "--base-url", &mock.base_url])
+        .arg("--workspace")
+        .arg(dir.path().join("ws"))
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .env("OPENAI_API_KEY", "sk-x")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the command is running, then press Ctrl-C.
+    let started = std::time::Instant::now();
+    while mock.requests().is_empty() && started.elapsed() < std::time::Duration::from_secs(10) {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let events: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "complete");
+    assert_eq!(last["success"], false);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "phase" && e["phase"] == "FAILED" && e["message"] == "The build was stopped.")
+    );
+    // The command's background child died with it.
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    assert!(!dir.path().join("ws/left-behind").exists());
+}

@@ -505,6 +505,10 @@ mod tests {
         format!("http://{addr}/v1")
     }
 
+    fn provider(base_url: String, api_key: Option<String>, stream: bool) -> OpenAiProvider {
+        OpenAiProvider::new(OpenAiConfig { base_url, api_key, stream, call_timeout: Duration::from_secs(5) }).unwrap()
+    }
+
     fn req() -> ChatRequest {
         ChatRequest {
             model: "gpt-4o-mini".into(),
@@ -518,13 +522,7 @@ mod tests {
     #[tokio::test]
     async fn streams_tool_calls_and_usage_over_http() {
         let base = serve(200, "text/event-stream", SSE.to_string()).await;
-        let p = OpenAiProvider::new(OpenAiConfig {
-            base_url: base,
-            api_key: Some("k".into()),
-            stream: true,
-            call_timeout: Duration::from_secs(5),
-        })
-        .unwrap();
+        let p = provider(base, Some("k".into()), true);
         let mut deltas = 0;
         let r = complete(&p, &req(), &RetryPolicy::default(), &CancellationToken::new(), |_| deltas += 1, |_, _, _| {})
             .await
@@ -542,13 +540,7 @@ mod tests {
     async fn reads_non_streaming_body() {
         let body = r#"{"id":"chatcmpl-2","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"runTests","arguments":"{}"}}],"refusal":null},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":50,"completion_tokens":5,"total_tokens":55,"prompt_tokens_details":{"cached_tokens":0}}}"#;
         let base = serve(200, "application/json", body.to_string()).await;
-        let p = OpenAiProvider::new(OpenAiConfig {
-            base_url: base,
-            api_key: None,
-            stream: false,
-            call_timeout: Duration::from_secs(5),
-        })
-        .unwrap();
+        let p = provider(base, None, false);
         let r = complete(&p, &req(), &RetryPolicy::default(), &CancellationToken::new(), |_| {}, |_, _, _| {})
             .await
             .unwrap();
@@ -559,26 +551,14 @@ mod tests {
     #[tokio::test]
     async fn maps_http_errors() {
         let base = serve(401, "application/json", r#"{"error":{"message":"Incorrect API key provided: sk-xx","type":"invalid_request_error","code":"invalid_api_key"}}"#.into()).await;
-        let p = OpenAiProvider::new(OpenAiConfig {
-            base_url: base,
-            api_key: Some("bad".into()),
-            stream: true,
-            call_timeout: Duration::from_secs(5),
-        })
-        .unwrap();
+        let p = provider(base, Some("bad".into()), true);
         let e = complete(&p, &req(), &RetryPolicy::default(), &CancellationToken::new(), |_| {}, |_, _, _| {})
             .await
             .unwrap_err();
         assert!(matches!(e, ProviderError::Auth(_)), "{e:?}");
 
         let base = serve(429, "application/json", r#"{"error":{"message":"Rate limit reached"}}"#.into()).await;
-        let p = OpenAiProvider::new(OpenAiConfig {
-            base_url: base,
-            api_key: None,
-            stream: true,
-            call_timeout: Duration::from_secs(5),
-        })
-        .unwrap();
+        let p = provider(base, None, true);
         let mut s = p.stream(req());
         let e = s.next().await.unwrap().unwrap_err();
         assert_eq!(
@@ -593,26 +573,14 @@ mod tests {
     #[tokio::test]
     async fn garbage_and_unreachable_are_classified() {
         let base = serve(200, "application/json", "<html>proxy error</html>".into()).await;
-        let p = OpenAiProvider::new(OpenAiConfig {
-            base_url: base,
-            api_key: None,
-            stream: false,
-            call_timeout: Duration::from_secs(5),
-        })
-        .unwrap();
+        let p = provider(base, None, false);
         let e = p.stream(req()).next().await.unwrap().unwrap_err();
         assert!(matches!(e, ProviderError::Protocol(_)), "{e:?}");
 
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         drop(listener);
-        let p = OpenAiProvider::new(OpenAiConfig {
-            base_url: format!("http://127.0.0.1:{port}/v1"),
-            api_key: None,
-            stream: true,
-            call_timeout: Duration::from_secs(5),
-        })
-        .unwrap();
+        let p = provider(format!("http://127.0.0.1:{port}/v1"), None, true);
         let e = p.stream(req()).next().await.unwrap().unwrap_err();
         assert!(matches!(e, ProviderError::Unreachable(_)), "{e:?}");
     }

@@ -41,37 +41,34 @@ fn write_file(ctx: &ToolContext, path: &str, content: &str) -> Result<ToolSucces
     })
 }
 
-pub struct CreateFile;
-
-#[async_trait::async_trait]
-impl Tool for CreateFile {
-    fn name(&self) -> &'static str {
-        "createFile"
-    }
-    fn description(&self) -> &'static str {
-        "Create a file in the project with the given full content (replaces it if it exists)."
-    }
-    fn parameters(&self) -> Value {
-        schema_for::<WriteArgs>()
-    }
-    fn coerce(&self, args: &mut Value) {
-        coerce_content(args);
-    }
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolSuccess, ToolError> {
-        let a: WriteArgs = decode(args)?;
-        write_file(ctx, &a.path, &a.content)
-    }
+/// createFile and updateFile: the same whole-file write under the two names the contract
+/// gives it (models reach for "create" first and "update" when fixing).
+pub struct WriteFile {
+    name: &'static str,
+    description: &'static str,
 }
 
-pub struct UpdateFile;
+/// `createFile`.
+#[allow(non_upper_case_globals)]
+pub const CreateFile: WriteFile = WriteFile {
+    name: "createFile",
+    description: "Create a file in the project with the given full content (replaces it if it exists).",
+};
+
+/// `updateFile`.
+#[allow(non_upper_case_globals)]
+pub const UpdateFile: WriteFile = WriteFile {
+    name: "updateFile",
+    description: "Replace a file's whole content (used to fix bugs). Send the complete new content.",
+};
 
 #[async_trait::async_trait]
-impl Tool for UpdateFile {
+impl Tool for WriteFile {
     fn name(&self) -> &'static str {
-        "updateFile"
+        self.name
     }
     fn description(&self) -> &'static str {
-        "Replace a file's whole content (used to fix bugs). Send the complete new content."
+        self.description
     }
     fn parameters(&self) -> Value {
         schema_for::<WriteArgs>()

@@ -12,7 +12,9 @@ mod status;
 pub mod testing;
 
 pub use exec::{ExecConfig, RunCommand, run_logged};
-pub use files::{ApplyPatch, CreateFile, DeleteFile, ListFiles, ReadFile, SearchFiles, UpdateFile, project_files};
+pub use files::{
+    ApplyPatch, CreateFile, DeleteFile, ListFiles, ReadFile, SearchFiles, UpdateFile, WriteFile, project_files,
+};
 pub use registry::{Registry, ToolOutcome};
 pub use status::AnnounceStatus;
 pub use testing::{RunTests, TestRun, run_tests};
