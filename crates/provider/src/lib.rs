@@ -5,8 +5,10 @@
 //! code path and streaming is never an afterthought. [`complete`] also owns the retry policy,
 //! because retrying is the same decision whatever the wire.
 
+pub mod anthropic;
 mod assemble;
 mod error;
+pub mod gemini;
 pub mod openai;
 mod retry;
 pub mod scripted;
