@@ -2,6 +2,7 @@
 //! fixes what fails, and shows every step.
 
 mod config;
+mod local;
 mod render;
 
 use anyhow::{Context, Result, anyhow};
@@ -47,6 +48,29 @@ struct Cli {
 enum Command {
     /// Build a project from a description, verify it, and fix it until it works.
     Run(RunArgs),
+    /// Manage the offline model (downloaded once, used when no API key is set).
+    Models {
+        #[command(subcommand)]
+        command: ModelsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ModelsCommand {
+    /// Download and verify the built-in offline model (SmolLM2-135M-Instruct, ~93 MB) now.
+    Pull {
+        /// Download again even if a verified copy is present.
+        #[arg(long)]
+        force: bool,
+        /// Data folder [default: $XDG_DATA_HOME/wright].
+        #[arg(long, env = "WRIGHT_DATA_DIR", value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// Show where the offline model lives and whether it is downloaded.
+    List {
+        #[arg(long, env = "WRIGHT_DATA_DIR", value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -147,6 +171,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run(args, cli.config).await,
+            Command::Models { command } => models(command, cli.config).await,
         }
     });
     match result {
@@ -156,6 +181,24 @@ fn main() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+async fn models(cmd: ModelsCommand, config_path: Option<PathBuf>) -> Result<u8, Exit> {
+    let (file, _) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
+    let dir = |d: Option<PathBuf>| d.or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
+    match cmd {
+        ModelsCommand::Pull { force, data_dir } => {
+            let path = local::ensure_default_model(&dir(data_dir), force, true).await?;
+            println!("{}", path.display());
+        }
+        ModelsCommand::List { data_dir } => {
+            let d = dir(data_dir);
+            let m = wright_local::DEFAULT_MODEL;
+            let state = if m.is_present(&d) { "downloaded" } else { "not downloaded (wright models pull)" };
+            println!("{}  {}  {}  sha256:{}", m.name, m.path_in(&d).display(), state, m.gguf_sha256);
+        }
+    }
+    Ok(0)
 }
 
 fn env_var(k: &str) -> Option<String> {
@@ -188,6 +231,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let mut checks = file.checks.clone();
     checks.extend(args.checks);
 
+    let data_dir = args.data_dir.or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
     let (provider, model): (Arc<dyn Provider>, String) = match provider_kind {
         ProviderKind::OpenAi => {
             let base = base_url.unwrap_or_else(|| "https://api.openai.com/v1".into());
@@ -204,6 +248,11 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
                 .map_err(|e| Exit(3, e.into()))?;
             (Arc::new(p), model.unwrap_or_else(|| "gpt-4o-mini".into()))
         }
+        ProviderKind::Local => {
+            // Progress goes to stderr, so it never mixes with `--events jsonl` on stdout.
+            let (engine, name) = local::load(model.as_deref(), &data_dir, true).await?;
+            (Arc::new(wright_local::LocalProvider::new(engine)), name)
+        }
         other => {
             return Err(usage(anyhow!(
                 "the `{}` provider is not available in this version of wright yet. Use an OpenAI-compatible endpoint: \
@@ -214,7 +263,6 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         }
     };
 
-    let data_dir = args.data_dir.or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
     let build_id = new_build_id();
     let ws_path = args.workspace.unwrap_or_else(|| data_dir.join("builds").join(&build_id));
     let defaults = WorkspaceLimits::default();

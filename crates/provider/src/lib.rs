@@ -8,6 +8,7 @@
 pub mod anthropic;
 mod assemble;
 mod error;
+pub mod fallback;
 pub mod gemini;
 pub mod openai;
 mod retry;

@@ -16,6 +16,9 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
     /// Cap for a server's `Retry-After`, so one odd header cannot park a build for hours.
     pub max_retry_after: Duration,
+    /// Retries of rate-limited (429) calls. They do not use `max_retries`: a rate limit says
+    /// "later", not "broken", so by default a build waits it out until its own timeout.
+    pub max_rate_limited_retries: u32,
 }
 
 impl Default for RetryPolicy {
@@ -25,6 +28,7 @@ impl Default for RetryPolicy {
             base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(300),
+            max_rate_limited_retries: u32::MAX,
         }
     }
 }
@@ -57,6 +61,7 @@ pub async fn complete(
     mut on_retry: impl FnMut(&ProviderError, u32, Duration),
 ) -> Result<ChatResponse, ProviderError> {
     let mut attempt = 0u32;
+    let mut rate_limited = 0u32;
     loop {
         let result = tokio::select! {
             _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
@@ -64,6 +69,16 @@ pub async fn complete(
         };
         match result {
             Ok(resp) => return Ok(resp),
+            Err(err @ ProviderError::RateLimited { .. }) if rate_limited < policy.max_rate_limited_retries => {
+                let wait = policy.delay_for(rate_limited.min(8), &err);
+                tracing::warn!(provider = provider.name(), error = %err, rate_limited, ?wait, "rate limited; waiting");
+                on_retry(&err, rate_limited + 1, wait);
+                tokio::select! {
+                    _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
+                    _ = tokio::time::sleep(wait) => {}
+                }
+                rate_limited += 1;
+            }
             Err(err) if err.is_retryable() && attempt < policy.max_retries => {
                 let wait = policy.delay_for(attempt, &err);
                 tracing::warn!(provider = provider.name(), error = %err, attempt, ?wait, "retrying model call");
@@ -116,6 +131,7 @@ mod tests {
             base_delay: Duration::from_millis(1),
             max_delay: Duration::from_millis(4),
             max_retry_after: Duration::from_millis(20),
+            max_rate_limited_retries: u32::MAX,
         }
     }
 
@@ -137,7 +153,7 @@ mod tests {
         assert_eq!(r.content, "ok");
         assert_eq!(retries.len(), 2);
         // Retry-After is honoured but capped by the policy.
-        assert_eq!(retries[1], ("rate_limited", 2, Duration::from_millis(20)));
+        assert_eq!(retries[1], ("rate_limited", 1, Duration::from_millis(20)));
         assert_eq!(p.requests().len(), 3);
     }
 
@@ -162,13 +178,35 @@ mod tests {
         assert_eq!(p.requests().len(), 4);
     }
 
+    #[tokio::test]
+    async fn a_rate_limit_storm_delays_but_does_not_fail() {
+        let mut steps: Vec<ScriptStep> = (0..25)
+            .map(|_| ScriptStep::Fail(ProviderError::RateLimited { retry_after: Some(Duration::from_millis(1)), message: "429".into() }))
+            .collect();
+        steps.push(ScriptStep::Reply(ChatResponse { content: "finally".into(), ..Default::default() }));
+        let p = ScriptedProvider::new(steps);
+        let r = complete(&p, &req(), &fast(), &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
+        assert_eq!(r.content, "finally");
+        assert_eq!(p.requests().len(), 26);
+        // …but the build's cancel (its timeout) still ends the wait.
+        let p = ScriptedProvider::new(vec![]).with_fallback(ScriptStep::Fail(ProviderError::RateLimited { retry_after: Some(Duration::from_millis(5)), message: "429".into() }));
+        let cancel = CancellationToken::new();
+        let c2 = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            c2.cancel();
+        });
+        let r = complete(&p, &req(), &fast(), &cancel, |_| {}, |_, _, _| {}).await;
+        assert_eq!(r.unwrap_err(), ProviderError::Cancelled);
+    }
+
     #[test]
     fn backoff_grows_and_is_capped() {
         let p = RetryPolicy {
             max_retries: 10,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(2),
-            max_retry_after: Duration::from_secs(5),
+            ..RetryPolicy::default()
         };
         let e = ProviderError::Transient("x".into());
         for attempt in 0..10 {

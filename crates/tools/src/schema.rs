@@ -182,7 +182,7 @@ mod tests {
         assert!(validate(&s, &json!({"path": "a", "kind": "loud"})).unwrap_err().contains("must be one of"));
         assert_eq!(
             validate(&s, &json!({"path": 1, "args": "x"})).unwrap_err(),
-            "`args` must be an array, but got a string; `path` must be a string, but got an integer"
+            "`path` must be a string, but got an integer; `args` must be an array, but got a string"
         );
         assert_eq!(validate(&s, &json!([1])).unwrap_err(), "the arguments must be an object, but got an array");
     }
