@@ -45,6 +45,7 @@ fn main() {
             retry: RetryPolicy::default(),
             max_turns: steps + 10,
             pricing: Default::default(),
+            max_cost_usd: None,
         };
         let mut msgs = vec![Message::system("s".repeat(4000)), Message::user("build a counter")];
         let mut stats = Default::default();

@@ -17,6 +17,8 @@ pub enum PhaseEnd {
     Stuck(String),
     Cancelled,
     Provider(ProviderError),
+    /// The build's cost budget is spent (total USD so far).
+    BudgetSpent(f64),
 }
 
 /// Running totals across the phases of a build.
@@ -27,7 +29,8 @@ pub struct LoopStats {
     pub cost_usd: f64,
 }
 
-/// Everything one loop needs. Cheap to share across phases.
+/// Everything one loop needs. Cheap to clone (a fix phase may use another model).
+#[derive(Clone)]
 pub struct AgentLoop {
     pub provider: Arc<dyn Provider>,
     pub registry: Arc<Registry>,
@@ -39,6 +42,8 @@ pub struct AgentLoop {
     /// Model calls per phase before giving up.
     pub max_turns: u32,
     pub pricing: Pricing,
+    /// Stop once the build's model calls have cost this much (USD).
+    pub max_cost_usd: Option<f64>,
 }
 
 const STUCK_NOTICE: &str = "You seem to be repeating yourself: you";
@@ -109,6 +114,15 @@ impl AgentLoop {
                 cached_tokens: response.usage.cached_tokens,
                 cost_usd: cost,
             });
+            if let Some(max) = self.max_cost_usd {
+                if stats.cost_usd >= max {
+                    messages.push(Message::assistant_calls(
+                        (!response.content.is_empty()).then_some(response.content),
+                        vec![],
+                    ));
+                    return PhaseEnd::BudgetSpent(stats.cost_usd);
+                }
+            }
             let text = response.content.trim().to_string();
             if !text.is_empty() {
                 emitter.status(Level::Info, wright_tools::clip(&text, 600));
@@ -198,6 +212,7 @@ mod tests {
             retry: RetryPolicy::default(),
             max_turns: 10,
             pricing: Pricing::default(),
+            max_cost_usd: None,
         };
         (dir, l, sink, provider)
     }

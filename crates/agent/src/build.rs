@@ -20,16 +20,42 @@ pub struct ModelPrice {
     pub output: f64,
 }
 
-/// Prices by model id; models without a price cost 0 in events (and are reported as unpriced).
+/// Prices by model id. Models without a price cost 0 in events.
 #[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(transparent)]
 pub struct Pricing {
-    #[serde(flatten)]
     pub models: HashMap<String, ModelPrice>,
 }
 
+/// The price table shipped with wright (`data/prices.toml`).
+const BUILTIN_PRICES: &str = include_str!("../data/prices.toml");
+
 impl Pricing {
+    /// The built-in table.
+    pub fn builtin() -> Self {
+        toml::from_str(BUILTIN_PRICES).unwrap_or_default()
+    }
+
+    /// Parse a price table in the same TOML form as the built-in one.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// Add or replace entries (user tables extend the built-in one).
+    pub fn extend(&mut self, other: Pricing) {
+        self.models.extend(other.models);
+    }
+
+    /// The price for `model`: its own entry, else the longest entry it starts with.
+    pub fn price(&self, model: &str) -> Option<&ModelPrice> {
+        let id = model.rsplit('/').next().unwrap_or(model);
+        self.models.get(model).or_else(|| self.models.get(id)).or_else(|| {
+            self.models.iter().filter(|(k, _)| id.starts_with(k.as_str())).max_by_key(|(k, _)| k.len()).map(|(_, p)| p)
+        })
+    }
+
     pub fn cost(&self, model: &str, u: Usage) -> f64 {
-        let Some(p) = self.models.get(model) else { return 0.0 };
+        let Some(p) = self.price(model) else { return 0.0 };
         let cached = u.cached_tokens.min(u.input_tokens) as f64;
         let fresh = u.input_tokens as f64 - cached;
         (fresh * p.input + cached * p.cached_input.unwrap_or(p.input) + u.output_tokens as f64 * p.output) / 1_000_000.0
@@ -52,6 +78,10 @@ pub struct BuildRequest {
     pub max_tokens: Option<u32>,
     pub retry: RetryPolicy,
     pub pricing: Pricing,
+    /// End the build once the model calls cost this much (USD).
+    pub max_cost_usd: Option<f64>,
+    /// A different (cheaper) model for fix attempts; the generation model when `None`.
+    pub fix_model: Option<String>,
 }
 
 /// The parts a build runs on. `ctx.cancel` is the caller's stop button (Ctrl-C).
@@ -71,6 +101,8 @@ pub enum BuildEnd {
     ProviderUnusable(ProviderError),
     TimedOut(Duration),
     Cancelled,
+    /// `max_cost_usd` was reached.
+    BudgetSpent(f64),
 }
 
 /// The outcome of a build, for the caller's exit code and summary.
@@ -120,6 +152,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         retry: req.retry.clone(),
         max_turns: req.max_turns,
         pricing: req.pricing.clone(),
+        max_cost_usd: req.max_cost_usd,
     };
     let mut stats = LoopStats::default();
     let mut fix_attempts = 0u32;
@@ -149,6 +182,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
                 BuildEnd::ProviderUnusable(e) => prompts::narrate(req.lang, Narration::ProviderFailed(e.to_string())),
                 BuildEnd::TimedOut(t) => prompts::narrate(req.lang, Narration::TimedOut(t.as_secs())),
                 BuildEnd::Cancelled => prompts::narrate(req.lang, Narration::Stopped),
+                BuildEnd::BudgetSpent(c) => prompts::narrate(req.lang, Narration::BudgetSpent(*c)),
                 BuildEnd::Published => String::new(),
             };
             emitter.emit(EventKind::Phase { phase: Phase::Failed, iteration: fix_attempts, message: message.clone() });
@@ -162,6 +196,10 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         iterations: stats.turns,
         fix_attempts,
         duration_ms: duration.as_millis() as u64,
+        input_tokens: stats.usage.input_tokens,
+        output_tokens: stats.usage.output_tokens,
+        cached_tokens: stats.usage.cached_tokens,
+        cost_usd: stats.cost_usd,
     });
     BuildReport {
         end,
@@ -204,6 +242,8 @@ async fn drive(
         return end;
     }
 
+    let fix_agent = req.fix_model.as_ref().map(|m| AgentLoop { model: m.clone(), ..agent.clone() });
+    let fix_agent = fix_agent.as_ref().unwrap_or(agent);
     let mut history: Vec<String> = Vec::new();
     loop {
         if ctx.cancel.is_cancelled() {
@@ -252,7 +292,7 @@ async fn drive(
         } else {
             messages.push(Message::user(prompts::fix_message(&v.failures, attempt, req.max_fix_attempts)));
         }
-        if let Some(end) = phase_end(agent.run(&mut messages, stats).await, emitter) {
+        if let Some(end) = phase_end(fix_agent.run(&mut messages, stats).await, emitter) {
             return end;
         }
     }
@@ -268,6 +308,7 @@ fn phase_end(end: PhaseEnd, emitter: &wright_events::Emitter) -> Option<BuildEnd
         }
         PhaseEnd::Stuck(_) => None,
         PhaseEnd::Cancelled => Some(BuildEnd::Cancelled),
+        PhaseEnd::BudgetSpent(c) => Some(BuildEnd::BudgetSpent(c)),
         PhaseEnd::Provider(e) => Some(BuildEnd::ProviderUnusable(e)),
     }
 }
@@ -279,6 +320,21 @@ fn summarize(failures: &[Failure]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn builtin_prices_match_model_families() {
+        let p = Pricing::parse(BUILTIN_PRICES).unwrap();
+        assert_eq!(p, Pricing::builtin());
+        assert!(p.models.len() > 10);
+        assert_eq!(p.price("gpt-4o-mini").unwrap().output, 0.60);
+        assert_eq!(p.price("claude-sonnet-4-5-20250929").unwrap().input, 3.00);
+        assert_eq!(p.price("openai/gpt-4o-2024-08-06").unwrap().input, 2.50);
+        assert_eq!(p.price("gpt-4o-mini-2024-07-18").unwrap().input, 0.15, "longest prefix wins");
+        assert!(p.price("qwen2.5-coder").is_none());
+        let mut custom = Pricing::parse("[\"qwen2.5-coder\"]\ninput = 0.1\noutput = 0.2\n").unwrap();
+        custom.extend(Pricing::builtin());
+        assert!(custom.price("qwen2.5-coder").is_some() && custom.price("gpt-4o").is_some());
+    }
 
     #[test]
     fn cost_counts_cached_input_at_its_price() {

@@ -141,6 +141,8 @@ pub fn narrate(lang: Lang, key: Narration) -> String {
         (Lang::Pt, ProviderFailed(e)) => format!("Não foi possível usar o modelo: {e}"),
         (Lang::En, TimedOut(s)) => format!("The build ran out of time ({s}s)."),
         (Lang::Pt, TimedOut(s)) => format!("O tempo da construção acabou ({s}s)."),
+        (Lang::En, BudgetSpent(c)) => format!("The cost budget is spent (${c:.4}); stopping here."),
+        (Lang::Pt, BudgetSpent(c)) => format!("O orçamento de custo acabou (US$ {c:.4}); parando aqui."),
         (Lang::En, Stopped) => "The build was stopped.".into(),
         (Lang::Pt, Stopped) => "A construção foi interrompida.".into(),
     }
@@ -156,6 +158,7 @@ pub enum Narration {
     StillFailing(u32, String),
     ProviderFailed(String),
     TimedOut(u64),
+    BudgetSpent(f64),
     Stopped,
 }
 

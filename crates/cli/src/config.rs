@@ -28,6 +28,15 @@ pub struct FileConfig {
     pub max_file_bytes: Option<u64>,
     /// Largest workspace after a write, in bytes (default 50 MiB).
     pub max_workspace_bytes: Option<u64>,
+    /// End a build once it has cost this much (USD).
+    pub max_cost: Option<f64>,
+    /// Model for fix attempts.
+    pub fix_model: Option<String>,
+    /// Providers to fall back to when the primary keeps failing: `["openai:gpt-4o-mini", "local"]`.
+    #[serde(default)]
+    pub fallback: Vec<String>,
+    /// Extra price table file (TOML).
+    pub prices_file: Option<PathBuf>,
     #[serde(default)]
     pub checks: Vec<String>,
     #[serde(default)]

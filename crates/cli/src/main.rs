@@ -3,21 +3,21 @@
 
 mod config;
 mod local;
+mod providers;
 mod render;
 
 use anyhow::{Context, Result, anyhow};
 use clap::{Parser, Subcommand, ValueEnum};
-use config::{FileConfig, ProviderKind, choose_provider, default_data_dir};
+use config::{FileConfig, choose_provider, default_data_dir};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use wright_agent::{BuildDeps, BuildEnd, BuildRequest, Lang, Template, run_build};
+use wright_agent::{BuildDeps, BuildEnd, BuildRequest, Lang, Pricing, Template, run_build};
 use wright_events::{Emitter, EventSink};
-use wright_provider::openai::{OpenAiConfig, OpenAiProvider};
-use wright_provider::{Provider, RetryPolicy};
+use wright_provider::RetryPolicy;
 use wright_sandbox::{ProcessRunner, Workspace, WorkspaceLimits};
 use wright_tools::{ExecConfig, ToolContext, builtin_registry};
 
@@ -47,7 +47,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Build a project from a description, verify it, and fix it until it works.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Manage the offline model (downloaded once, used when no API key is set).
     Models {
         #[command(subcommand)]
@@ -134,6 +134,15 @@ struct RunArgs {
     /// Sampling temperature for the model.
     #[arg(long, value_name = "T")]
     temperature: Option<f32>,
+    /// End the build once its model calls have cost this much (USD, from the price table).
+    #[arg(long, value_name = "USD")]
+    max_cost: Option<f64>,
+    /// A different (cheaper) model for fix attempts [default: the --model].
+    #[arg(long, value_name = "NAME")]
+    fix_model: Option<String>,
+    /// Extra price table (TOML, same form as the built-in one) for cost accounting.
+    #[arg(long, env = "WRIGHT_PRICES", value_name = "FILE")]
+    prices: Option<PathBuf>,
     /// In human mode, also print every command's output.
     #[arg(long, short)]
     verbose: bool,
@@ -170,7 +179,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => run(args, cli.config).await,
+            Command::Run(args) => run(*args, cli.config).await,
             Command::Models { command } => models(command, cli.config).await,
         }
     });
@@ -232,37 +241,16 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     checks.extend(args.checks);
 
     let data_dir = args.data_dir.or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
-    let (provider, model): (Arc<dyn Provider>, String) = match provider_kind {
-        ProviderKind::OpenAi => {
-            let base = base_url.unwrap_or_else(|| "https://api.openai.com/v1".into());
-            let key = env_var("OPENAI_API_KEY").filter(|k| !k.trim().is_empty());
-            if key.is_none() && base.contains("api.openai.com") {
-                return Err(Exit(
-                    3,
-                    anyhow!(
-                        "OPENAI_API_KEY is not set. Set it, or point --base-url at an OpenAI-compatible server (llama.cpp, Ollama, vLLM) that needs no key."
-                    ),
-                ));
-            }
-            let p = OpenAiProvider::new(OpenAiConfig { base_url: base, api_key: key, stream, call_timeout })
-                .map_err(|e| Exit(3, e.into()))?;
-            (Arc::new(p), model.unwrap_or_else(|| "gpt-4o-mini".into()))
-        }
-        ProviderKind::Local => {
-            // Progress goes to stderr, so it never mixes with `--events jsonl` on stdout.
-            let (engine, name) = local::load(model.as_deref(), &data_dir, true).await?;
-            (Arc::new(wright_local::LocalProvider::new(engine)), name)
-        }
-        other => {
-            return Err(usage(anyhow!(
-                "the `{}` provider is not available in this version of wright yet. Use an OpenAI-compatible endpoint: \
-                 wright run \"…\" --provider openai --base-url http://127.0.0.1:8080/v1 (llama.cpp server, Ollama at :11434/v1, vLLM), \
-                 or set OPENAI_API_KEY for OpenAI.",
-                other.as_str()
-            )));
-        }
-    };
-
+    let wire = providers::Wire { stream, call_timeout, data_dir: &data_dir, env: &env_var };
+    let (primary, model) = providers::build(provider_kind, model, base_url, &wire).await?;
+    let label = format!("{}:{model}", provider_kind.as_str());
+    let provider = providers::chain((primary, model.clone(), label), &file.fallback, &wire).await?;
+    let mut pricing = Pricing::builtin();
+    if let Some(path) = args.prices.as_ref().or(file.prices_file.as_ref()) {
+        let text = std::fs::read_to_string(path).map_err(|e| usage(anyhow!("price table {}: {e}", path.display())))?;
+        pricing.extend(Pricing::parse(&text).map_err(|e| usage(anyhow!("price table {}: {e}", path.display())))?);
+    }
+    pricing.extend(file.pricing.clone());
     let build_id = new_build_id();
     let ws_path = args.workspace.unwrap_or_else(|| data_dir.join("builds").join(&build_id));
     let defaults = WorkspaceLimits::default();
@@ -326,7 +314,9 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         temperature: args.temperature.or(file.temperature),
         max_tokens: None,
         retry,
-        pricing: file.pricing,
+        pricing,
+        max_cost_usd: args.max_cost.or(file.max_cost),
+        fix_model: args.fix_model.or(file.fix_model.clone()),
     };
     let report = run_build(req, BuildDeps { provider, registry: Arc::new(builtin_registry()), ctx }).await;
     drop(scratch);
@@ -350,7 +340,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
             eprintln!("wright: the AI provider could not be used: {e}");
             3
         }
-        BuildEnd::VerificationFailed | BuildEnd::TimedOut(_) | BuildEnd::Cancelled => 1,
+        BuildEnd::VerificationFailed | BuildEnd::TimedOut(_) | BuildEnd::Cancelled | BuildEnd::BudgetSpent(_) => 1,
     })
 }
 

@@ -185,7 +185,7 @@ impl HumanSink {
                 (vec![], None)
             }
             EventKind::Error { .. } => (vec![], None),
-            EventKind::Complete { success, files, fix_attempts, duration_ms, iterations } => {
+            EventKind::Complete { success, files, fix_attempts, duration_ms, iterations, .. } => {
                 let mut v = vec![String::new()];
                 if !files.is_empty() {
                     v.push(format!("{} ({}):", self.t("Files", "Arquivos"), files.len()));

@@ -67,22 +67,91 @@ pub struct TestError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
-    Phase { phase: Phase, iteration: u32, message: String },
-    Status { message: String, level: Level },
-    ToolCall { id: String, name: String, arguments: serde_json::Value },
-    ToolResult { id: String, name: String, ok: bool, summary: String },
-    FileWritten { path: String, bytes: u64, created: bool },
-    FileDeleted { path: String },
-    CommandStarted { command: String, args: Vec<String> },
-    CommandOutput { stream: Stream, chunk: String },
-    CommandFinished { exit_code: Option<i32>, duration_ms: u64, timed_out: bool },
-    TestsFinished { passed: u32, failed: u32, total: u32, errors: Vec<TestError> },
-    ErrorDetected { iteration: u32, kind: String, error: String },
-    ErrorFixed { iteration: u32 },
-    Learning { note_id: String, trigger: String, lesson: String },
-    Usage { input_tokens: u64, output_tokens: u64, cached_tokens: u64, cost_usd: f64 },
-    Complete { success: bool, files: Vec<String>, iterations: u32, fix_attempts: u32, duration_ms: u64 },
-    Error { message: String },
+    Phase {
+        phase: Phase,
+        iteration: u32,
+        message: String,
+    },
+    Status {
+        message: String,
+        level: Level,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: serde_json::Value,
+    },
+    ToolResult {
+        id: String,
+        name: String,
+        ok: bool,
+        summary: String,
+    },
+    FileWritten {
+        path: String,
+        bytes: u64,
+        created: bool,
+    },
+    FileDeleted {
+        path: String,
+    },
+    CommandStarted {
+        command: String,
+        args: Vec<String>,
+    },
+    CommandOutput {
+        stream: Stream,
+        chunk: String,
+    },
+    CommandFinished {
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        timed_out: bool,
+    },
+    TestsFinished {
+        passed: u32,
+        failed: u32,
+        total: u32,
+        errors: Vec<TestError>,
+    },
+    ErrorDetected {
+        iteration: u32,
+        kind: String,
+        error: String,
+    },
+    ErrorFixed {
+        iteration: u32,
+    },
+    Learning {
+        note_id: String,
+        trigger: String,
+        lesson: String,
+    },
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+        cached_tokens: u64,
+        cost_usd: f64,
+    },
+    Complete {
+        success: bool,
+        files: Vec<String>,
+        iterations: u32,
+        fix_attempts: u32,
+        duration_ms: u64,
+        /// Totals over the whole build (beyond the contract's fields; readers ignore unknowns).
+        #[serde(default)]
+        input_tokens: u64,
+        #[serde(default)]
+        output_tokens: u64,
+        #[serde(default)]
+        cached_tokens: u64,
+        #[serde(default)]
+        cost_usd: f64,
+    },
+    Error {
+        message: String,
+    },
 }
 
 impl EventKind {
@@ -272,7 +341,17 @@ mod tests {
         for h in handles {
             h.join().unwrap();
         }
-        em.emit(EventKind::Complete { success: true, files: vec![], iterations: 1, fix_attempts: 0, duration_ms: 1 });
+        em.emit(EventKind::Complete {
+            success: true,
+            files: vec![],
+            iterations: 1,
+            fix_attempts: 0,
+            duration_ms: 1,
+            input_tokens: 0,
+            output_tokens: 0,
+            cached_tokens: 0,
+            cost_usd: 0.0,
+        });
         em.status(Level::Info, "after complete");
         let evs = sink.events();
         assert_eq!(evs.len(), 1001);

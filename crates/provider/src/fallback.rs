@@ -205,7 +205,8 @@ mod tests {
 
     #[test]
     fn breaker_opens_after_threshold_within_window_and_probes_after_cooldown() {
-        let cfg = BreakerConfig { failure_threshold: 3, window: Duration::from_secs(10), cooldown: Duration::from_secs(5) };
+        let cfg =
+            BreakerConfig { failure_threshold: 3, window: Duration::from_secs(10), cooldown: Duration::from_secs(5) };
         let b = CircuitBreaker::new(cfg);
         let t0 = Instant::now();
         b.record_failure(t0);
@@ -226,17 +227,41 @@ mod tests {
     }
 
     fn link(label: &str, p: &ScriptedProvider, model: Option<&str>, cfg: BreakerConfig) -> Link {
-        Link { label: label.into(), provider: Arc::new(p.clone()), model: model.map(str::to_string), breaker: Arc::new(CircuitBreaker::new(cfg)) }
+        Link {
+            label: label.into(),
+            provider: Arc::new(p.clone()),
+            model: model.map(str::to_string),
+            breaker: Arc::new(CircuitBreaker::new(cfg)),
+        }
     }
 
     #[tokio::test]
     async fn failures_open_the_breaker_and_calls_fall_back() {
-        let primary = ScriptedProvider::new(vec![]).with_fallback(ScriptStep::Fail(ProviderError::Transient("HTTP 500".into())));
+        let primary =
+            ScriptedProvider::new(vec![]).with_fallback(ScriptStep::Fail(ProviderError::Transient("HTTP 500".into())));
         let backup = ScriptedProvider::new(vec![]).with_fallback(ScriptStep::text("from backup"));
-        let cfg = BreakerConfig { failure_threshold: 3, window: Duration::from_secs(300), cooldown: Duration::from_secs(300) };
-        let chain = FallbackProvider::new(vec![link("primary", &primary, None, cfg), link("local", &backup, Some("small-model"), cfg)]);
-        let policy = RetryPolicy { max_retries: 4, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(2), ..RetryPolicy::default() };
-        let req = ChatRequest { model: "big-model".into(), messages: vec![Message::user("hi")], tools: vec![], temperature: None, max_tokens: None };
+        let cfg = BreakerConfig {
+            failure_threshold: 3,
+            window: Duration::from_secs(300),
+            cooldown: Duration::from_secs(300),
+        };
+        let chain = FallbackProvider::new(vec![
+            link("primary", &primary, None, cfg),
+            link("local", &backup, Some("small-model"), cfg),
+        ]);
+        let policy = RetryPolicy {
+            max_retries: 4,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(2),
+            ..RetryPolicy::default()
+        };
+        let req = ChatRequest {
+            model: "big-model".into(),
+            messages: vec![Message::user("hi")],
+            tools: vec![],
+            temperature: None,
+            max_tokens: None,
+        };
         let r = complete(&chain, &req, &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
         assert_eq!(r.content, "from backup");
         assert_eq!(primary.requests().len(), 3);
@@ -250,11 +275,14 @@ mod tests {
 
     #[tokio::test]
     async fn bad_requests_do_not_trip_the_breaker() {
-        let primary = ScriptedProvider::new(vec![]).with_fallback(ScriptStep::Fail(ProviderError::BadRequest("no".into())));
+        let primary =
+            ScriptedProvider::new(vec![]).with_fallback(ScriptStep::Fail(ProviderError::BadRequest("no".into())));
         let chain = FallbackProvider::new(vec![link("p", &primary, None, BreakerConfig::default())]);
-        let req = ChatRequest { model: "m".into(), messages: vec![], tools: vec![], temperature: None, max_tokens: None };
+        let req =
+            ChatRequest { model: "m".into(), messages: vec![], tools: vec![], temperature: None, max_tokens: None };
         for _ in 0..5 {
-            let _ = complete(&chain, &req, &RetryPolicy::default(), &CancellationToken::new(), |_| {}, |_, _, _| {}).await;
+            let _ =
+                complete(&chain, &req, &RetryPolicy::default(), &CancellationToken::new(), |_| {}, |_, _, _| {}).await;
         }
         assert_eq!(chain.links()[0].breaker.state(), BreakerState::Closed);
     }
@@ -265,10 +293,20 @@ mod tests {
             ScriptStep::Fail(ProviderError::Unreachable("refused".into())),
             ScriptStep::text("back"),
         ]);
-        let cfg = BreakerConfig { failure_threshold: 1, window: Duration::from_secs(60), cooldown: Duration::from_millis(50) };
+        let cfg = BreakerConfig {
+            failure_threshold: 1,
+            window: Duration::from_secs(60),
+            cooldown: Duration::from_millis(50),
+        };
         let chain = FallbackProvider::new(vec![link("only", &flaky, None, cfg)]);
-        let policy = RetryPolicy { max_retries: 1, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(1), ..RetryPolicy::default() };
-        let req = ChatRequest { model: "m".into(), messages: vec![], tools: vec![], temperature: None, max_tokens: None };
+        let policy = RetryPolicy {
+            max_retries: 1,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(1),
+            ..RetryPolicy::default()
+        };
+        let req =
+            ChatRequest { model: "m".into(), messages: vec![], tools: vec![], temperature: None, max_tokens: None };
         let r = complete(&chain, &req, &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
         assert_eq!(r.content, "back");
         assert_eq!(chain.links()[0].breaker.state(), BreakerState::Closed);

@@ -181,7 +181,12 @@ mod tests {
     #[tokio::test]
     async fn a_rate_limit_storm_delays_but_does_not_fail() {
         let mut steps: Vec<ScriptStep> = (0..25)
-            .map(|_| ScriptStep::Fail(ProviderError::RateLimited { retry_after: Some(Duration::from_millis(1)), message: "429".into() }))
+            .map(|_| {
+                ScriptStep::Fail(ProviderError::RateLimited {
+                    retry_after: Some(Duration::from_millis(1)),
+                    message: "429".into(),
+                })
+            })
             .collect();
         steps.push(ScriptStep::Reply(ChatResponse { content: "finally".into(), ..Default::default() }));
         let p = ScriptedProvider::new(steps);
@@ -189,7 +194,10 @@ mod tests {
         assert_eq!(r.content, "finally");
         assert_eq!(p.requests().len(), 26);
         // …but the build's cancel (its timeout) still ends the wait.
-        let p = ScriptedProvider::new(vec![]).with_fallback(ScriptStep::Fail(ProviderError::RateLimited { retry_after: Some(Duration::from_millis(5)), message: "429".into() }));
+        let p = ScriptedProvider::new(vec![]).with_fallback(ScriptStep::Fail(ProviderError::RateLimited {
+            retry_after: Some(Duration::from_millis(5)),
+            message: "429".into(),
+        }));
         let cancel = CancellationToken::new();
         let c2 = cancel.clone();
         tokio::spawn(async move {

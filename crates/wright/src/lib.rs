@@ -31,6 +31,8 @@
 //!         max_tokens: None,
 //!         retry: provider::RetryPolicy::default(),
 //!         pricing: Default::default(),
+//!         max_cost_usd: None,
+//!         fix_model: None,
 //!     },
 //!     agent::BuildDeps { provider: Arc::new(model), registry: Arc::new(tools::builtin_registry()), ctx },
 //! )

@@ -1,0 +1,123 @@
+//! Building the provider a run talks to: one wire, or a fallback chain of several.
+
+use crate::config::ProviderKind;
+use crate::{Exit, local};
+use anyhow::anyhow;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use wright_provider::Provider;
+use wright_provider::anthropic::{AnthropicConfig, AnthropicProvider};
+use wright_provider::fallback::{BreakerConfig, CircuitBreaker, FallbackProvider, Link};
+use wright_provider::gemini::{GeminiConfig, GeminiProvider};
+use wright_provider::openai::{OpenAiConfig, OpenAiProvider};
+
+/// Settings shared by every provider of a run.
+pub struct Wire<'a> {
+    pub stream: bool,
+    pub call_timeout: Duration,
+    pub data_dir: &'a Path,
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+fn key(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    env(name).filter(|k| !k.trim().is_empty())
+}
+
+/// One provider and the model id to use with it.
+pub async fn build(
+    kind: ProviderKind,
+    model: Option<String>,
+    base_url: Option<String>,
+    wire: &Wire<'_>,
+) -> Result<(Arc<dyn Provider>, String), Exit> {
+    let unusable = |e: wright_provider::ProviderError| Exit(3, e.into());
+    Ok(match kind {
+        ProviderKind::OpenAi => {
+            let base = base_url.unwrap_or_else(|| "https://api.openai.com/v1".into());
+            let api_key = key(wire.env, "OPENAI_API_KEY");
+            if api_key.is_none() && base.contains("api.openai.com") {
+                return Err(Exit(
+                    3,
+                    anyhow!(
+                        "OPENAI_API_KEY is not set. Set it, or point --base-url at an OpenAI-compatible server (llama.cpp, Ollama, vLLM) that needs no key."
+                    ),
+                ));
+            }
+            let p = OpenAiProvider::new(OpenAiConfig {
+                base_url: base,
+                api_key,
+                stream: wire.stream,
+                call_timeout: wire.call_timeout,
+            })
+            .map_err(unusable)?;
+            (Arc::new(p), model.unwrap_or_else(|| "gpt-4o-mini".into()))
+        }
+        ProviderKind::Anthropic => {
+            let api_key = key(wire.env, "ANTHROPIC_API_KEY");
+            if api_key.is_none() && base_url.is_none() {
+                return Err(Exit(3, anyhow!("ANTHROPIC_API_KEY is not set.")));
+            }
+            let cfg = AnthropicConfig {
+                base_url: base_url.unwrap_or_else(|| AnthropicConfig::default().base_url),
+                api_key,
+                stream: wire.stream,
+                call_timeout: wire.call_timeout,
+                ..AnthropicConfig::default()
+            };
+            (
+                Arc::new(AnthropicProvider::new(cfg).map_err(unusable)?),
+                model.unwrap_or_else(|| "claude-sonnet-4-5".into()),
+            )
+        }
+        ProviderKind::Gemini => {
+            let api_key = key(wire.env, "GEMINI_API_KEY");
+            if api_key.is_none() && base_url.is_none() {
+                return Err(Exit(3, anyhow!("GEMINI_API_KEY is not set.")));
+            }
+            let cfg = GeminiConfig {
+                base_url: base_url.unwrap_or_else(|| GeminiConfig::default().base_url),
+                api_key,
+                stream: wire.stream,
+                call_timeout: wire.call_timeout,
+            };
+            (Arc::new(GeminiProvider::new(cfg).map_err(unusable)?), model.unwrap_or_else(|| "gemini-2.5-flash".into()))
+        }
+        ProviderKind::Local => {
+            // Progress goes to stderr, so it never mixes with `--events jsonl` on stdout.
+            let (engine, name) = local::load(model.as_deref(), wire.data_dir, true).await?;
+            (Arc::new(wright_local::LocalProvider::new(engine)), name)
+        }
+    })
+}
+
+/// Parse a fallback entry: `local`, `openai:gpt-4o-mini`, `anthropic:claude-haiku-4-5`…
+pub fn parse_entry(s: &str) -> Result<(ProviderKind, Option<String>), Exit> {
+    let (p, m) = match s.split_once(':') {
+        Some((p, m)) => (p, Some(m.trim().to_string()).filter(|m| !m.is_empty())),
+        None => (s, None),
+    };
+    let kind = ProviderKind::parse(p.trim()).map_err(|e| Exit(2, e.context(format!("fallback entry `{s}`"))))?;
+    Ok((kind, m))
+}
+
+/// The primary provider, wrapped with circuit breakers and the fallback chain when one is
+/// configured (a single provider needs no breaker: retries already cover it).
+pub async fn chain(
+    primary: (Arc<dyn Provider>, String, String),
+    fallbacks: &[String],
+    wire: &Wire<'_>,
+) -> Result<Arc<dyn Provider>, Exit> {
+    if fallbacks.is_empty() {
+        return Ok(primary.0);
+    }
+    let breaker = || Arc::new(CircuitBreaker::new(BreakerConfig::default()));
+    let mut links = vec![Link { label: primary.2, provider: primary.0, model: None, breaker: breaker() }];
+    for entry in fallbacks {
+        let (kind, model) = parse_entry(entry)?;
+        let (provider, model) = build(kind, model, None, wire).await?;
+        links.push(Link { label: entry.clone(), provider, model: Some(model), breaker: breaker() });
+    }
+    let _ = primary.1;
+    Ok(Arc::new(FallbackProvider::new(links)))
+}
