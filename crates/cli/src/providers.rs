@@ -91,14 +91,19 @@ pub async fn build(
     })
 }
 
-/// Parse a fallback entry: `local`, `openai:gpt-4o-mini`, `anthropic:claude-haiku-4-5`…
-pub fn parse_entry(s: &str) -> Result<(ProviderKind, Option<String>), Exit> {
-    let (p, m) = match s.split_once(':') {
-        Some((p, m)) => (p, Some(m.trim().to_string()).filter(|m| !m.is_empty())),
+/// A fallback entry: `local`, `openai:gpt-4o-mini`, `anthropic:claude-haiku-4-5`, or with an
+/// endpoint: `openai:qwen2.5-coder@http://127.0.0.1:8080/v1`.
+pub fn parse_entry(s: &str) -> Result<(ProviderKind, Option<String>, Option<String>), Exit> {
+    let (spec, url) = match s.split_once('@') {
+        Some((spec, url)) => (spec, Some(url.trim().to_string()).filter(|u| !u.is_empty())),
         None => (s, None),
     };
+    let (p, m) = match spec.split_once(':') {
+        Some((p, m)) => (p, Some(m.trim().to_string()).filter(|m| !m.is_empty())),
+        None => (spec, None),
+    };
     let kind = ProviderKind::parse(p.trim()).map_err(|e| Exit(2, e.context(format!("fallback entry `{s}`"))))?;
-    Ok((kind, m))
+    Ok((kind, m, url))
 }
 
 /// The primary provider, wrapped with circuit breakers and the fallback chain when one is
@@ -114,10 +119,27 @@ pub async fn chain(
     let breaker = || Arc::new(CircuitBreaker::new(BreakerConfig::default()));
     let mut links = vec![Link { label: primary.2, provider: primary.0, model: None, breaker: breaker() }];
     for entry in fallbacks {
-        let (kind, model) = parse_entry(entry)?;
-        let (provider, model) = build(kind, model, None, wire).await?;
+        let (kind, model, url) = parse_entry(entry)?;
+        let (provider, model) = build(kind, model, url, wire).await?;
         links.push(Link { label: entry.clone(), provider, model: Some(model), breaker: breaker() });
     }
     let _ = primary.1;
     Ok(Arc::new(FallbackProvider::new(links)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fallback_entries() {
+        let ok = |s: &str| parse_entry(s).ok().unwrap();
+        assert_eq!(ok("local"), (ProviderKind::Local, None, None));
+        assert_eq!(ok("openai:gpt-4o-mini"), (ProviderKind::OpenAi, Some("gpt-4o-mini".into()), None));
+        assert_eq!(
+            ok("openai:qwen2.5-coder@http://127.0.0.1:8080/v1"),
+            (ProviderKind::OpenAi, Some("qwen2.5-coder".into()), Some("http://127.0.0.1:8080/v1".into()))
+        );
+        assert!(parse_entry("bogus:x").is_err());
+    }
 }
