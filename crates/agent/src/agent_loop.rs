@@ -105,7 +105,7 @@ impl AgentLoop {
                 }
                 Err(e) => return PhaseEnd::Provider(e),
             };
-            let cost = self.pricing.cost(&self.model, response.usage);
+            let cost = self.pricing.cost(response.model.as_deref().unwrap_or(&self.model), response.usage);
             stats.usage.add(response.usage);
             stats.cost_usd += cost;
             emitter.emit(EventKind::Usage {

@@ -354,6 +354,10 @@ impl Runner<'_, '_> {
                     .map_err(|e| ProviderError::BadRequest(format!("the tool grammar was rejected: {e}")))?,
             );
         }
+        // Small models fall into loops (the same line again and again until the token limit).
+        // A repetition penalty over a short window breaks them; the grammar still keeps the
+        // output valid wherever structure forces a repeated token.
+        chain.push(LlamaSampler::penalties(self.model.n_vocab(), 32, 1.06, 0.0, 0.0));
         if job.temperature <= 0.0 {
             chain.push(LlamaSampler::greedy());
         } else {

@@ -56,6 +56,28 @@ fn type_word(t: &Value) -> String {
     }
 }
 
+/// A worked exchange shown before the real conversation when `createFile` is offered: small
+/// models copy a demonstrated pattern (real file content, then a final answer once the tool
+/// says ok) far more reliably than they follow instructions.
+fn example_exchange() -> Vec<ChatTurn> {
+    let page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n  <meta charset=\"utf-8\">\n  <title>Hello</title>\n</head>\n<body>\n  <h1>Hello!</h1>\n  <p>Welcome to my page.</p>\n</body>\n</html>\n";
+    vec![
+        ChatTurn { role: "user", content: "(Example) Make a page that says hello.".into() },
+        ChatTurn {
+            role: "assistant",
+            content: json!({"tool": "createFile", "arguments": {"path": "index.html", "content": page}}).to_string(),
+        },
+        ChatTurn {
+            role: "user",
+            content: "Result of createFile: {\"ok\":true,\"path\":\"index.html\",\"bytes\":178}".into(),
+        },
+        ChatTurn {
+            role: "assistant",
+            content: json!({"answer": "I made index.html, a page that says hello."}).to_string(),
+        },
+    ]
+}
+
 /// Turn the conversation into the model's chat, with the tool protocol folded in.
 pub fn render(messages: &[Message], tools: &[ToolSpec]) -> Vec<ChatTurn> {
     let mut out: Vec<ChatTurn> = Vec::new();
@@ -99,6 +121,12 @@ pub fn render(messages: &[Message], tools: &[ToolSpec]) -> Vec<ChatTurn> {
         }
     }
     let _ = system_done;
+    if tools.iter().any(|t| t.name == "createFile") {
+        let at = out.iter().position(|t| t.role != "system").unwrap_or(out.len());
+        for (i, turn) in example_exchange().into_iter().enumerate() {
+            out.insert(at + i, turn);
+        }
+    }
     out
 }
 
@@ -182,7 +210,7 @@ pub fn shrink(turns: &[ChatTurn], step: usize) -> Option<Vec<ChatTurn>> {
         return if changed { Some(out) } else { shrink(turns, 1) };
     }
     // Protected: leading system turn(s) and first user turn; the last `keep_tail` turns.
-    let first_user = turns.iter().position(|t| t.role == "user")?;
+    let first_user = turns.iter().position(|t| t.role == "user" && !t.content.starts_with("(Example)"))?;
     let removable_end = turns.len().checked_sub(keep_tail)?;
     if first_user + 1 >= removable_end {
         return None;
@@ -226,9 +254,12 @@ mod tests {
         assert!(
             r[0].content.starts_with("be kind") && r[0].content.contains("- createFile(path: string, content: string)")
         );
-        assert_eq!(r[2].content, "{\"tool\":\"createFile\",\"arguments\":{\"path\":\"a\",\"content\":\"b\"}}");
-        assert_eq!(r[3], ChatTurn { role: "user", content: "Result of createFile: {\"ok\":true}".into() });
-        assert_eq!(r[4].content, "{\"answer\":\"done\"}");
+        // The worked example sits between the system message and the real conversation.
+        assert!(r[1].content.starts_with("(Example)") && r[2].content.contains("<!DOCTYPE html>"));
+        assert_eq!(r[5].content, "make a page");
+        assert_eq!(r[6].content, "{\"tool\":\"createFile\",\"arguments\":{\"path\":\"a\",\"content\":\"b\"}}");
+        assert_eq!(r[7], ChatTurn { role: "user", content: "Result of createFile: {\"ok\":true}".into() });
+        assert_eq!(r[8].content, "{\"answer\":\"done\"}");
     }
 
     #[test]

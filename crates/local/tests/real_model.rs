@@ -48,7 +48,7 @@ async fn the_default_model_makes_a_tool_call_that_parses_and_runs() {
         model: DEFAULT_MODEL.name.into(),
         messages: vec![
             Message::system("You build web pages by writing files with tools."),
-            Message::user("Create the file index.html with a web page that says Hello."),
+            Message::user("Write a web page about cats in the file cats.html."),
         ],
         tools: registry.specs(),
         temperature: Some(0.0),

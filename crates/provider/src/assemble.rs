@@ -18,6 +18,7 @@ pub struct ResponseAssembler {
     calls: BTreeMap<usize, PartialCall>,
     usage: Usage,
     finish: Option<crate::FinishReason>,
+    model: Option<String>,
 }
 
 impl ResponseAssembler {
@@ -55,6 +56,7 @@ impl ResponseAssembler {
                 }
             }
             Delta::Finish(f) => self.finish = Some(f),
+            Delta::Model(m) => self.model = Some(m),
         }
     }
 
@@ -73,7 +75,13 @@ impl ResponseAssembler {
                 arguments: if c.arguments.trim().is_empty() { "{}".to_string() } else { c.arguments },
             })
             .collect();
-        ChatResponse { content: self.content, tool_calls, usage: self.usage, finish_reason: self.finish }
+        ChatResponse {
+            content: self.content,
+            tool_calls,
+            usage: self.usage,
+            finish_reason: self.finish,
+            model: self.model,
+        }
     }
 }
 

@@ -177,12 +177,19 @@ impl Provider for FallbackProvider {
             tracing::warn!(to = %link.label, "falling back to another provider");
         }
         let mut request = request;
+        let mut answered_by = None;
         if let Some(m) = &link.model {
+            if *m != request.model {
+                answered_by = Some(m.clone());
+            }
             request.model = m.clone();
         }
         let breaker = link.breaker.clone();
         let mut first = true;
-        Box::pin(link.provider.stream(request).map(move |item| {
+        let inner = link.provider.stream(request);
+        // Say which model answered so its own price is used; only once the link has answered.
+        let tail = futures::stream::iter(answered_by.map(|m| Ok(crate::Delta::Model(m))));
+        Box::pin(StreamExt::chain(inner, tail).map(move |item| {
             if first {
                 first = false;
                 match &item {
@@ -266,6 +273,7 @@ mod tests {
         assert_eq!(r.content, "from backup");
         assert_eq!(primary.requests().len(), 3);
         assert_eq!(backup.requests()[0].model, "small-model");
+        assert_eq!(r.model.as_deref(), Some("small-model"), "the answer says which model gave it");
         assert_eq!(chain.links()[0].breaker.state(), BreakerState::Open);
         // While open, the next call goes straight to the backup.
         complete(&chain, &req, &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();

@@ -142,6 +142,8 @@ pub enum Delta {
     },
     Usage(Usage),
     Finish(FinishReason),
+    /// The model that actually answered, when it differs from the request's (a fallback).
+    Model(String),
 }
 
 /// A complete answer, assembled from deltas.
@@ -151,4 +153,6 @@ pub struct ChatResponse {
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
     pub finish_reason: Option<FinishReason>,
+    /// Set when another model than the requested one answered (cost is priced by this one).
+    pub model: Option<String>,
 }
