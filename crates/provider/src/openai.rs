@@ -585,6 +585,44 @@ mod tests {
         assert!(matches!(e, ProviderError::Unreachable(_)), "{e:?}");
     }
 
+    #[tokio::test]
+    async fn a_server_that_never_answers_times_out_and_is_retried() {
+        use axum::{Router, routing::post};
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let h = hits.clone();
+        let app = Router::new().route(
+            "/v1/chat/completions",
+            post(move || {
+                h.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async {
+                    tokio::time::sleep(Duration::from_secs(30)).await;
+                    "late"
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let p = OpenAiProvider::new(OpenAiConfig {
+            base_url: format!("http://{addr}/v1"),
+            api_key: None,
+            stream: true,
+            call_timeout: Duration::from_millis(200),
+        })
+        .unwrap();
+        let policy = RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(2),
+            ..RetryPolicy::default()
+        };
+        let started = std::time::Instant::now();
+        let e = complete(&p, &req(), &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap_err();
+        assert!(matches!(e, ProviderError::Timeout(d) if d == Duration::from_millis(200)), "{e:?}");
+        assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 3, "first try plus two retries");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
     proptest::proptest! {
         #[test]
         fn chunk_parser_never_panics(s in ".*") {

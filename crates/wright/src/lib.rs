@@ -43,6 +43,7 @@
 
 pub use wright_agent as agent;
 pub use wright_events as events;
+pub use wright_local as local;
 pub use wright_provider as provider;
 pub use wright_sandbox as sandbox;
 pub use wright_testreport as testreport;
