@@ -5,11 +5,10 @@
 //! live in [`request_body`]: system text goes top-level, tool results ride inside user turns, roles
 //! must alternate, and the stable prefix (tools, then system) carries prompt-cache breakpoints.
 
+use crate::http::{SseHandler, SseStep, body_text, clip, send, sse_deltas};
 use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage};
-use eventsource_stream::Eventsource;
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use serde_json::{Map, Value, json};
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,11 +54,7 @@ struct Inner {
 
 impl AnthropicProvider {
     pub fn new(cfg: AnthropicConfig) -> Result<Self, ProviderError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("wright/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ProviderError::Config(format!("HTTP client: {e}")))?;
+        let http = crate::http::client()?;
         Ok(Self { inner: Arc::new(Inner { cfg, http }) })
     }
 }
@@ -199,95 +194,34 @@ impl Inner {
             builder = builder.header("x-api-key", key);
         }
         let timeout = self.cfg.call_timeout;
-        let resp = match tokio::time::timeout(timeout, builder.send()).await {
-            Err(_) => return Err(ProviderError::Timeout(timeout)),
-            Ok(Err(e)) => return Err(classify_reqwest(&e, &url)),
-            Ok(Ok(r)) => r,
-        };
-        let status = resp.status().as_u16();
-        if !(200..300).contains(&status) {
-            let retry_after = retry_after(resp.headers());
-            let text = tokio::time::timeout(timeout, resp.text()).await.ok().and_then(Result::ok).unwrap_or_default();
-            return Err(classify_status(status, retry_after, &text));
-        }
+        let resp = send(builder, &url, timeout, classify_status).await?;
         if !self.cfg.stream {
-            let text = match tokio::time::timeout(timeout, resp.text()).await {
-                Err(_) => return Err(ProviderError::Timeout(timeout)),
-                Ok(Err(e)) => return Err(classify_reqwest(&e, &url)),
-                Ok(Ok(t)) => t,
-            };
-            let deltas = parse_message(&text)?;
+            let deltas = parse_message(&body_text(resp, &url, timeout).await?)?;
             return Ok(Box::pin(futures::stream::iter(deltas.into_iter().map(Ok))));
         }
-        let events = resp.bytes_stream().eventsource();
-        let state =
-            SseState { events: Box::pin(events), pending: VecDeque::new(), done: false, finished: false, timeout };
-        Ok(Box::pin(futures::stream::unfold(state, next_sse_delta)))
+        Ok(sse_deltas(resp, timeout, EventReader { finished: false }))
     }
 }
 
-type EventStream = std::pin::Pin<
-    Box<
-        dyn futures::Stream<
-                Item = Result<eventsource_stream::Event, eventsource_stream::EventStreamError<reqwest::Error>>,
-            > + Send,
-    >,
->;
-
-struct SseState {
-    events: EventStream,
-    pending: VecDeque<Delta>,
-    done: bool,
+/// Reads Messages API events until `message_stop`.
+struct EventReader {
     /// Saw `message_stop` or a stop reason: a clean end, not a cut connection.
     finished: bool,
-    timeout: Duration,
 }
 
-async fn next_sse_delta(mut st: SseState) -> Option<(Result<Delta, ProviderError>, SseState)> {
-    loop {
-        if let Some(d) = st.pending.pop_front() {
-            return Some((Ok(d), st));
-        }
-        if st.done {
-            return None;
-        }
-        let next = match tokio::time::timeout(st.timeout, st.events.next()).await {
-            Err(_) => {
-                st.done = true;
-                return Some((Err(ProviderError::Timeout(st.timeout)), st));
-            }
-            Ok(n) => n,
-        };
-        match next {
-            None => {
-                st.done = true;
-                if !st.finished {
-                    // A truncated answer must not pass for a complete one; retrying is the fix.
-                    let err = ProviderError::Transient("the stream ended before message_stop".into());
-                    return Some((Err(err), st));
-                }
-            }
-            Some(Err(e)) => {
-                st.done = true;
-                return Some((Err(ProviderError::Transient(format!("stream interrupted: {e}"))), st));
-            }
-            Some(Ok(ev)) => {
-                let data = ev.data.trim();
-                if data.is_empty() {
-                    continue;
-                }
-                match parse_event_inner(data) {
-                    Ok((ds, stop)) => {
-                        st.finished |= stop || ds.iter().any(|d| matches!(d, Delta::Finish(_)));
-                        st.done |= stop;
-                        st.pending.extend(ds);
-                    }
-                    Err(e) => {
-                        st.done = true;
-                        return Some((Err(e), st));
-                    }
-                }
-            }
+impl SseHandler for EventReader {
+    fn on_data(&mut self, data: &str) -> Result<SseStep, ProviderError> {
+        let (deltas, stop) = parse_event_inner(data)?;
+        self.finished |= stop || deltas.iter().any(|d| matches!(d, Delta::Finish(_)));
+        Ok(SseStep { deltas, stop })
+    }
+
+    fn on_end(&mut self) -> Result<(), ProviderError> {
+        if self.finished {
+            Ok(())
+        } else {
+            // A truncated answer must not pass for a complete one; retrying is the fix.
+            Err(ProviderError::Transient("the stream ended before message_stop".into()))
         }
     }
 }
@@ -436,11 +370,6 @@ fn finish_reason(r: &str) -> FinishReason {
     }
 }
 
-fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let raw = h.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
-    crate::openai::parse_retry_after(raw, chrono::Utc::now())
-}
-
 /// `(error.type, error.message)` of an error object; the message falls back to the raw text.
 fn error_parts(err: &Value, raw: &str) -> (String, String) {
     let kind = err.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -499,35 +428,4 @@ fn classify_stream_error(err: &Value) -> ProviderError {
         // overloaded_error, api_error, timeout_error and anything new: the server's trouble.
         _ => ProviderError::Transient(format!("error inside the response: {msg}")),
     }
-}
-
-fn classify_reqwest(e: &reqwest::Error, url: &str) -> ProviderError {
-    if e.is_timeout() {
-        ProviderError::Timeout(Duration::ZERO)
-    } else if e.is_connect() {
-        ProviderError::Unreachable(format!("{url}: {}", root_cause(e)))
-    } else if e.is_builder() {
-        ProviderError::Config(format!("bad endpoint URL {url}: {e}"))
-    } else {
-        ProviderError::Transient(format!("{url}: {}", root_cause(e)))
-    }
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur: &(dyn std::error::Error + 'static) = e;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    cur.to_string()
-}
-
-fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }

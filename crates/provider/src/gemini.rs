@@ -12,9 +12,9 @@
 //!   history that drops it. [`ToolCall`] has no field for it, so the provider remembers signatures
 //!   per call and puts them back when that call is replayed; see [`THOUGHT_SIGNATURE_SKIP`].
 
+use crate::http::{SseHandler, SseStep, body_text, clip, send, sse_deltas};
 use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Provider, ProviderError, Role, ToolCall, Usage};
-use eventsource_stream::Eventsource;
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -63,11 +63,7 @@ struct Inner {
 
 impl GeminiProvider {
     pub fn new(cfg: GeminiConfig) -> Result<Self, ProviderError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("wright/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ProviderError::Config(format!("HTTP client: {e}")))?;
+        let http = crate::http::client()?;
         Ok(Self { inner: Arc::new(Inner { cfg, http, memory: Mutex::new(CallMemory::default()) }) })
     }
 }
@@ -500,100 +496,35 @@ impl Inner {
             builder = builder.header("x-goog-api-key", key);
         }
         let timeout = self.cfg.call_timeout;
-        let resp = match tokio::time::timeout(timeout, builder.send()).await {
-            Err(_) => return Err(ProviderError::Timeout(timeout)),
-            Ok(Err(e)) => return Err(classify_reqwest(&e, &url)),
-            Ok(Ok(r)) => r,
-        };
-        let status = resp.status().as_u16();
-        if !(200..300).contains(&status) {
-            let retry_after = retry_after_header(resp.headers());
-            let text = tokio::time::timeout(timeout, resp.text()).await.ok().and_then(Result::ok).unwrap_or_default();
-            return Err(classify_status(status, retry_after, &text));
-        }
+        let resp = send(builder, &url, timeout, classify_status).await?;
         if !self.cfg.stream {
-            let text = match tokio::time::timeout(timeout, resp.text()).await {
-                Err(_) => return Err(ProviderError::Timeout(timeout)),
-                Ok(Err(e)) => return Err(classify_reqwest(&e, &url)),
-                Ok(Ok(t)) => t,
-            };
+            let text = body_text(resp, &url, timeout).await?;
             let mut parser = ResponseParser::new();
             let deltas = parser.parse_body(&text)?;
             self.memory().remember(parser.take_memos());
             return Ok(Box::pin(futures::stream::iter(deltas.into_iter().map(Ok))));
         }
-        let events = resp.bytes_stream().eventsource();
-        let state = SseState {
-            events: Box::pin(events),
-            pending: VecDeque::new(),
-            done: false,
-            timeout,
-            parser: ResponseParser::new(),
-            inner: self.clone(),
-        };
-        Ok(Box::pin(futures::stream::unfold(state, next_sse_delta)))
+        Ok(sse_deltas(resp, timeout, ChunkReader { parser: ResponseParser::new(), inner: self.clone() }))
     }
 }
 
-type EventStream = std::pin::Pin<
-    Box<
-        dyn futures::Stream<
-                Item = Result<eventsource_stream::Event, eventsource_stream::EventStreamError<reqwest::Error>>,
-            > + Send,
-    >,
->;
-
-struct SseState {
-    events: EventStream,
-    pending: VecDeque<Delta>,
-    done: bool,
-    timeout: Duration,
+/// Reads `GenerateContentResponse` chunks; Gemini ends a stream by closing it (no sentinel).
+struct ChunkReader {
     parser: ResponseParser,
     inner: Arc<Inner>,
 }
 
-async fn next_sse_delta(mut st: SseState) -> Option<(Result<Delta, ProviderError>, SseState)> {
-    loop {
-        if let Some(d) = st.pending.pop_front() {
-            return Some((Ok(d), st));
+impl SseHandler for ChunkReader {
+    fn on_data(&mut self, data: &str) -> Result<SseStep, ProviderError> {
+        if data == "[DONE]" {
+            return Ok(SseStep { deltas: Vec::new(), stop: false });
         }
-        if st.done {
-            return None;
+        let deltas = self.parser.parse_chunk(data)?;
+        let memos = self.parser.take_memos();
+        if !memos.is_empty() {
+            self.inner.memory().remember(memos);
         }
-        let next = match tokio::time::timeout(st.timeout, st.events.next()).await {
-            Err(_) => {
-                st.done = true;
-                return Some((Err(ProviderError::Timeout(st.timeout)), st));
-            }
-            Ok(n) => n,
-        };
-        match next {
-            // Gemini ends the stream by closing it; there is no `[DONE]` sentinel.
-            None => st.done = true,
-            Some(Err(e)) => {
-                st.done = true;
-                return Some((Err(ProviderError::Transient(format!("stream interrupted: {e}"))), st));
-            }
-            Some(Ok(ev)) => {
-                let data = ev.data.trim();
-                if data.is_empty() || data == "[DONE]" {
-                    continue;
-                }
-                match st.parser.parse_chunk(data) {
-                    Ok(ds) => {
-                        st.pending.extend(ds);
-                        let memos = st.parser.take_memos();
-                        if !memos.is_empty() {
-                            st.inner.memory().remember(memos);
-                        }
-                    }
-                    Err(e) => {
-                        st.done = true;
-                        return Some((Err(e), st));
-                    }
-                }
-            }
-        }
+        Ok(SseStep { deltas, stop: false })
     }
 }
 
@@ -747,12 +678,6 @@ fn parse_usage(u: &Value) -> Usage {
 
 // ---------------------------------------------------------------------------------------------
 // Errors
-
-fn retry_after_header(h: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let raw = h.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
-    crate::openai::parse_retry_after(raw, chrono::Utc::now())
-}
-
 /// The parts of a Google API error body (`{"error": {code, message, status, details}}`) that
 /// decide what to do. Some endpoints wrap it in a one-element array.
 struct GoogleError {
@@ -835,37 +760,6 @@ fn classify_error_value(err: &Value) -> ProviderError {
             }
         }
     }
-}
-
-fn classify_reqwest(e: &reqwest::Error, url: &str) -> ProviderError {
-    if e.is_timeout() {
-        ProviderError::Timeout(Duration::ZERO)
-    } else if e.is_connect() {
-        ProviderError::Unreachable(format!("{url}: {}", root_cause(e)))
-    } else if e.is_builder() {
-        ProviderError::Config(format!("bad endpoint URL {url}: {e}"))
-    } else {
-        ProviderError::Transient(format!("{url}: {}", root_cause(e)))
-    }
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur: &(dyn std::error::Error + 'static) = e;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    cur.to_string()
-}
-
-fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 #[cfg(test)]

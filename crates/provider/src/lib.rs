@@ -10,6 +10,7 @@ mod assemble;
 mod error;
 pub mod fallback;
 pub mod gemini;
+mod http;
 pub mod openai;
 mod retry;
 pub mod scripted;

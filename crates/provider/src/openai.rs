@@ -3,11 +3,11 @@
 //! One request builder, two readers: a JSON body (non-streaming) and SSE (`stream: true` with
 //! `stream_options.include_usage`). Both produce the same [`Delta`]s.
 
+pub use crate::http::parse_retry_after;
+use crate::http::{SseHandler, SseStep, body_text, clip, send, sse_deltas};
 use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage};
-use eventsource_stream::Eventsource;
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use serde_json::{Value, json};
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,11 +47,7 @@ struct Inner {
 
 impl OpenAiProvider {
     pub fn new(cfg: OpenAiConfig) -> Result<Self, ProviderError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("wright/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ProviderError::Config(format!("HTTP client: {e}")))?;
+        let http = crate::http::client()?;
         Ok(Self { inner: Arc::new(Inner { cfg, http }) })
     }
 }
@@ -121,88 +117,24 @@ impl Inner {
             builder = builder.bearer_auth(key);
         }
         let timeout = self.cfg.call_timeout;
-        let resp = match tokio::time::timeout(timeout, builder.send()).await {
-            Err(_) => return Err(ProviderError::Timeout(timeout)),
-            Ok(Err(e)) => return Err(classify_reqwest(&e, &url)),
-            Ok(Ok(r)) => r,
-        };
-        let status = resp.status().as_u16();
-        if !(200..300).contains(&status) {
-            let retry_after = retry_after(resp.headers());
-            let text = tokio::time::timeout(timeout, resp.text()).await.ok().and_then(Result::ok).unwrap_or_default();
-            return Err(classify_status(status, retry_after, &text));
-        }
+        let resp = send(builder, &url, timeout, classify_status).await?;
         if !self.cfg.stream {
-            let text = match tokio::time::timeout(timeout, resp.text()).await {
-                Err(_) => return Err(ProviderError::Timeout(timeout)),
-                Ok(Err(e)) => return Err(classify_reqwest(&e, &url)),
-                Ok(Ok(t)) => t,
-            };
-            let deltas = parse_completion(&text)?;
+            let deltas = parse_completion(&body_text(resp, &url, timeout).await?)?;
             return Ok(Box::pin(futures::stream::iter(deltas.into_iter().map(Ok))));
         }
-        let events = resp.bytes_stream().eventsource();
-        let state = SseState { events: Box::pin(events), pending: VecDeque::new(), done: false, timeout };
-        Ok(Box::pin(futures::stream::unfold(state, next_sse_delta)))
+        Ok(sse_deltas(resp, timeout, ChunkReader))
     }
 }
 
-type EventStream = std::pin::Pin<
-    Box<
-        dyn futures::Stream<
-                Item = Result<eventsource_stream::Event, eventsource_stream::EventStreamError<reqwest::Error>>,
-            > + Send,
-    >,
->;
+/// Reads `chat.completion.chunk` events until `[DONE]`.
+struct ChunkReader;
 
-struct SseState {
-    events: EventStream,
-    pending: VecDeque<Delta>,
-    done: bool,
-    timeout: Duration,
-}
-
-async fn next_sse_delta(mut st: SseState) -> Option<(Result<Delta, ProviderError>, SseState)> {
-    loop {
-        if let Some(d) = st.pending.pop_front() {
-            return Some((Ok(d), st));
+impl SseHandler for ChunkReader {
+    fn on_data(&mut self, data: &str) -> Result<SseStep, ProviderError> {
+        if data == "[DONE]" {
+            return Ok(SseStep { deltas: Vec::new(), stop: true });
         }
-        if st.done {
-            return None;
-        }
-        let next = match tokio::time::timeout(st.timeout, st.events.next()).await {
-            Err(_) => {
-                st.done = true;
-                return Some((Err(ProviderError::Timeout(st.timeout)), st));
-            }
-            Ok(n) => n,
-        };
-        match next {
-            None => {
-                st.done = true;
-            }
-            Some(Err(e)) => {
-                st.done = true;
-                return Some((Err(ProviderError::Transient(format!("stream interrupted: {e}"))), st));
-            }
-            Some(Ok(ev)) => {
-                let data = ev.data.trim();
-                if data.is_empty() {
-                    continue;
-                }
-                if data == "[DONE]" {
-                    st.done = true;
-                    continue;
-                }
-                match parse_chunk(data) {
-                    Ok(ds) => st.pending.extend(ds),
-                    Err(e) => {
-                        st.done = true;
-                        return Some((Err(e), st));
-                    }
-                }
-            }
-        }
+        Ok(SseStep { deltas: parse_chunk(data)?, stop: false })
     }
 }
 
@@ -295,24 +227,6 @@ fn parse_usage(u: &Value) -> Usage {
     }
 }
 
-fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
-    if let Some(ms) = h.get("retry-after-ms").and_then(|v| v.to_str().ok()).and_then(|s| s.trim().parse::<f64>().ok()) {
-        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
-    }
-    let raw = h.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
-    parse_retry_after(raw, chrono::Utc::now())
-}
-
-/// `Retry-After` is either delta-seconds or an HTTP date.
-pub fn parse_retry_after(raw: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
-    if let Ok(secs) = raw.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
-    }
-    let when = chrono::DateTime::parse_from_rfc2822(raw).ok()?;
-    let delta = when.with_timezone(&chrono::Utc) - now;
-    Some(delta.to_std().unwrap_or(Duration::ZERO))
-}
-
 fn error_message(body: &str) -> (String, String) {
     let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     let err = v.get("error").unwrap_or(&v);
@@ -364,41 +278,11 @@ fn classify_stream_error(err: &Value) -> ProviderError {
     }
 }
 
-fn classify_reqwest(e: &reqwest::Error, url: &str) -> ProviderError {
-    if e.is_timeout() {
-        ProviderError::Timeout(Duration::ZERO)
-    } else if e.is_connect() {
-        ProviderError::Unreachable(format!("{url}: {}", root_cause(e)))
-    } else if e.is_builder() {
-        ProviderError::Config(format!("bad endpoint URL {url}: {e}"))
-    } else {
-        ProviderError::Transient(format!("{url}: {}", root_cause(e)))
-    }
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur: &(dyn std::error::Error + 'static) = e;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    cur.to_string()
-}
-
-fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{RetryPolicy, ToolSpec, complete};
+    use futures::StreamExt;
     use tokio_util::sync::CancellationToken;
 
     #[test]
