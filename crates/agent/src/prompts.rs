@@ -123,7 +123,7 @@ impl Lang {
 pub fn narrate(lang: Lang, key: Narration) -> String {
     use Narration::*;
     match (lang, key) {
-        (Lang::En, Planning(t)) => format!("Planning {} project.", t.with_article_en()),
+        (Lang::En, Planning(t)) => format!("Planning {}.", t.with_article_en()),
         (Lang::Pt, Planning(t)) => format!("Planejando {}.", t.name_pt()),
         (Lang::En, Generating) => "Writing the project.".into(),
         (Lang::Pt, Generating) => "Escrevendo o projeto.".into(),

@@ -63,10 +63,7 @@ impl HumanSink {
         let thinking = || Some(self.t("The AI is thinking…", "A IA está pensando…").to_string());
         match &e.kind {
             EventKind::Phase { phase, iteration, message } => match phase {
-                Phase::Planning => (
-                    vec![format!("📋 {} {}", self.t("Planning your project:", "Planejando seu projeto:"), message)],
-                    None,
-                ),
+                Phase::Planning => (vec![format!("📋 {message}")], None),
                 Phase::Generating => {
                     (vec![format!("✍️  {}", self.t("Writing the code…", "Escrevendo o código…"))], thinking())
                 }

@@ -295,10 +295,21 @@ async fn usage_errors_exit_2() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn human_mode_narrates_in_plain_words_in_english_and_portuguese() {
     for (lang, expect) in [
-        ("en", ["Writing the code", "Tests: 0 passed, 2 failed", "Fixing what went wrong (1/3)", "Fixed!", "Done!"]),
+        (
+            "en",
+            [
+                "📋 Planning an interactive web app.",
+                "Writing the code",
+                "Tests: 0 passed, 2 failed",
+                "Fixing what went wrong (1/3)",
+                "Fixed!",
+                "Done!",
+            ],
+        ),
         (
             "pt",
             [
+                "📋 Planejando um app web interativo.",
                 "Escrevendo o código",
                 "Testes: 0 passaram, 2 falharam",
                 "Corrigindo o que deu errado (1/3)",
