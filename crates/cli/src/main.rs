@@ -247,7 +247,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     checks.extend(args.checks);
 
     let data_dir = args.data_dir.or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
-    let wire = providers::Wire { stream, call_timeout, data_dir: &data_dir, env: &env_var };
+    let wire = providers::Wire { stream, call_timeout, data_dir: &data_dir, env: &env_var, local: Default::default() };
     let (primary, model) = providers::build(provider_kind, model, base_url, &wire).await?;
     let label = format!("{}:{model}", provider_kind.as_str());
     let provider = providers::chain((primary, model.clone(), label), &file.fallback, &wire).await?;

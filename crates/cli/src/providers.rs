@@ -18,6 +18,9 @@ pub struct Wire<'a> {
     pub call_timeout: Duration,
     pub data_dir: &'a Path,
     pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// The offline model once loaded: llama.cpp's backend is process-wide, so `local` as both
+    /// primary and fallback must share one engine.
+    pub local: std::sync::Mutex<Option<(Arc<wright_local::LocalEngine>, String)>>,
 }
 
 fn key(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Option<String> {
@@ -84,8 +87,18 @@ pub async fn build(
             (Arc::new(GeminiProvider::new(cfg).map_err(unusable)?), model.unwrap_or_else(|| "gemini-2.5-flash".into()))
         }
         ProviderKind::Local => {
-            // Progress goes to stderr, so it never mixes with `--events jsonl` on stdout.
-            let (engine, name) = local::load(model.as_deref(), wire.data_dir, true).await?;
+            let loaded = wire.local.lock().ok().and_then(|l| l.clone());
+            let (engine, name) = match loaded {
+                Some(pair) => pair,
+                None => {
+                    // Progress goes to stderr, so it never mixes with `--events jsonl` on stdout.
+                    let pair = local::load(model.as_deref(), wire.data_dir, true).await?;
+                    if let Ok(mut l) = wire.local.lock() {
+                        *l = Some(pair.clone());
+                    }
+                    pair
+                }
+            };
             (Arc::new(wright_local::LocalProvider::new(engine)), name)
         }
     })
