@@ -239,8 +239,8 @@ mod tests {
     #[tokio::test]
     async fn a_repeating_model_is_warned_then_stopped() {
         let same = ScriptStep::calls(&[("readFile", json!({"path": "missing.txt"}))]);
-        let (_d, l, sink, p) = setup(vec![]);
-        let _ = p; // the fallback repeats forever
+        let (_d, l, sink, _) = setup(vec![]);
+        // The fallback step repeats forever.
         let l = AgentLoop { provider: Arc::new(ScriptedProvider::new(vec![]).with_fallback(same)), ..l };
         let mut msgs = vec![Message::user("u")];
         let mut stats = LoopStats::default();

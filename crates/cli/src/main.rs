@@ -221,7 +221,7 @@ fn env_var(k: &str) -> Option<String> {
 }
 
 async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
-    let (file, _file_path) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
+    let (file, _) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
     if args.prompt.trim().is_empty() {
         return Err(usage(anyhow!("the prompt is empty; say what to build, e.g. wright run \"a counter app\"")));
     }
@@ -250,7 +250,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let wire = providers::Wire { stream, call_timeout, data_dir: &data_dir, env: &env_var, local: Default::default() };
     let (primary, model) = providers::build(provider_kind, model, base_url, &wire).await?;
     let label = format!("{}:{model}", provider_kind.as_str());
-    let provider = providers::chain((primary, model.clone(), label), &file.fallback, &wire).await?;
+    let provider = providers::chain(primary, label, &file.fallback, &wire).await?;
     let mut pricing = Pricing::builtin();
     if let Some(path) = args.prices.as_ref().or(file.prices_file.as_ref()) {
         let text = std::fs::read_to_string(path).map_err(|e| usage(anyhow!("price table {}: {e}", path.display())))?;

@@ -122,21 +122,21 @@ pub fn parse_entry(s: &str) -> Result<(ProviderKind, Option<String>, Option<Stri
 /// The primary provider, wrapped with circuit breakers and the fallback chain when one is
 /// configured (a single provider needs no breaker: retries already cover it).
 pub async fn chain(
-    primary: (Arc<dyn Provider>, String, String),
+    primary: Arc<dyn Provider>,
+    label: String,
     fallbacks: &[String],
     wire: &Wire<'_>,
 ) -> Result<Arc<dyn Provider>, Exit> {
     if fallbacks.is_empty() {
-        return Ok(primary.0);
+        return Ok(primary);
     }
     let breaker = || Arc::new(CircuitBreaker::new(BreakerConfig::default()));
-    let mut links = vec![Link { label: primary.2, provider: primary.0, model: None, breaker: breaker() }];
+    let mut links = vec![Link { label, provider: primary, model: None, breaker: breaker() }];
     for entry in fallbacks {
         let (kind, model, url) = parse_entry(entry)?;
         let (provider, model) = build(kind, model, url, wire).await?;
         links.push(Link { label: entry.clone(), provider, model: Some(model), breaker: breaker() });
     }
-    let _ = primary.1;
     Ok(Arc::new(FallbackProvider::new(links)))
 }
 

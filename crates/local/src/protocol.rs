@@ -82,7 +82,6 @@ fn example_exchange() -> Vec<ChatTurn> {
 pub fn render(messages: &[Message], tools: &[ToolSpec]) -> Vec<ChatTurn> {
     let mut out: Vec<ChatTurn> = Vec::new();
     let instructions = if tools.is_empty() { String::new() } else { tool_instructions(tools) };
-    let mut system_done = false;
     for m in messages {
         let text = m.content.clone().unwrap_or_default();
         match m.role {
@@ -113,14 +112,10 @@ pub fn render(messages: &[Message], tools: &[ToolSpec]) -> Vec<ChatTurn> {
     }
     if !instructions.is_empty() {
         match out.iter_mut().find(|t| t.role == "system") {
-            Some(s) => {
-                s.content.push_str(&instructions);
-                system_done = true;
-            }
+            Some(s) => s.content.push_str(&instructions),
             None => out.insert(0, ChatTurn { role: "system", content: instructions.trim_start().to_string() }),
         }
     }
-    let _ = system_done;
     if tools.iter().any(|t| t.name == "createFile") {
         let at = out.iter().position(|t| t.role != "system").unwrap_or(out.len());
         for (i, turn) in example_exchange().into_iter().enumerate() {
