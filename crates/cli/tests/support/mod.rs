@@ -11,6 +11,8 @@
 
 #![allow(dead_code)]
 
+pub mod counter;
+
 use axum::{
     Router,
     extract::State,
