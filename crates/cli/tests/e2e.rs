@@ -23,51 +23,12 @@ fn last_user_message(req: &Value) -> String {
 }
 
 async fn counter_build(extra: &[&str]) {
-    let mock = MockLlm::start(vec![
-        write_counter_app(),
-        Turn::text("I made a counter app."),
-        Turn::calls(&[("readFile", json!({"path": "counter.js"}))]),
-        Turn::calls(&[
-            ("updateFile", json!({"path": "counter.js", "content": COUNTER_FIXED})),
-            ("runTests", json!({})),
-        ]),
-        Turn::text("Fixed: the + button now adds one."),
-    ])
-    .await;
+    let mock = MockLlm::start(counter_turns()).await;
     let run = wright(&mock.base_url, "make a counter app with a + button", extra).await;
-    assert_eq!(run.code, 0, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
-    assert_contract(&run);
-    assert_eq!(
-        run.phases(),
-        vec!["PLANNING:0", "GENERATING:0", "VERIFYING:0", "FIXING:1", "VERIFYING:1", "PUBLISHED:1"]
-    );
-
-    // wright's own verification ran the real tests: red first, then green.
-    let tests = run.of_type("tests_finished");
-    assert_eq!(tests[0]["failed"], 2);
-    assert_eq!(tests[0]["passed"], 0);
-    assert_eq!(tests[0]["errors"][0]["test"], "the + button adds one");
-    assert!(tests[0]["errors"][0]["location"].as_str().unwrap().contains("counter.test.js"));
-    assert_eq!(tests.last().unwrap()["passed"], 2);
-    assert_eq!(tests.last().unwrap()["failed"], 0);
-    assert_eq!(run.of_type("error_detected")[0]["kind"], "test_failure");
-    assert_eq!(run.of_type("error_fixed").len(), 1);
-    assert_eq!(run.of_type("file_written").len(), 7);
-    assert!(run.of_type("status").iter().any(|e| e["message"] == "Creating your counter app..."));
+    assert_counter_run(&run);
     assert!(
         run.of_type("usage").iter().all(|e| e["input_tokens"].as_u64().unwrap() > 1000 && e["cached_tokens"] == 512)
     );
-
-    let complete = run.of_type("complete")[0];
-    assert_eq!(complete["success"], true);
-    assert_eq!(complete["fix_attempts"], 1);
-    assert_eq!(complete["iterations"], 5);
-    let files: Vec<&str> = complete["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
-    assert_eq!(
-        files,
-        vec!["app.js", "counter.js", "index.html", "package.json", "styles.css", "tests/counter.test.js"]
-    );
-    assert_eq!(std::fs::read_to_string(run.workspace().join("counter.js")).unwrap(), COUNTER_FIXED);
 
     // The failure went back to the model as a user message naming the failing test.
     let reqs = mock.requests();

@@ -1,6 +1,7 @@
 //! The counter app both end-to-end suites build: a buggy `increment`, its node:test tests
 //! (red), and the fix (green).
 
+use super::{Run, Turn, assert_contract};
 use serde_json::{Value, json};
 
 pub const PACKAGE_JSON: &str = r#"{ "name": "counter", "version": "1.0.0", "scripts": { "test": "node --test" } }"#;
@@ -21,4 +22,57 @@ pub fn counter_app_calls() -> Vec<(&'static str, Value)> {
         ("createFile", json!({"path": "styles.css", "content": "body { font-family: sans-serif; }\n"})),
         ("createFile", json!({"path": "app.js", "content": APP_JS})),
     ]
+}
+
+/// Write a buggy counter, say done, then (after wright's verification fails) read, fix, re-test.
+pub fn counter_turns() -> Vec<Turn> {
+    vec![
+        Turn::calls(&counter_app_calls()),
+        Turn::text("I made a counter app."),
+        Turn::calls(&[("readFile", json!({"path": "counter.js"}))]),
+        Turn::calls(&[
+            ("updateFile", json!({"path": "counter.js", "content": COUNTER_FIXED})),
+            ("runTests", json!({})),
+        ]),
+        Turn::text("Fixed: the + button now adds one."),
+    ]
+}
+
+/// The event stream of the counter build, whatever the wire: red, one fix, green.
+pub fn assert_counter_run(run: &Run) {
+    assert_eq!(run.code, 0, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
+    assert_contract(run);
+    assert_eq!(
+        run.phases(),
+        vec!["PLANNING:0", "GENERATING:0", "VERIFYING:0", "FIXING:1", "VERIFYING:1", "PUBLISHED:1"]
+    );
+    let tests = run.of_type("tests_finished");
+    assert_eq!(tests[0]["failed"], 2);
+    assert_eq!(tests[0]["passed"], 0);
+    assert_eq!(tests[0]["errors"][0]["test"], "the + button adds one");
+    assert!(tests[0]["errors"][0]["location"].as_str().unwrap().contains("counter.test.js"));
+    assert_eq!(tests.last().unwrap()["passed"], 2);
+    assert_eq!(tests.last().unwrap()["failed"], 0);
+    assert_eq!(run.of_type("error_detected").len(), 1);
+    assert_eq!(run.of_type("error_detected")[0]["kind"], "test_failure");
+    assert_eq!(run.of_type("error_fixed").len(), 1);
+    assert_eq!(run.of_type("file_written").len(), 7);
+    let calls: Vec<&str> = run.of_type("tool_call").iter().map(|e| e["name"].as_str().unwrap()).collect();
+    let mut expected: Vec<&str> = counter_app_calls().iter().map(|(n, _)| *n).collect();
+    expected.extend(["readFile", "updateFile", "runTests"]);
+    assert_eq!(calls, expected);
+    assert!(run.of_type("tool_result").iter().all(|e| e["ok"] == true), "{:?}", run.of_type("tool_result"));
+    assert!(run.of_type("status").iter().any(|e| e["message"] == "Creating your counter app..."));
+    assert!(run.of_type("status").iter().any(|e| e["message"] == "I made a counter app."));
+
+    let complete = run.of_type("complete")[0];
+    assert_eq!(complete["success"], true);
+    assert_eq!(complete["fix_attempts"], 1);
+    assert_eq!(complete["iterations"], 5);
+    let files: Vec<&str> = complete["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert_eq!(
+        files,
+        vec!["app.js", "counter.js", "index.html", "package.json", "styles.css", "tests/counter.test.js"]
+    );
+    assert_eq!(std::fs::read_to_string(run.workspace().join("counter.js")).unwrap(), COUNTER_FIXED);
 }
