@@ -226,6 +226,22 @@ impl SseHandler for EventReader {
     }
 }
 
+/// A text or `tool_use` content block as a delta (other block types are skipped).
+fn block_delta(index: usize, block: &Value, arguments: String) -> Option<Delta> {
+    match block.get("type").and_then(Value::as_str) {
+        Some("text") => {
+            block.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()).map(|t| Delta::Text(t.to_string()))
+        }
+        Some("tool_use") => Some(Delta::ToolCall {
+            index,
+            id: block.get("id").and_then(Value::as_str).map(str::to_string),
+            name: block.get("name").and_then(Value::as_str).map(str::to_string),
+            arguments,
+        }),
+        _ => None,
+    }
+}
+
 /// Parse the `data` of one streamed event (`message_start`, `content_block_delta`, …).
 ///
 /// Tool-call pieces carry the content block `index`, so a text block at 0 and parallel
@@ -253,21 +269,8 @@ fn parse_event_inner(data: &str) -> Result<(Vec<Delta>, bool), ProviderError> {
         }
         "content_block_start" => {
             let block = v.get("content_block").unwrap_or(&Value::Null);
-            match block.get("type").and_then(Value::as_str) {
-                Some("text") => {
-                    if let Some(t) = block.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-                        out.push(Delta::Text(t.to_string()));
-                    }
-                }
-                // `input` is always `{}` here; the arguments arrive as `input_json_delta` pieces.
-                Some("tool_use") => out.push(Delta::ToolCall {
-                    index,
-                    id: block.get("id").and_then(Value::as_str).map(str::to_string),
-                    name: block.get("name").and_then(Value::as_str).map(str::to_string),
-                    arguments: String::new(),
-                }),
-                _ => {}
-            }
+            // `input` is always `{}` here; the arguments arrive as `input_json_delta` pieces.
+            out.extend(block_delta(index, block, String::new()));
         }
         "content_block_delta" => {
             let delta = v.get("delta").unwrap_or(&Value::Null);
@@ -320,20 +323,8 @@ pub fn parse_message(text: &str) -> Result<Vec<Delta>, ProviderError> {
         .ok_or_else(|| ProviderError::Protocol(format!("response has no content: {}", clip(text, 200))))?;
     let mut out = Vec::new();
     for (index, block) in content.iter().enumerate() {
-        match block.get("type").and_then(Value::as_str) {
-            Some("text") => {
-                if let Some(t) = block.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-                    out.push(Delta::Text(t.to_string()));
-                }
-            }
-            Some("tool_use") => out.push(Delta::ToolCall {
-                index,
-                id: block.get("id").and_then(Value::as_str).map(str::to_string),
-                name: block.get("name").and_then(Value::as_str).map(str::to_string),
-                arguments: block.get("input").filter(|i| !i.is_null()).map(Value::to_string).unwrap_or_default(),
-            }),
-            _ => {}
-        }
+        let arguments = block.get("input").filter(|i| !i.is_null()).map(Value::to_string).unwrap_or_default();
+        out.extend(block_delta(index, block, arguments));
     }
     if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
         out.push(Delta::Usage(parse_usage(u)));
