@@ -35,8 +35,6 @@ impl Failure {
 #[derive(Debug, Clone, Default)]
 pub struct Verification {
     pub failures: Vec<Failure>,
-    /// What was checked, for the report.
-    pub checked: Vec<String>,
 }
 
 impl Verification {
@@ -53,7 +51,6 @@ pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], it
 
     // 1. The project's tests.
     let run = run_tests(ctx, None).await;
-    v.checked.push(format!("tests: {}", run.summary()));
     let has_code =
         files.iter().any(|f| f.ends_with(".js") || f.ends_with(".mjs") || f.ends_with(".py") || f.ends_with(".ts"));
     let tests_required = template.requires_tests() || (template == Template::Auto && has_code);
@@ -103,11 +100,6 @@ pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], it
     if let Some(entry) = entry {
         match wright_webcheck::check_site(ctx.workspace.root(), &entry) {
             Ok(report) => {
-                v.checked.push(format!(
-                    "web page: {} page(s), {} problem(s)",
-                    report.pages.len(),
-                    report.problems.len()
-                ));
                 if !report.ok() {
                     let mut d = String::new();
                     for p in &report.problems {
@@ -136,7 +128,7 @@ pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], it
     for check in checks {
         let args = vec!["-c".to_string(), check.clone()];
         match run_logged(ctx, "sh", &args, &[], ctx.exec.command_timeout).await {
-            Ok(o) if o.success() => v.checked.push(format!("check `{check}`: ok")),
+            Ok(o) if o.success() => {}
             Ok(o) => {
                 let how = if o.timed_out {
                     "timed out".to_string()
@@ -144,7 +136,6 @@ pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], it
                     format!("exited with code {}", o.exit_code.map_or("none".into(), |c| c.to_string()))
                 };
                 let out = format!("{}{}", o.stdout.render(), o.stderr.render());
-                v.checked.push(format!("check `{check}`: {how}"));
                 v.failures.push(Failure {
                     kind: "check_failed".into(),
                     summary: format!("`{check}` {how}"),

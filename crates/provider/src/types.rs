@@ -63,12 +63,6 @@ impl Message {
             name: Some(name.into()),
         }
     }
-    /// Rough size in tokens (4 bytes per token), for budgets that need no tokenizer.
-    pub fn approx_tokens(&self) -> usize {
-        let text = self.content.as_deref().map_or(0, str::len);
-        let calls: usize = self.tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum();
-        (text + calls) / 4 + 4
-    }
 }
 
 /// A tool the model may call; `parameters` is a JSON Schema object.

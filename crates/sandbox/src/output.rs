@@ -62,19 +62,6 @@ impl CappedOutput {
             )
         }
     }
-
-    /// Just the last `n` bytes of what was kept, for short summaries.
-    pub fn tail_text(&self, n: usize) -> String {
-        let all = self.render();
-        if all.len() <= n {
-            return all;
-        }
-        let mut start = all.len() - n;
-        while !all.is_char_boundary(start) {
-            start += 1;
-        }
-        format!("…{}", &all[start..])
-    }
 }
 
 #[cfg(test)]

@@ -130,9 +130,6 @@ impl ProcessRunner {
     pub fn new(isolation: Box<dyn Isolation>) -> Self {
         Self { isolation }
     }
-    pub fn isolation_name(&self) -> &str {
-        self.isolation.name()
-    }
 }
 
 /// Kill every process in the group. The group outlives its leader, so this also reaps helpers
