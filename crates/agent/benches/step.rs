@@ -46,6 +46,7 @@ fn main() {
             max_turns: steps + 10,
             pricing: Default::default(),
             max_cost_usd: None,
+            journal: None,
         };
         let mut msgs = vec![Message::system("s".repeat(4000)), Message::user("build a counter")];
         let mut stats = Default::default();

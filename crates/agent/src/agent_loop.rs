@@ -2,6 +2,7 @@
 //! answers without calls or a limit is reached.
 
 use crate::build::Pricing;
+use crate::journal::Journal;
 use crate::stuck::{Stuck, StuckDetector};
 use std::sync::Arc;
 use wright_events::{EventKind, Level};
@@ -44,6 +45,8 @@ pub struct AgentLoop {
     pub pricing: Pricing,
     /// Stop once the build's model calls have cost this much (USD).
     pub max_cost_usd: Option<f64>,
+    /// Where the conversation and usage are recorded, when the build has a store.
+    pub journal: Option<Arc<Journal>>,
 }
 
 const STUCK_NOTICE: &str = "You seem to be repeating yourself: you";
@@ -61,6 +64,9 @@ impl AgentLoop {
             }
             if turns >= self.max_turns {
                 return PhaseEnd::MaxTurns;
+            }
+            if let Some(j) = &self.journal {
+                j.sync(messages, None).await;
             }
             let request = ChatRequest {
                 model: self.model.clone(),
@@ -105,7 +111,12 @@ impl AgentLoop {
                 }
                 Err(e) => return PhaseEnd::Provider(e),
             };
-            let cost = self.pricing.cost(response.model.as_deref().unwrap_or(&self.model), response.usage);
+            let answered_by = response.model.clone().unwrap_or_else(|| self.model.clone());
+            let cost = self.pricing.cost(&answered_by, response.usage);
+            let call_usage = (response.usage, cost);
+            if let Some(j) = &self.journal {
+                j.usage(&answered_by, response.usage, cost).await;
+            }
             stats.usage.add(response.usage);
             stats.cost_usd += cost;
             emitter.emit(EventKind::Usage {
@@ -120,6 +131,7 @@ impl AgentLoop {
                         (!response.content.is_empty()).then_some(response.content),
                         vec![],
                     ));
+                    self.record(messages, call_usage).await;
                     return PhaseEnd::BudgetSpent(stats.cost_usd);
                 }
             }
@@ -129,10 +141,12 @@ impl AgentLoop {
             }
             if response.tool_calls.is_empty() {
                 messages.push(Message::assistant(response.content));
+                self.record(messages, call_usage).await;
                 return PhaseEnd::Finished(text);
             }
             let content = (!response.content.is_empty()).then_some(response.content);
             messages.push(Message::assistant_calls(content, response.tool_calls.clone()));
+            self.record(messages, call_usage).await;
             let mut verdict = Stuck::No;
             for call in &response.tool_calls {
                 let outcome = self.registry.dispatch(call, &self.ctx).await;
@@ -165,6 +179,14 @@ impl AgentLoop {
                     return PhaseEnd::Stuck(reason);
                 }
             }
+        }
+    }
+}
+
+impl AgentLoop {
+    async fn record(&self, messages: &[Message], usage: (Usage, f64)) {
+        if let Some(j) = &self.journal {
+            j.sync(messages, Some(usage)).await;
         }
     }
 }
@@ -213,6 +235,7 @@ mod tests {
             max_turns: 10,
             pricing: Pricing::default(),
             max_cost_usd: None,
+            journal: None,
         };
         (dir, l, sink, provider)
     }

@@ -1,14 +1,18 @@
 //! The build state machine.
 
 use crate::agent_loop::{AgentLoop, LoopStats, PhaseEnd};
+use crate::diagnose::diagnose;
+use crate::journal::Journal;
 use crate::prompts::{self, Lang, Narration, Template};
 use crate::verify::{Failure, verify};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use wright_events::{EventKind, Level, Phase};
-use wright_provider::{Message, Provider, ProviderError, RetryPolicy, Usage};
+use wright_memory::{LessonInput, Query};
+use wright_provider::{ChatRequest, Message, Provider, ProviderError, RetryPolicy, Role, Usage, complete};
+use wright_store::{Attempt, AttemptError, BuildFinish, BuildStatus, NewBuild, Note, Store, Tokens};
 use wright_tools::{Registry, ToolContext};
 
 /// Price of a model per million tokens, in USD.
@@ -82,6 +86,39 @@ pub struct BuildRequest {
     pub max_cost_usd: Option<f64>,
     /// A different (cheaper) model for fix attempts; the generation model when `None`.
     pub fix_model: Option<String>,
+    /// Tokens of learning notes the prompt may carry (`--note-budget`); 0 turns notes off.
+    pub note_budget: u32,
+    /// The model that writes a lesson after a successful fix; the fix model when `None`.
+    pub note_model: Option<String>,
+    /// The build this one continues (`wright run --continue`).
+    pub parent: Option<String>,
+    /// That build's conversation, which this one carries on.
+    pub history: Vec<Message>,
+}
+
+impl Default for BuildRequest {
+    fn default() -> Self {
+        Self {
+            prompt: String::new(),
+            template: Template::Auto,
+            lang: Lang::En,
+            checks: Vec::new(),
+            max_fix_attempts: 3,
+            max_turns: 100,
+            timeout: Duration::from_secs(600),
+            model: String::new(),
+            temperature: None,
+            max_tokens: None,
+            retry: RetryPolicy::default(),
+            pricing: Pricing::default(),
+            max_cost_usd: None,
+            fix_model: None,
+            note_budget: wright_memory::DEFAULT_NOTE_BUDGET,
+            note_model: None,
+            parent: None,
+            history: Vec::new(),
+        }
+    }
 }
 
 /// The parts a build runs on. `ctx.cancel` is the caller's stop button (Ctrl-C).
@@ -89,6 +126,11 @@ pub struct BuildDeps {
     pub provider: Arc<dyn Provider>,
     pub registry: Arc<Registry>,
     pub ctx: ToolContext,
+    /// Where the build, its conversation, the notes and the statistics live. Without one the
+    /// build runs with no memory: no notes in, no lesson out, no record.
+    pub store: Option<Arc<dyn Store>>,
+    /// Which provider and model, for the record (`openai:gpt-4o-mini`).
+    pub provider_label: String,
 }
 
 /// How a build ended.
@@ -105,6 +147,20 @@ pub enum BuildEnd {
     BudgetSpent(f64),
 }
 
+impl BuildEnd {
+    /// The stored `end_reason` of a build that did not publish.
+    pub fn reason(&self) -> Option<&'static str> {
+        match self {
+            Self::Published => None,
+            Self::VerificationFailed => Some("verification_failed"),
+            Self::ProviderUnusable(_) => Some("provider_unusable"),
+            Self::TimedOut(_) => Some("timed_out"),
+            Self::Cancelled => Some("cancelled"),
+            Self::BudgetSpent(_) => Some("budget_spent"),
+        }
+    }
+}
+
 /// The outcome of a build, for the caller's exit code and summary.
 #[derive(Debug, Clone)]
 pub struct BuildReport {
@@ -116,6 +172,12 @@ pub struct BuildReport {
     pub usage: Usage,
     pub cost_usd: f64,
     pub duration: Duration,
+    /// Ids of the learning notes the build's prompts carried.
+    pub notes_applied: Vec<String>,
+    /// The note this build taught (new or reinforced).
+    pub learned: Option<Note>,
+    /// A readable account of what was tried (Markdown).
+    pub report: String,
 }
 
 impl BuildReport {
@@ -124,7 +186,19 @@ impl BuildReport {
     }
 }
 
-/// Run one build to its end. Always emits `complete` last, whatever happens.
+/// What a build has done so far, for its record and report.
+#[derive(Default)]
+struct Progress {
+    stats: LoopStats,
+    fix_attempts: u32,
+    applied: Vec<Note>,
+    errors: Vec<AttemptError>,
+    log: Vec<String>,
+    learned: Option<(Note, bool)>,
+}
+
+/// Run one build to its end. Always emits `complete` last, whatever happens; with a store,
+/// the build's record is final before `complete` is emitted.
 pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     let started = Instant::now();
     let user_cancel = deps.ctx.cancel.clone();
@@ -141,7 +215,29 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     let mut ctx = deps.ctx;
     ctx.cancel = cancel.clone();
     let emitter = ctx.emitter.clone();
+    let build_id = emitter.build_id().to_string();
     let template = req.template.resolve(&req.prompt);
+    let journal = deps.store.as_ref().map(|s| Arc::new(Journal::new(s.clone(), &build_id, &deps.provider_label)));
+    if let Some(store) = &deps.store {
+        let record = NewBuild {
+            id: build_id.clone(),
+            parent_id: req.parent.clone(),
+            prompt: req.prompt.clone(),
+            template: template.as_str().to_string(),
+            lang: match req.lang {
+                Lang::En => "en",
+                Lang::Pt => "pt",
+            }
+            .to_string(),
+            provider: deps.provider_label.clone(),
+            model: req.model.clone(),
+            workspace: ctx.workspace.root().display().to_string(),
+            started_at: wright_store::now(),
+        };
+        if let Err(e) = store.create_build(&record).await {
+            tracing::warn!(build = %build_id, "build record not created: {e}");
+        }
+    }
     let agent = AgentLoop {
         provider: deps.provider,
         registry: deps.registry,
@@ -153,11 +249,11 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         max_turns: req.max_turns,
         pricing: req.pricing.clone(),
         max_cost_usd: req.max_cost_usd,
+        journal: journal.clone(),
     };
-    let mut stats = LoopStats::default();
-    let mut fix_attempts = 0u32;
+    let mut p = Progress::default();
 
-    let end = drive(&req, template, &agent, &ctx, &mut stats, &mut fix_attempts).await;
+    let end = drive(&req, template, &agent, &ctx, journal.as_deref(), &mut p).await;
     timer.abort();
     // A cancel that came from the timer is a timeout, not the user's stop.
     let end = match end {
@@ -167,50 +263,127 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
 
     let files = wright_tools::project_files(ctx.workspace.root());
     let success = end == BuildEnd::Published;
-    match &end {
-        BuildEnd::Published => emitter.emit(EventKind::Phase {
-            phase: Phase::Published,
-            iteration: fix_attempts,
-            message: prompts::narrate(req.lang, Narration::Published),
-        }),
-        other => {
-            let message = match other {
-                BuildEnd::VerificationFailed => prompts::narrate(
-                    req.lang,
-                    Narration::StillFailing(fix_attempts, ctx.workspace.root().display().to_string()),
-                ),
-                BuildEnd::ProviderUnusable(e) => prompts::narrate(req.lang, Narration::ProviderFailed(e.to_string())),
-                BuildEnd::TimedOut(t) => prompts::narrate(req.lang, Narration::TimedOut(t.as_secs())),
-                BuildEnd::Cancelled => prompts::narrate(req.lang, Narration::Stopped),
-                BuildEnd::BudgetSpent(c) => prompts::narrate(req.lang, Narration::BudgetSpent(*c)),
-                BuildEnd::Published => String::new(),
-            };
-            emitter.emit(EventKind::Phase { phase: Phase::Failed, iteration: fix_attempts, message: message.clone() });
-            emitter.emit(EventKind::Error { message });
-        }
+    let closing = match &end {
+        BuildEnd::Published => prompts::narrate(req.lang, Narration::Published),
+        BuildEnd::VerificationFailed => prompts::narrate(
+            req.lang,
+            Narration::StillFailing(p.fix_attempts, ctx.workspace.root().display().to_string()),
+        ),
+        BuildEnd::ProviderUnusable(e) => prompts::narrate(req.lang, Narration::ProviderFailed(e.to_string())),
+        BuildEnd::TimedOut(t) => prompts::narrate(req.lang, Narration::TimedOut(t.as_secs())),
+        BuildEnd::Cancelled => prompts::narrate(req.lang, Narration::Stopped),
+        BuildEnd::BudgetSpent(c) => prompts::narrate(req.lang, Narration::BudgetSpent(*c)),
+    };
+    if let Some(j) = &journal {
+        j.set_phase(if success { Phase::Published } else { Phase::Failed });
     }
+    if success {
+        emitter.emit(EventKind::Phase { phase: Phase::Published, iteration: p.fix_attempts, message: closing.clone() });
+    } else {
+        emitter.emit(EventKind::Phase { phase: Phase::Failed, iteration: p.fix_attempts, message: closing.clone() });
+        emitter.emit(EventKind::Error { message: closing.clone() });
+    }
+    p.log.push(closing);
     let duration = started.elapsed();
+    let report = render_report(&req, template, &build_id, &end, &p, &files, ctx.workspace.root());
+    if let Some(store) = &deps.store {
+        record_end(store.as_ref(), &req, template, &build_id, &end, &p, &files, &report, duration).await;
+    }
     emitter.emit(EventKind::Complete {
         success,
         files: files.clone(),
-        iterations: stats.turns,
-        fix_attempts,
+        iterations: p.stats.turns,
+        fix_attempts: p.fix_attempts,
         duration_ms: duration.as_millis() as u64,
-        input_tokens: stats.usage.input_tokens,
-        output_tokens: stats.usage.output_tokens,
-        cached_tokens: stats.usage.cached_tokens,
-        cost_usd: stats.cost_usd,
+        input_tokens: p.stats.usage.input_tokens,
+        output_tokens: p.stats.usage.output_tokens,
+        cached_tokens: p.stats.usage.cached_tokens,
+        cost_usd: p.stats.cost_usd,
     });
     BuildReport {
         end,
         template,
         files,
-        fix_attempts,
-        turns: stats.turns,
-        usage: stats.usage,
-        cost_usd: stats.cost_usd,
+        fix_attempts: p.fix_attempts,
+        turns: p.stats.turns,
+        usage: p.stats.usage,
+        cost_usd: p.stats.cost_usd,
         duration,
+        notes_applied: p.applied.iter().map(|n| n.id.clone()).collect(),
+        learned: p.learned.map(|(n, _)| n),
+        report,
     }
+}
+
+/// Note outcomes, the attempt and the build's final state, in the store.
+#[allow(clippy::too_many_arguments)]
+async fn record_end(
+    store: &dyn Store,
+    req: &BuildRequest,
+    template: Template,
+    build_id: &str,
+    end: &BuildEnd,
+    p: &Progress,
+    files: &[String],
+    report: &str,
+    duration: Duration,
+) {
+    let applied: Vec<String> = p.applied.iter().map(|n| n.id.clone()).collect();
+    // Only verdicts about the project count for a note; a cancel or an outage says nothing of it.
+    let helped = match end {
+        BuildEnd::Published => Some(true),
+        BuildEnd::VerificationFailed | BuildEnd::TimedOut(_) => Some(false),
+        _ => None,
+    };
+    if let (Some(helped), false) = (helped, applied.is_empty()) {
+        if let Err(e) = store.record_note_outcome(&applied, helped).await {
+            tracing::warn!(build = %build_id, "note outcomes not stored: {e}");
+        }
+    }
+    let tokens = Tokens {
+        input_tokens: p.stats.usage.input_tokens,
+        output_tokens: p.stats.usage.output_tokens,
+        cached_tokens: p.stats.usage.cached_tokens,
+        cost_usd: p.stats.cost_usd,
+    };
+    let attempt = Attempt {
+        id: wright_store::new_id("a"),
+        build_id: build_id.to_string(),
+        template: template.as_str().to_string(),
+        success: *end == BuildEnd::Published,
+        iterations: p.fix_attempts,
+        duration_ms: duration.as_millis() as u64,
+        notes_applied: applied,
+        errors: p.errors.clone(),
+        model: req.model.clone(),
+        tokens,
+        created_at: wright_store::now(),
+    };
+    if let Err(e) = store.record_attempt(&attempt).await {
+        tracing::warn!(build = %build_id, "attempt not stored: {e}");
+    }
+    let finish = BuildFinish {
+        status: if *end == BuildEnd::Published { BuildStatus::Published } else { BuildStatus::Failed },
+        end_reason: end.reason().map(str::to_string),
+        fix_attempts: p.fix_attempts,
+        turns: p.stats.turns,
+        tokens,
+        duration_ms: duration.as_millis() as u64,
+        files: files.to_vec(),
+        report: Some(report.to_string()),
+        finished_at: wright_store::now(),
+    };
+    if let Err(e) = store.finish_build(build_id, &finish).await {
+        tracing::warn!(build = %build_id, "build record not finished: {e}");
+    }
+}
+
+/// Emit a phase change and file later records under it.
+fn enter(ctx: &ToolContext, journal: Option<&Journal>, phase: Phase, iteration: u32, message: String) {
+    if let Some(j) = journal {
+        j.set_phase(phase);
+    }
+    ctx.emitter.emit(EventKind::Phase { phase, iteration, message });
 }
 
 /// The phases, up to (not including) the terminal one.
@@ -219,83 +392,444 @@ async fn drive(
     template: Template,
     agent: &AgentLoop,
     ctx: &ToolContext,
-    stats: &mut LoopStats,
-    fix_attempts: &mut u32,
+    journal: Option<&Journal>,
+    p: &mut Progress,
 ) -> BuildEnd {
     let emitter = &ctx.emitter;
-    emitter.emit(EventKind::Phase {
-        phase: Phase::Planning,
-        iteration: 0,
-        message: prompts::narrate(req.lang, Narration::Planning(template)),
-    });
+    enter(ctx, journal, Phase::Planning, 0, prompts::narrate(req.lang, Narration::Planning(template)));
     let existing = wright_tools::project_files(ctx.workspace.root());
+    let libraries = project_libraries(&ctx.workspace, &existing, &req.prompt);
+    if let Some(j) = journal {
+        let q = Query { prompt: &req.prompt, template: template.as_str(), libraries: &libraries, errors: "" };
+        let notes = find_notes(j, &q, req.note_budget, &[], "GENERATING").await;
+        if !notes.is_empty() {
+            emitter.status(Level::Info, lessons_narration(req.lang, notes.len()));
+            p.log.push(format!(
+                "Used {} lesson(s) from earlier builds: {}.",
+                notes.len(),
+                notes.iter().map(|n| n.id.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        p.applied = notes;
+    }
     let system = prompts::system_prompt(template, req.lang);
-    let opening = prompts::request_message(&req.prompt, &existing, &req.checks);
-    let mut messages = vec![Message::system(system.clone()), Message::user(opening)];
+    let knowledge = knowledge_of(&p.applied, req.lang);
+    let mut messages = if req.history.is_empty() {
+        vec![
+            Message::system(system.clone()),
+            Message::user(prompts::request_message_with_knowledge(
+                knowledge.as_deref(),
+                &req.prompt,
+                &existing,
+                &req.checks,
+            )),
+        ]
+    } else {
+        p.log.push(format!("Continued build {}.", req.parent.as_deref().unwrap_or("?")));
+        continuation(&req.history, &system, knowledge.as_deref(), &req.prompt, &existing, &req.checks)
+    };
 
-    emitter.emit(EventKind::Phase {
-        phase: Phase::Generating,
-        iteration: 0,
-        message: prompts::narrate(req.lang, Narration::Generating),
-    });
-    if let Some(end) = phase_end(agent.run(&mut messages, stats).await, emitter) {
+    enter(ctx, journal, Phase::Generating, 0, prompts::narrate(req.lang, Narration::Generating));
+    if let Some(end) = phase_end(agent.run(&mut messages, &mut p.stats).await, emitter) {
         return end;
     }
+    if let Some(j) = journal {
+        j.sync(&messages, None).await;
+    }
+    p.log.push(format!("Wrote the project ({} file(s)).", wright_tools::project_files(ctx.workspace.root()).len()));
 
     let fix_agent = req.fix_model.as_ref().map(|m| AgentLoop { model: m.clone(), ..agent.clone() });
     let fix_agent = fix_agent.as_ref().unwrap_or(agent);
     let mut history: Vec<String> = Vec::new();
+    // What failed first and the files at that moment: the lesson is the difference.
+    let mut before_fix: Option<(String, Snapshot)> = None;
     loop {
         if ctx.cancel.is_cancelled() {
             return BuildEnd::Cancelled;
         }
-        emitter.emit(EventKind::Phase {
-            phase: Phase::Verifying,
-            iteration: *fix_attempts,
-            message: prompts::narrate(req.lang, Narration::Verifying),
-        });
-        let v = verify(ctx, template, &req.checks, *fix_attempts).await;
+        enter(ctx, journal, Phase::Verifying, p.fix_attempts, prompts::narrate(req.lang, Narration::Verifying));
+        let v = verify(ctx, template, &req.checks, p.fix_attempts).await;
         if ctx.cancel.is_cancelled() {
             return BuildEnd::Cancelled;
         }
         if v.passed() {
-            if *fix_attempts > 0 {
-                emitter.emit(EventKind::ErrorFixed { iteration: *fix_attempts });
+            p.log.push(format!("Verification {}: passed.", p.fix_attempts + 1));
+            if p.fix_attempts > 0 {
+                emitter.emit(EventKind::ErrorFixed { iteration: p.fix_attempts });
+                for e in &mut p.errors {
+                    e.fixed = true;
+                }
+                if let (Some(j), Some((error, snapshot))) = (journal, before_fix.as_ref()) {
+                    learn(req, template, fix_agent, ctx, j, p, error, snapshot).await;
+                }
             }
             return BuildEnd::Published;
         }
-        if *fix_attempts >= req.max_fix_attempts {
+        let summary = summarize(&v.failures);
+        p.log.push(format!("Verification {}: {}.", p.fix_attempts + 1, summary));
+        for f in &v.failures {
+            p.errors.push(AttemptError {
+                iteration: p.fix_attempts,
+                kind: f.kind.clone(),
+                error: wright_tools::clip(&f.summary, 500),
+                fixed: false,
+            });
+        }
+        let details = failure_text(&v.failures);
+        if before_fix.is_none() {
+            before_fix = Some((details.clone(), snapshot(&ctx.workspace)));
+        }
+        if p.fix_attempts >= req.max_fix_attempts {
             return BuildEnd::VerificationFailed;
         }
-        *fix_attempts += 1;
-        let attempt = *fix_attempts;
-        history.push(format!("verification {}: {}", attempt, summarize(&v.failures)));
-        emitter.emit(EventKind::Phase {
-            phase: Phase::Fixing,
-            iteration: attempt,
-            message: format!("Fixing: {}", wright_tools::clip(&summarize(&v.failures), 300)),
-        });
+        p.fix_attempts += 1;
+        let attempt = p.fix_attempts;
+        history.push(format!("verification {}: {}", attempt, summary));
+        enter(ctx, journal, Phase::Fixing, attempt, format!("Fixing: {}", wright_tools::clip(&summary, 300)));
+        p.log.push(format!("Fix attempt {attempt} of {}.", req.max_fix_attempts));
+
+        let diagnoses = diagnose(&details);
+        // Lessons about these errors that the opening prompt did not carry.
+        let mut extra = Vec::new();
+        if let Some(j) = journal {
+            let mut libs = libraries.clone();
+            libs.extend(diagnoses.iter().filter_map(|d| d.library.clone()));
+            let q = Query { prompt: &req.prompt, template: template.as_str(), libraries: &libs, errors: &details };
+            let known: Vec<String> = p.applied.iter().map(|n| n.id.clone()).collect();
+            extra = find_notes(j, &q, req.note_budget, &known, "FIXING").await;
+            if !extra.is_empty() {
+                emitter.status(Level::Info, lessons_narration(req.lang, extra.len()));
+                p.log.push(format!(
+                    "Used {} more lesson(s) for this error: {}.",
+                    extra.len(),
+                    extra.iter().map(|n| n.id.as_str()).collect::<Vec<_>>().join(", ")
+                ));
+                p.applied.extend(extra.iter().cloned());
+            }
+        }
+        let diagnosis = diagnosis_block(&diagnoses);
         // The last attempt starts afresh: long failed transcripts make models worse at debugging.
         if attempt == req.max_fix_attempts && attempt > 1 {
             let files = wright_tools::project_files(ctx.workspace.root());
-            messages = vec![
-                Message::system(system.clone()),
-                Message::user(prompts::fresh_fix_message(
-                    &req.prompt,
-                    &files,
-                    &history,
-                    &v.failures,
-                    attempt,
-                    req.max_fix_attempts,
-                )),
-            ];
+            let mut opening = String::new();
+            if let Some(k) = knowledge_of(&p.applied, req.lang) {
+                opening.push_str(&k);
+                opening.push('\n');
+            }
+            opening.push_str(&prompts::fresh_fix_message(
+                &req.prompt,
+                &files,
+                &history,
+                &v.failures,
+                attempt,
+                req.max_fix_attempts,
+            ));
+            opening.push_str(&diagnosis);
+            if let Some(j) = journal {
+                j.restart();
+            }
+            messages = vec![Message::system(system.clone()), Message::user(opening)];
         } else {
-            messages.push(Message::user(prompts::fix_message(&v.failures, attempt, req.max_fix_attempts)));
+            let mut m = prompts::fix_message(&v.failures, attempt, req.max_fix_attempts);
+            m.push_str(&diagnosis);
+            if let Some(k) = knowledge_of(&extra, req.lang) {
+                m.push('\n');
+                m.push_str(&k);
+            }
+            messages.push(Message::user(m));
         }
-        if let Some(end) = phase_end(fix_agent.run(&mut messages, stats).await, emitter) {
+        let end = phase_end(fix_agent.run(&mut messages, &mut p.stats).await, emitter);
+        if let Some(j) = journal {
+            j.sync(&messages, None).await;
+        }
+        if let Some(end) = end {
             return end;
         }
     }
+}
+
+/// Retrieve notes for `q` not in `skip`, and record that the build uses them.
+async fn find_notes(j: &Journal, q: &Query<'_>, budget: u32, skip: &[String], phase: &str) -> Vec<Note> {
+    let notes = match wright_memory::retrieve(j.store().as_ref(), q, budget).await {
+        Ok(n) => n.into_iter().filter(|n| !skip.contains(&n.id)).collect::<Vec<_>>(),
+        Err(e) => {
+            tracing::warn!("learning notes not available: {e}");
+            return Vec::new();
+        }
+    };
+    if !notes.is_empty() {
+        let ids: Vec<String> = notes.iter().map(|n| n.id.clone()).collect();
+        if let Err(e) = j.store().record_note_uses(j.build_id(), &ids, phase).await {
+            tracing::warn!("note uses not stored: {e}");
+        }
+    }
+    notes
+}
+
+fn knowledge_of(notes: &[Note], lang: Lang) -> Option<String> {
+    let lines: Vec<String> = notes.iter().map(wright_memory::lesson_line).collect();
+    prompts::knowledge_block(&lines, lang)
+}
+
+fn lessons_narration(lang: Lang, n: usize) -> String {
+    match lang {
+        Lang::En => format!("Using {n} lesson(s) learned in earlier builds."),
+        Lang::Pt => format!("Usando {n} lição(ões) aprendida(s) em construções anteriores."),
+    }
+}
+
+/// The LEARNING phase: ask the note model for the lesson of this fix and keep it.
+#[allow(clippy::too_many_arguments)]
+async fn learn(
+    req: &BuildRequest,
+    template: Template,
+    agent: &AgentLoop,
+    ctx: &ToolContext,
+    journal: &Journal,
+    p: &mut Progress,
+    error: &str,
+    before: &Snapshot,
+) {
+    if req.max_cost_usd.is_some_and(|max| p.stats.cost_usd >= max) {
+        return;
+    }
+    let message = match req.lang {
+        Lang::En => "Learning a lesson from this fix for future builds.",
+        Lang::Pt => "Aprendendo uma lição com esta correção para as próximas construções.",
+    };
+    enter(ctx, Some(journal), Phase::Learning, p.fix_attempts, message.into());
+    let fix = diff(before, &snapshot(&ctx.workspace), 6000);
+    let model = req.note_model.clone().unwrap_or_else(|| agent.model.clone());
+    let request = ChatRequest {
+        model: model.clone(),
+        messages: wright_memory::extraction_messages(&LessonInput {
+            request: &req.prompt,
+            template: template.as_str(),
+            error,
+            fix: &fix,
+        }),
+        tools: Vec::new(),
+        temperature: Some(0.2),
+        max_tokens: Some(700),
+    };
+    let emitter = &ctx.emitter;
+    let answer = complete(agent.provider.as_ref(), &request, &agent.retry, &ctx.cancel, |_| {}, |_, _, _| {}).await;
+    p.stats.turns += 1;
+    let response = match answer {
+        Ok(r) => r,
+        Err(e) => {
+            emitter.status(Level::Warning, format!("No lesson was learned this time: the note model failed ({e})."));
+            return;
+        }
+    };
+    let answered_by = response.model.clone().unwrap_or(model);
+    let cost = agent.pricing.cost(&answered_by, response.usage);
+    p.stats.usage.add(response.usage);
+    p.stats.cost_usd += cost;
+    journal.usage(&answered_by, response.usage, cost).await;
+    emitter.emit(EventKind::Usage {
+        input_tokens: response.usage.input_tokens,
+        output_tokens: response.usage.output_tokens,
+        cached_tokens: response.usage.cached_tokens,
+        cost_usd: cost,
+    });
+    let draft = match wright_memory::parse_lesson(&response.content) {
+        Ok(d) => d,
+        Err(e) => {
+            emitter.status(Level::Warning, format!("No lesson was learned this time: {e}."));
+            return;
+        }
+    };
+    match wright_memory::remember(journal.store().as_ref(), draft, journal.build_id(), error, &fix).await {
+        Ok(learned) => {
+            emitter.emit(EventKind::Learning {
+                note_id: learned.note.id.clone(),
+                trigger: learned.note.trigger.clone(),
+                lesson: learned.note.lesson.clone(),
+            });
+            p.log.push(format!(
+                "{} note {}: {}",
+                if learned.reinforced { "Reinforced" } else { "Learned" },
+                learned.note.id,
+                learned.note.lesson
+            ));
+            p.learned = Some((learned.note, learned.reinforced));
+        }
+        Err(e) => emitter.status(Level::Warning, format!("The lesson could not be saved: {e}.")),
+    }
+}
+
+/// A continued build: the earlier conversation (old tool output shortened) under today's
+/// system prompt, then the change request.
+fn continuation(
+    history: &[Message],
+    system: &str,
+    knowledge: Option<&str>,
+    prompt: &str,
+    files: &[String],
+    checks: &[String],
+) -> Vec<Message> {
+    let mut messages: Vec<Message> = history.to_vec();
+    match messages.first_mut() {
+        Some(m) if m.role == Role::System => m.content = Some(system.to_string()),
+        _ => messages.insert(0, Message::system(system)),
+    }
+    for m in messages.iter_mut().filter(|m| m.role == Role::Tool) {
+        if let Some(c) = m.content.as_mut().filter(|c| c.len() > 1200) {
+            *c = format!("{} […earlier output shortened]", wright_tools::clip(c, 300));
+        }
+    }
+    let mut change = String::new();
+    if let Some(k) = knowledge {
+        change.push_str(k);
+        change.push('\n');
+    }
+    change.push_str(&format!(
+        "The project above is built. Now change it as asked: {}\nRead the files you need first, change only what the request needs, and keep the tests passing (update or add tests for the change).\n",
+        prompt.trim()
+    ));
+    if !files.is_empty() {
+        change.push_str("\nThe project folder has these files:\n");
+        for f in files.iter().take(200) {
+            change.push_str(&format!("- {f}\n"));
+        }
+    }
+    if !checks.is_empty() {
+        change.push_str("\nThese acceptance commands must also succeed:\n");
+        for c in checks {
+            change.push_str(&format!("- `{c}`\n"));
+        }
+    }
+    messages.push(Message::user(change));
+    messages
+}
+
+/// Packages the project and the request name: package.json dependencies, imports in its
+/// scripts, and words of the request that are known package names there.
+fn project_libraries(ws: &wright_sandbox::Workspace, files: &[String], prompt: &str) -> Vec<String> {
+    let mut libs = Vec::new();
+    for f in files.iter().filter(|f| f.ends_with("package.json") || f.ends_with(".js") || f.ends_with(".mjs")).take(50)
+    {
+        if let Ok(bytes) = ws.read(f) {
+            libs.extend(crate::diagnose::libraries_in_source(&String::from_utf8_lossy(&bytes)));
+        }
+    }
+    libs.extend(crate::diagnose::libraries_in_source(prompt));
+    libs.sort();
+    libs.dedup();
+    libs
+}
+
+/// Every failure's detail, for diagnosis, note matching and the lesson.
+fn failure_text(failures: &[Failure]) -> String {
+    failures.iter().map(|f| format!("{}\n{}", f.summary, f.detail)).collect::<Vec<_>>().join("\n\n")
+}
+
+/// The structured reading of the errors, as a section of the fix message.
+fn diagnosis_block(diagnoses: &[crate::diagnose::Diagnosis]) -> String {
+    if diagnoses.is_empty() {
+        return String::new();
+    }
+    let mut m = String::from("\n## What wright read in the errors\n");
+    for d in diagnoses.iter().take(8) {
+        m.push_str(&format!("- {}: {}", d.kind.describe(), wright_tools::clip(&d.message, 300)));
+        match (&d.file, d.line) {
+            (Some(f), Some(l)) => m.push_str(&format!(" (in {f}, line {l})")),
+            (Some(f), None) => m.push_str(&format!(" (in {f})")),
+            _ => {}
+        }
+        if let Some(lib) = &d.library {
+            m.push_str(&format!(" [package: {lib}]"));
+        }
+        m.push('\n');
+    }
+    m
+}
+
+/// Text files of the project, by path (what a lesson's diff is made from).
+type Snapshot = BTreeMap<String, String>;
+
+fn snapshot(ws: &wright_sandbox::Workspace) -> Snapshot {
+    wright_tools::project_files(ws.root())
+        .into_iter()
+        .take(300)
+        .filter_map(|f| {
+            let bytes = ws.read(&f).ok().filter(|b| b.len() <= 100_000)?;
+            String::from_utf8(bytes).ok().map(|text| (f, text))
+        })
+        .collect()
+}
+
+/// A unified diff of what changed between two snapshots, at most `max` characters.
+fn diff(before: &Snapshot, after: &Snapshot, max: usize) -> String {
+    let empty = String::new();
+    let mut out = String::new();
+    let paths: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    for path in paths {
+        let (a, b) = (before.get(path).unwrap_or(&empty), after.get(path).unwrap_or(&empty));
+        if a == b {
+            continue;
+        }
+        out.push_str(&format!("--- a/{path}\n+++ b/{path}\n"));
+        let patch = diffy::create_patch(a, b).to_string();
+        // diffy's own header names the files "original"/"modified"; keep the hunks only.
+        out.extend(patch.lines().skip_while(|l| !l.starts_with("@@")).map(|l| format!("{l}\n")));
+    }
+    wright_tools::clip(&out, max)
+}
+
+/// The build's story in Markdown: what was asked, what happened, where the files are.
+fn render_report(
+    req: &BuildRequest,
+    template: Template,
+    build_id: &str,
+    end: &BuildEnd,
+    p: &Progress,
+    files: &[String],
+    root: &std::path::Path,
+) -> String {
+    let outcome = match end {
+        BuildEnd::Published => "PUBLISHED (verification passed)".to_string(),
+        other => format!("FAILED ({})", other.reason().unwrap_or("unknown").replace('_', " ")),
+    };
+    let mut r = format!(
+        "# Build {build_id}\n\nRequest: {}\nTemplate: {}\nModel: {}\nOutcome: {outcome}\nFix attempts: {}\nModel calls: {}, tokens in/out: {}/{}, cost: ${:.4}\n\n## What happened\n",
+        req.prompt.trim(),
+        template.as_str(),
+        req.model,
+        p.fix_attempts,
+        p.stats.turns,
+        p.stats.usage.input_tokens,
+        p.stats.usage.output_tokens,
+        p.stats.cost_usd
+    );
+    for line in &p.log {
+        r.push_str(&format!("- {line}\n"));
+    }
+    let unfixed: Vec<&AttemptError> = p.errors.iter().filter(|e| !e.fixed).collect();
+    if !unfixed.is_empty() && *end != BuildEnd::Published {
+        r.push_str("\n## Still failing\n");
+        let last = unfixed.iter().map(|e| e.iteration).max().unwrap_or(0);
+        for e in unfixed.iter().filter(|e| e.iteration == last) {
+            r.push_str(&format!("- {} ({})\n", e.error, e.kind));
+        }
+    }
+    if !p.applied.is_empty() {
+        r.push_str("\n## Lessons used\n");
+        for n in &p.applied {
+            r.push_str(&format!("- {} {}\n", n.id, wright_memory::lesson_line(n)));
+        }
+    }
+    r.push_str(&format!("\n## Files ({} in {})\n", files.len(), root.display()));
+    for f in files.iter().take(100) {
+        r.push_str(&format!("- {f}\n"));
+    }
+    if *end != BuildEnd::Published {
+        r.push_str(&format!(
+            "\n## Next steps\n- The files are kept; open them or keep working on them with `wright run --continue {build_id} \"describe what to change\"`.\n- Every step is stored: `wright builds events {build_id}`.\n"
+        ));
+    }
+    r
 }
 
 /// Map a loop phase's end to a build end when it ends the build; narrate the others.

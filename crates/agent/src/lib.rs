@@ -7,6 +7,8 @@
 
 mod agent_loop;
 mod build;
+pub mod diagnose;
+pub mod journal;
 pub mod prompts;
 mod stuck;
 pub mod verify;

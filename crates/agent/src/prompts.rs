@@ -1,5 +1,14 @@
-//! The prompts wright sends: a stable system prefix (identity, template rules, tools) first,
-//! the request and anything dynamic after it, so provider prompt caches hit on the prefix.
+//! The prompts wright sends: a stable system prefix first, the request and anything dynamic
+//! after it, so provider prompt caches hit on the prefix.
+//!
+//! The system prompt is built from per-language prompt files (`prompts/<lang>/…`): identity →
+//! constraints → tools → examples. Seed 002 puts examples before constraints; we put the worked
+//! example last, next to the request, because the tiny offline model copies the example nearest
+//! the request: with it earlier it deterministically broke the dog-walking page (a truncated
+//! attribute), with it last it builds that page and the bakery one. The fifth layer, knowledge
+//! (lessons from earlier builds), changes from build to build, so it is never part of the system
+//! prompt: it opens the first user message instead ([`knowledge_block`],
+//! [`request_message_with_knowledge`]).
 
 use crate::verify::Failure;
 
@@ -83,14 +92,6 @@ impl Template {
     pub fn requires_tests(self) -> bool {
         matches!(self, Self::Interactive | Self::Fullstack)
     }
-
-    fn rules(self) -> &'static str {
-        match self {
-            Self::Static => include_str!("../prompts/static.md"),
-            Self::Fullstack => include_str!("../prompts/fullstack.md"),
-            Self::Interactive | Self::Auto => include_str!("../prompts/interactive.md"),
-        }
-    }
 }
 
 /// Narration language.
@@ -112,9 +113,73 @@ impl Lang {
     fn instruction(self) -> &'static str {
         match self {
             Self::En => "Write every announceStatus message and your final answer in English.",
+            // The English name stays in brackets: models that follow English better still get it.
             Self::Pt => {
-                "Write every announceStatus message and your final answer in Brazilian Portuguese (code, file names and identifiers stay in English)."
+                "Escreva toda mensagem do announceStatus e a sua resposta final em português do Brasil (Brazilian Portuguese); código, nomes de arquivos e identificadores ficam em inglês."
             }
+        }
+    }
+
+    fn layers(self) -> &'static Layers {
+        match self {
+            Self::En => &EN,
+            Self::Pt => &PT,
+        }
+    }
+}
+
+/// One language's prompt files. Embedded, so a build never depends on files next to the binary.
+struct Layers {
+    identity: &'static str,
+    constraints: &'static str,
+    tools: &'static str,
+    knowledge_title: &'static str,
+    /// (examples, constraints) per concrete template.
+    static_page: (&'static str, &'static str),
+    interactive: (&'static str, &'static str),
+    fullstack: (&'static str, &'static str),
+}
+
+macro_rules! layers {
+    ($lang:literal, $knowledge_title:literal) => {
+        Layers {
+            identity: include_str!(concat!("../prompts/", $lang, "/identity.md")),
+            constraints: include_str!(concat!("../prompts/", $lang, "/constraints.md")),
+            tools: include_str!(concat!("../prompts/", $lang, "/tools.md")),
+            knowledge_title: $knowledge_title,
+            static_page: (
+                include_str!(concat!("../prompts/", $lang, "/static/examples.md")),
+                include_str!(concat!("../prompts/", $lang, "/static/constraints.md")),
+            ),
+            interactive: (
+                include_str!(concat!("../prompts/", $lang, "/interactive/examples.md")),
+                include_str!(concat!("../prompts/", $lang, "/interactive/constraints.md")),
+            ),
+            fullstack: (
+                include_str!(concat!("../prompts/", $lang, "/fullstack/examples.md")),
+                include_str!(concat!("../prompts/", $lang, "/fullstack/constraints.md")),
+            ),
+        }
+    };
+}
+
+static EN: Layers = layers!(
+    "en",
+    "# Lessons from earlier builds\nThese mistakes happened in earlier builds; avoid them where they apply:"
+);
+static PT: Layers = layers!(
+    "pt",
+    "# Lições de construções anteriores\nEstes erros aconteceram em construções anteriores; evite-os quando se aplicarem:"
+);
+
+impl Layers {
+    /// The template's (examples, constraints); `auto` that was never resolved gets the
+    /// interactive rules, the most general ones.
+    fn template(&self, template: Template) -> (&'static str, &'static str) {
+        match template {
+            Template::Static => self.static_page,
+            Template::Fullstack => self.fullstack,
+            Template::Interactive | Template::Auto => self.interactive,
         }
     }
 }
@@ -179,9 +244,67 @@ impl Template {
     }
 }
 
-/// The stable system prompt for a build.
+/// The stable system prompt for a build: identity, constraints (with the narration language),
+/// tools, examples. The same template and language always give the same string, byte for byte,
+/// so provider prompt caches hit.
 pub fn system_prompt(template: Template, lang: Lang) -> String {
-    format!("{}\n{}\n{}\n", include_str!("../prompts/identity.md"), template.rules(), lang.instruction())
+    let l = lang.layers();
+    let (examples, rules) = l.template(template);
+    let constraints = format!("{}\n{}\n{}\n", l.constraints, rules, lang.instruction());
+    [l.identity, &constraints, l.tools, examples].join("\n")
+}
+
+/// Most lessons shown, and most characters per lesson: the block opens every build's first user
+/// message, and the local engine's context is small.
+const MAX_LESSONS: usize = 8;
+const MAX_LESSON_CHARS: usize = 300;
+
+/// The knowledge layer: lessons from earlier builds as a short section for the start of the
+/// first user message (never the system prompt, which must stay cache-stable). `None` when
+/// there is nothing to say. Blank and repeated notes are dropped; long ones are shortened.
+pub fn knowledge_block(notes: &[String], lang: Lang) -> Option<String> {
+    let mut lessons: Vec<String> = Vec::new();
+    for note in notes {
+        let one_line = note.split_whitespace().collect::<Vec<_>>().join(" ");
+        if one_line.is_empty() || lessons.iter().any(|l| l.trim_end_matches('…') == one_line) {
+            continue;
+        }
+        lessons.push(clip_chars(&one_line, MAX_LESSON_CHARS));
+        if lessons.len() == MAX_LESSONS {
+            break;
+        }
+    }
+    if lessons.is_empty() {
+        return None;
+    }
+    let mut block = format!("{}\n", lang.layers().knowledge_title);
+    for l in &lessons {
+        block.push_str(&format!("- {l}\n"));
+    }
+    Some(block)
+}
+
+/// The first `max` characters of `s`, with `…` when something was cut.
+fn clip_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", s[..end].trim_end()),
+        None => s.to_string(),
+    }
+}
+
+/// The first user message with the knowledge layer (from [`knowledge_block`]) in front of the
+/// request; with no knowledge it is exactly [`request_message`].
+pub fn request_message_with_knowledge(
+    knowledge: Option<&str>,
+    prompt: &str,
+    existing_files: &[String],
+    checks: &[String],
+) -> String {
+    let request = request_message(prompt, existing_files, checks);
+    match knowledge.map(str::trim).filter(|k| !k.is_empty()) {
+        Some(k) => format!("{k}\n\n{request}"),
+        None => request,
+    }
 }
 
 /// The first user message: the request, plus what is already in the folder.
@@ -248,11 +371,116 @@ mod tests {
         assert_eq!(Template::Static.resolve("a game with a server"), Template::Static);
     }
 
+    const TEMPLATES: [Template; 4] = [Template::Static, Template::Interactive, Template::Fullstack, Template::Auto];
+    const LANGS: [Lang; 2] = [Lang::En, Lang::Pt];
+    /// ~1,500 tokens: the local engine has 8,192 tokens for the prompt, tool list, the few-shot
+    /// example, the files and the answer.
+    const MAX_SYSTEM_CHARS: usize = 6000;
+
     #[test]
     fn system_prompt_is_stable_and_localised() {
         let a = system_prompt(Template::Interactive, Lang::En);
         assert_eq!(a, system_prompt(Template::Interactive, Lang::En));
         assert!(a.contains("node --test"));
-        assert!(system_prompt(Template::Static, Lang::Pt).contains("Portuguese"));
+        assert!(system_prompt(Template::Static, Lang::Pt).contains("português do Brasil"));
+    }
+
+    #[test]
+    fn every_system_prompt_is_stable_small_and_names_the_tools() {
+        for t in TEMPLATES {
+            for l in LANGS {
+                let p = system_prompt(t, l);
+                assert_eq!(p, system_prompt(t, l), "{t:?}/{l:?} is not stable");
+                assert!(!p.trim().is_empty());
+                let chars = p.chars().count();
+                assert!(chars <= MAX_SYSTEM_CHARS, "{t:?}/{l:?} is {chars} chars");
+                for tool in ["createFile", "updateFile", "applyPatch", "runTests", "runCommand", "announceStatus"] {
+                    assert!(p.contains(tool), "{t:?}/{l:?} does not mention {tool}");
+                }
+                assert!(p.contains('❌') && p.contains('✅'), "{t:?}/{l:?} has no narration pairs");
+                assert_eq!(p.contains("Brazilian Portuguese"), l == Lang::Pt);
+            }
+        }
+        // The tiny local model gets the static prompt most; it stays well under the cap.
+        assert!(system_prompt(Template::Static, Lang::En).chars().count() <= 4500);
+        assert!(system_prompt(Template::Static, Lang::Pt).chars().count() <= 4500);
+    }
+
+    #[test]
+    fn layers_come_in_order_identity_constraints_tools_examples() {
+        for (l, heads) in [
+            (Lang::En, ["# Who you are", "# Rules", "# Tools", "# Example"]),
+            (Lang::Pt, ["# Quem você é", "# Regras", "# Ferramentas", "# Exemplo"]),
+        ] {
+            for t in TEMPLATES {
+                let p = system_prompt(t, l);
+                let at: Vec<usize> =
+                    heads.iter().map(|h| p.find(h).unwrap_or_else(|| panic!("{t:?}/{l:?} misses {h}"))).collect();
+                assert!(at.windows(2).all(|w| w[0] < w[1]), "{t:?}/{l:?} layers out of order: {at:?}");
+                // The narration language sits with the constraints, before the tools.
+                assert!(p.find(l.instruction()).is_some_and(|i| i > at[1] && i < at[2]));
+            }
+        }
+    }
+
+    #[test]
+    fn portuguese_differs_and_each_template_has_its_own_rules() {
+        for t in TEMPLATES {
+            assert_ne!(system_prompt(t, Lang::En), system_prompt(t, Lang::Pt));
+        }
+        for l in LANGS {
+            let s = system_prompt(Template::Static, l);
+            let i = system_prompt(Template::Interactive, l);
+            let f = system_prompt(Template::Fullstack, l);
+            assert!(s.contains("<!DOCTYPE html>") && s.contains("styles.css"));
+            assert!(i.contains("node --test") && i.contains("addEventListener"));
+            assert!(f.contains("process.env.PORT || 3000") && f.contains("server/server.js"));
+            assert!(f.contains("node:http") && f.contains("\"start\": \"node server/server.js\""));
+            assert_eq!(system_prompt(Template::Auto, l), i);
+            assert!(s != i && i != f);
+        }
+        assert!(system_prompt(Template::Fullstack, Lang::En).contains("dining room"));
+        assert!(system_prompt(Template::Fullstack, Lang::Pt).contains("garçom"));
+    }
+
+    #[test]
+    fn knowledge_block_renders_lessons_and_nothing_when_empty() {
+        assert_eq!(knowledge_block(&[], Lang::En), None);
+        assert_eq!(knowledge_block(&["  ".into(), "\n".into()], Lang::Pt), None);
+        let notes = vec![
+            "Guard DOM code with typeof document.".to_string(),
+            "Guard   DOM code\nwith typeof document.".to_string(),
+            "x".repeat(1000),
+        ];
+        let en = knowledge_block(&notes, Lang::En).unwrap();
+        assert!(en.starts_with("# Lessons from earlier builds\n"));
+        assert_eq!(en.matches("- Guard DOM code with typeof document.").count(), 1, "{en}");
+        assert!(en.contains(&format!("- {}…\n", "x".repeat(MAX_LESSON_CHARS))));
+        let pt = knowledge_block(&notes[..1], Lang::Pt).unwrap();
+        assert!(pt.starts_with("# Lições de construções anteriores\n"));
+        let many: Vec<String> = (0..20).map(|i| format!("lesson {i}")).collect();
+        assert_eq!(knowledge_block(&many, Lang::En).unwrap().matches("\n- ").count(), MAX_LESSONS);
+    }
+
+    #[test]
+    fn knowledge_opens_the_first_user_message_and_stays_out_of_the_system_prompt() {
+        let files = vec!["index.html".to_string()];
+        let checks = vec!["test -f index.html".to_string()];
+        let k = knowledge_block(&["Always link styles.css.".into()], Lang::En).unwrap();
+        let m = request_message_with_knowledge(Some(&k), "a bakery page", &files, &checks);
+        assert!(m.starts_with("# Lessons from earlier builds\n"), "{m}");
+        assert!(m.contains("\n- Always link styles.css.\n\nBuild this: a bakery page\n"), "{m}");
+        assert!(m.ends_with(&request_message("a bakery page", &files, &checks)));
+        assert_eq!(
+            request_message_with_knowledge(None, "a bakery page", &files, &checks),
+            request_message("a bakery page", &files, &checks)
+        );
+        assert_eq!(request_message_with_knowledge(Some(" \n"), "p", &[], &[]), request_message("p", &[], &[]));
+        for t in TEMPLATES {
+            for l in LANGS {
+                let p = system_prompt(t, l);
+                assert!(!p.contains("# Lessons from earlier builds") && !p.contains("# Lições"));
+            }
+        }
     }
 }

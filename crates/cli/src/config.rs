@@ -32,6 +32,12 @@ pub struct FileConfig {
     pub max_cost: Option<f64>,
     /// Model for fix attempts.
     pub fix_model: Option<String>,
+    /// Model that writes a lesson after a successful fix (default: the fix model).
+    pub note_model: Option<String>,
+    /// Tokens of learning notes a prompt may carry (default 800; 0 turns notes off).
+    pub note_budget: Option<u32>,
+    /// Where builds, events and notes are kept: `sqlite://PATH` (default: wright.db in the data dir).
+    pub database_url: Option<String>,
     /// Providers to fall back to when the primary keeps failing: `["openai:gpt-4o-mini", "local"]`.
     #[serde(default)]
     pub fallback: Vec<String>,

@@ -2,6 +2,8 @@
 //! fixes what fails, and shows every step.
 
 mod config;
+mod explain;
+mod history;
 mod local;
 mod providers;
 mod render;
@@ -57,6 +59,40 @@ enum Command {
         #[command(subcommand)]
         command: ModelsCommand,
     },
+    /// The lessons wright learned from its fixes: list, show, edit, deprecate, export, import.
+    Notes {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: history::NotesCommand,
+    },
+    /// Past builds: list them, show one with what was tried, replay its events.
+    Builds {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: history::BuildsCommand,
+    },
+    /// How builds are going: success rates, fix attempts, note hit rate, tokens, cost, durations.
+    Stats {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(flatten)]
+        args: history::StatsArgs,
+    },
+    /// Explain the code of a build to a beginner, with everyday analogies.
+    Explain(Box<explain::ExplainArgs>),
+}
+
+/// Where the store is.
+#[derive(clap::Args, Clone, Default)]
+pub struct DbArgs {
+    /// Database: sqlite://PATH [default: wright.db in the data dir].
+    #[arg(long, global = true, env = "WRIGHT_DATABASE_URL", value_name = "URL")]
+    pub db: Option<String>,
+    /// Data folder [default: $XDG_DATA_HOME/wright].
+    #[arg(long, global = true, env = "WRIGHT_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -152,12 +188,24 @@ struct RunArgs {
     /// In human mode, also print every command's output.
     #[arg(long, short)]
     verbose: bool,
+    /// Database for builds, events and learning notes: sqlite://PATH [default: wright.db in the data dir].
+    #[arg(long, env = "WRIGHT_DATABASE_URL", value_name = "URL")]
+    db: Option<String>,
+    /// Keep working on an earlier build (its folder and conversation): `--continue ID "make the button blue"`.
+    #[arg(long = "continue", value_name = "ID")]
+    continue_from: Option<String>,
+    /// Tokens of lessons from earlier builds the prompt may carry [default: 800]; 0 turns them off.
+    #[arg(long, value_name = "N")]
+    note_budget: Option<u32>,
+    /// Model that writes a lesson after a successful fix [default: the --fix-model, else the --model].
+    #[arg(long, value_name = "NAME")]
+    note_model: Option<String>,
 }
 
 /// A failure with its exit code: 2 for usage/configuration, 3 for an unusable provider.
-struct Exit(u8, anyhow::Error);
+pub struct Exit(pub u8, pub anyhow::Error);
 
-fn usage<E: Into<anyhow::Error>>(e: E) -> Exit {
+pub fn usage<E: Into<anyhow::Error>>(e: E) -> Exit {
     Exit(2, e.into())
 }
 
@@ -187,6 +235,19 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run(*args, cli.config).await,
             Command::Models { command } => models(command, cli.config).await,
+            Command::Notes { db, command } => match open_store(db, cli.config.as_deref()).await {
+                Ok(store) => done(history::notes(command, store.as_ref(), &mut std::io::stdout()).await),
+                Err(e) => Err(e),
+            },
+            Command::Builds { db, command } => match open_store(db, cli.config.as_deref()).await {
+                Ok(store) => done(history::builds(command, store.as_ref(), &mut std::io::stdout()).await),
+                Err(e) => Err(e),
+            },
+            Command::Stats { db, args } => match open_store(db, cli.config.as_deref()).await {
+                Ok(store) => done(history::stats(args, store.as_ref(), &mut std::io::stdout()).await),
+                Err(e) => Err(e),
+            },
+            Command::Explain(args) => explain::explain(*args, cli.config).await,
         }
     });
     match result {
@@ -216,8 +277,38 @@ async fn models(cmd: ModelsCommand, config_path: Option<PathBuf>) -> Result<u8, 
     Ok(0)
 }
 
-fn env_var(k: &str) -> Option<String> {
+/// The database URL: flag/env, then wright.toml, then `wright.db` in the data dir.
+pub fn database_url(db: Option<String>, file: &FileConfig, data_dir: &std::path::Path) -> String {
+    db.or(file.database_url.clone()).unwrap_or_else(|| format!("sqlite://{}", data_dir.join("wright.db").display()))
+}
+
+/// Open the store a command names; a store that cannot be opened is a configuration error.
+pub async fn open_store(
+    db: DbArgs,
+    config_path: Option<&std::path::Path>,
+) -> Result<Arc<dyn wright_store::Store>, Exit> {
+    let (file, _) = FileConfig::load(config_path).map_err(usage)?;
+    let data_dir = db.data_dir.or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
+    let url = database_url(db.db, &file, &data_dir);
+    wright_store::open(&url).await.map_err(|e| usage(anyhow!("database {url}: {e}")))
+}
+
+/// A history command's result as an exit code: its errors (unknown id, bad file) exit 1.
+fn done(r: anyhow::Result<()>) -> Result<u8, Exit> {
+    r.map(|_| 0).map_err(|e| Exit(1, e))
+}
+
+pub fn env_var(k: &str) -> Option<String> {
     std::env::var(k).ok()
+}
+
+fn parse_template(name: &str) -> Result<Template, Exit> {
+    Template::parse(name)
+        .ok_or_else(|| usage(anyhow!("unknown template `{name}`; use static, interactive, fullstack or auto")))
+}
+
+pub fn parse_lang(name: &str) -> Result<Lang, Exit> {
+    Lang::parse(name).ok_or_else(|| usage(anyhow!("unknown language `{name}`; use en or pt")))
 }
 
 async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
@@ -225,12 +316,34 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     if args.prompt.trim().is_empty() {
         return Err(usage(anyhow!("the prompt is empty; say what to build, e.g. wright run \"a counter app\"")));
     }
-    let template_name = args.template.or(file.template.clone()).unwrap_or_else(|| "auto".into());
-    let template = Template::parse(&template_name).ok_or_else(|| {
-        usage(anyhow!("unknown template `{template_name}`; use static, interactive, fullstack or auto"))
-    })?;
-    let lang_name = args.lang.or(file.lang.clone()).unwrap_or_else(|| "en".into());
-    let lang = Lang::parse(&lang_name).ok_or_else(|| usage(anyhow!("unknown language `{lang_name}`; use en or pt")))?;
+    // Names the user typed are checked before anything is opened or created.
+    if let Some(t) = args.template.as_ref().or(file.template.as_ref()) {
+        parse_template(t)?;
+    }
+    if let Some(l) = args.lang.as_ref().or(file.lang.as_ref()) {
+        parse_lang(l)?;
+    }
+    let data_dir = args.data_dir.clone().or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
+    let db_url = database_url(args.db.clone(), &file, &data_dir);
+    let store = wright_store::open(&db_url).await.map_err(|e| usage(anyhow!("database {db_url}: {e}")))?;
+    let parent = match &args.continue_from {
+        Some(id) => Some(
+            store
+                .resolve_build(id)
+                .await
+                .map_err(|e| usage(anyhow!("--continue {id}: {e}; see `wright builds list`")))?,
+        ),
+        None => None,
+    };
+    let template_name = args
+        .template
+        .or(parent.as_ref().map(|p| p.template.clone()))
+        .or(file.template.clone())
+        .unwrap_or_else(|| "auto".into());
+    let template = parse_template(&template_name)?;
+    let lang_name =
+        args.lang.or(file.lang.clone()).or(parent.as_ref().map(|p| p.lang.clone())).unwrap_or_else(|| "en".into());
+    let lang = parse_lang(&lang_name)?;
     let model = args.model.or(file.model.clone());
     let provider_kind =
         choose_provider(args.provider.as_deref().or(file.provider.as_deref()), model.as_deref(), &env_var)
@@ -246,11 +359,10 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let mut checks = file.checks.clone();
     checks.extend(args.checks);
 
-    let data_dir = args.data_dir.or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
     let wire = providers::Wire { stream, call_timeout, data_dir: &data_dir, env: &env_var, local: Default::default() };
     let (primary, model) = providers::build(provider_kind, model, base_url, &wire).await?;
     let label = format!("{}:{model}", provider_kind.as_str());
-    let provider = providers::chain(primary, label, &file.fallback, &wire).await?;
+    let provider = providers::chain(primary, label.clone(), &file.fallback, &wire).await?;
     let mut pricing = Pricing::builtin();
     if let Some(path) = args.prices.as_ref().or(file.prices_file.as_ref()) {
         let text = std::fs::read_to_string(path).map_err(|e| usage(anyhow!("price table {}: {e}", path.display())))?;
@@ -258,7 +370,24 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     }
     pricing.extend(file.pricing.clone());
     let build_id = new_build_id();
-    let ws_path = args.workspace.unwrap_or_else(|| data_dir.join("builds").join(&build_id));
+    let (ws_path, history) = match &parent {
+        Some(p) => {
+            if args.workspace.is_some() {
+                return Err(usage(anyhow!("--continue works in the earlier build's folder; leave out --workspace")));
+            }
+            let path = PathBuf::from(&p.workspace);
+            if !path.is_dir() {
+                return Err(usage(anyhow!(
+                    "build {} had its files in {}, which no longer exists",
+                    p.id,
+                    path.display()
+                )));
+            }
+            let turns = store.turns(&p.id).await.map_err(|e| usage(anyhow!("reading build {}: {e}", p.id)))?;
+            (path, wright_agent::journal::conversation_from_turns(&turns))
+        }
+        None => (args.workspace.unwrap_or_else(|| data_dir.join("builds").join(&build_id)), Vec::new()),
+    };
     let defaults = WorkspaceLimits::default();
     let limits = WorkspaceLimits {
         max_file_bytes: file.max_file_bytes.unwrap_or(defaults.max_file_bytes),
@@ -286,11 +415,19 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let sink: Arc<dyn EventSink> = match format {
         EventsFormat::Jsonl => Arc::new(render::JsonlSink),
         EventsFormat::Human => {
-            println!("wright · {} · {} · {}", provider_kind.as_str(), model, workspace.root().display());
+            println!(
+                "wright · {} · {} · {} · build {build_id}",
+                provider_kind.as_str(),
+                model,
+                workspace.root().display()
+            );
             Arc::new(render::HumanSink::new(lang, max_fix_attempts, args.verbose, std::io::stderr().is_terminal()))
         }
     };
-    let emitter = Emitter::new(build_id.clone(), vec![sink]);
+    // The store comes first: every event is saved before anyone is shown it.
+    let persist =
+        Arc::new(wright_store::PersistSink::new(store.clone()).context("starting the event writer").map_err(usage)?);
+    let emitter = Emitter::new(build_id.clone(), vec![persist.clone(), sink]);
 
     let cancel = CancellationToken::new();
     {
@@ -323,8 +460,22 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         pricing,
         max_cost_usd: args.max_cost.or(file.max_cost),
         fix_model: args.fix_model.or(file.fix_model.clone()),
+        note_budget: args.note_budget.or(file.note_budget).unwrap_or(wright_memory_budget()),
+        note_model: args.note_model.or(file.note_model.clone()),
+        parent: parent.as_ref().map(|p| p.id.clone()),
+        history,
     };
-    let report = run_build(req, BuildDeps { provider, registry: Arc::new(builtin_registry()), ctx }).await;
+    let deps = BuildDeps {
+        provider,
+        registry: Arc::new(builtin_registry()),
+        ctx,
+        store: Some(store.clone()),
+        provider_label: label,
+    };
+    let report = run_build(req, deps).await;
+    if persist.failures() > 0 {
+        eprintln!("wright: {} event(s) could not be saved to {db_url}", persist.failures());
+    }
     drop(scratch);
     if matches!(format, EventsFormat::Human) {
         println!(
@@ -338,6 +489,9 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
             if let Some(p) = page {
                 println!("Open it in your browser: file://{}", p.display());
             }
+            println!("Change it later: wright run --continue {build_id} \"make the button blue\"");
+        } else {
+            println!("What was tried: wright builds show {build_id}");
         }
     }
     Ok(match report.end {
@@ -348,6 +502,10 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         }
         BuildEnd::VerificationFailed | BuildEnd::TimedOut(_) | BuildEnd::Cancelled | BuildEnd::BudgetSpent(_) => 1,
     })
+}
+
+fn wright_memory_budget() -> u32 {
+    wright_agent::BuildRequest::default().note_budget
 }
 
 /// Sortable, readable, unique enough: `20261121-153501-3fa2`.

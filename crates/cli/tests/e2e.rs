@@ -32,7 +32,9 @@ async fn counter_build(extra: &[&str]) {
 
     // The failure went back to the model as a user message naming the failing test.
     let reqs = mock.requests();
-    assert_eq!(reqs.len(), 5);
+    assert_eq!(reqs.len(), 6, "five build turns, then the lesson request");
+    assert!(reqs[5]["tools"].as_array().is_none_or(|t| t.is_empty()), "the lesson call offers no tools");
+    assert!(last_user_message(&reqs[5]).contains("the + button adds one"), "the lesson request shows the error");
     let fix = last_user_message(&reqs[2]);
     assert!(
         fix.contains("Failing tests") && fix.contains("the + button adds one") && fix.contains("counter.test.js"),
@@ -229,9 +231,15 @@ async fn check_commands_and_template_checks_are_part_of_verification() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usage_errors_exit_2() {
     let bin = env!("CARGO_BIN_EXE_wright");
-    let out = std::process::Command::new(bin).args(["run", "x", "--template", "nope"]).output().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(bin)
+        .args(["run", "x", "--template", "nope", "--data-dir"])
+        .arg(data.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown template"));
+    assert!(std::fs::read_dir(data.path()).unwrap().next().is_none(), "a usage error creates nothing");
     let out = std::process::Command::new(bin).args(["run"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let out = std::process::Command::new(bin).args(["--help"]).output().unwrap();

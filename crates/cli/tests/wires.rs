@@ -78,13 +78,16 @@ async fn anthropic_counter_build(stream: bool) {
 
     // Usage: our input is the whole prompt (fresh + cache write + cache read); cached is the read.
     let (usage, total) = usage_of(&run);
-    let expected: Vec<Tokens> = (1..=5u64).map(|n| (100 + n + 2048, 100, if n == 1 { 0 } else { 2048 })).collect();
+    // Six calls: five build turns, then the lesson request of the LEARNING phase.
+    let expected: Vec<Tokens> = (1..=6u64).map(|n| (100 + n + 2048, 100, if n == 1 { 0 } else { 2048 })).collect();
     assert_eq!(usage, expected);
-    assert_eq!(total, (5 * 2148 + 15, 500, 4 * 2048));
+    assert_eq!(total, (6 * 2148 + 21, 600, 5 * 2048));
 
     let received = mock.received();
-    assert_eq!(received.len(), 5);
-    for r in &received {
+    assert_eq!(received.len(), 6);
+    let lesson = &received[5].body;
+    assert!(lesson["tools"].as_array().is_none_or(|t| t.is_empty()), "the lesson request offers no tools: {lesson}");
+    for r in &received[..5] {
         assert_eq!(r.path, "/v1/messages");
         assert_eq!(r.query, None);
         assert_eq!(r.header("x-api-key"), Some(ANTHROPIC_KEY));
@@ -214,13 +217,16 @@ async fn gemini_counter_build(stream: bool) {
 
     // Usage: the last (cumulative) usageMetadata; output counts candidates plus thoughts.
     let (usage, total) = usage_of(&run);
-    let expected: Vec<Tokens> = (1..=5u64).map(|n| (4000 + n, 50 + 14, 3072)).collect();
+    // Six calls: five build turns, then the lesson request of the LEARNING phase.
+    let expected: Vec<Tokens> = (1..=6u64).map(|n| (4000 + n, 50 + 14, 3072)).collect();
     assert_eq!(usage, expected);
-    assert_eq!(total, (5 * 4000 + 15, 5 * 64, 5 * 3072));
+    assert_eq!(total, (6 * 4000 + 21, 6 * 64, 6 * 3072));
 
     let received = mock.received();
-    assert_eq!(received.len(), 5);
-    for r in &received {
+    assert_eq!(received.len(), 6);
+    let lesson = &received[5].body;
+    assert!(lesson["tools"].as_array().is_none_or(|t| t.is_empty()), "the lesson request offers no tools: {lesson}");
+    for r in &received[..5] {
         if stream {
             assert_eq!(r.path, "/v1beta/models/mock-model:streamGenerateContent");
             assert_eq!(r.query.as_deref(), Some("alt=sse"));

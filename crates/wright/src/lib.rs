@@ -2,7 +2,7 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use wright::{agent, events, provider, sandbox, tools};
+//! use wright::{agent, events, provider, sandbox, store, tools};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let ws = sandbox::Workspace::open("/tmp/my-app", sandbox::WorkspaceLimits::default())?;
@@ -17,24 +17,17 @@
 //!     cancel: Default::default(),
 //!     exec: tools::ExecConfig::for_build("/tmp/my-app-home".as_ref(), "/tmp/my-app-tmp".as_ref())?,
 //! };
+//! // Builds, events and learning notes live in the store; without one a build has no memory.
+//! let db = store::open("sqlite:///tmp/wright.db").await?;
 //! let report = agent::run_build(
-//!     agent::BuildRequest {
-//!         prompt: "a counter app".into(),
-//!         template: agent::Template::Auto,
-//!         lang: agent::Lang::En,
-//!         checks: vec![],
-//!         max_fix_attempts: 3,
-//!         max_turns: 100,
-//!         timeout: std::time::Duration::from_secs(600),
-//!         model: "local-model".into(),
-//!         temperature: None,
-//!         max_tokens: None,
-//!         retry: provider::RetryPolicy::default(),
-//!         pricing: Default::default(),
-//!         max_cost_usd: None,
-//!         fix_model: None,
+//!     agent::BuildRequest { prompt: "a counter app".into(), model: "local-model".into(), ..Default::default() },
+//!     agent::BuildDeps {
+//!         provider: Arc::new(model),
+//!         registry: Arc::new(tools::builtin_registry()),
+//!         ctx,
+//!         store: Some(db),
+//!         provider_label: "openai:local-model".into(),
 //!     },
-//!     agent::BuildDeps { provider: Arc::new(model), registry: Arc::new(tools::builtin_registry()), ctx },
 //! )
 //! .await;
 //! println!("success: {}", report.success());
@@ -44,8 +37,10 @@
 pub use wright_agent as agent;
 pub use wright_events as events;
 pub use wright_local as local;
+pub use wright_memory as memory;
 pub use wright_provider as provider;
 pub use wright_sandbox as sandbox;
+pub use wright_store as store;
 pub use wright_testreport as testreport;
 pub use wright_tools as tools;
 pub use wright_webcheck as webcheck;

@@ -44,7 +44,7 @@ pub fn assert_counter_run(run: &Run) {
     assert_contract(run);
     assert_eq!(
         run.phases(),
-        vec!["PLANNING:0", "GENERATING:0", "VERIFYING:0", "FIXING:1", "VERIFYING:1", "PUBLISHED:1"]
+        vec!["PLANNING:0", "GENERATING:0", "VERIFYING:0", "FIXING:1", "VERIFYING:1", "LEARNING:1", "PUBLISHED:1"]
     );
     let tests = run.of_type("tests_finished");
     assert_eq!(tests[0]["failed"], 2);
@@ -68,7 +68,7 @@ pub fn assert_counter_run(run: &Run) {
     let complete = run.of_type("complete")[0];
     assert_eq!(complete["success"], true);
     assert_eq!(complete["fix_attempts"], 1);
-    assert_eq!(complete["iterations"], 5);
+    assert_eq!(complete["iterations"], 6, "five build turns and the lesson call");
     let files: Vec<&str> = complete["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
     assert_eq!(
         files,

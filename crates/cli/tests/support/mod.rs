@@ -42,6 +42,9 @@ pub enum Turn {
     Status(u16, String),
     /// An HTTP error with extra response headers (e.g. `retry-after`) and a body.
     StatusWith(u16, Vec<(String, String)>, String),
+    /// `then` if the request's body contains the text, else `otherwise`: a model whose answer
+    /// depends on what its prompt says (a lesson it was given, say).
+    When { contains: String, then: Box<Turn>, otherwise: Box<Turn> },
 }
 
 impl Turn {
@@ -53,6 +56,9 @@ impl Turn {
     }
     pub fn text(t: &str) -> Self {
         Self::Say { text: Some(t.to_string()), calls: vec![] }
+    }
+    pub fn when(contains: &str, then: Turn, otherwise: Turn) -> Self {
+        Self::When { contains: contains.to_string(), then: Box::new(then), otherwise: Box::new(otherwise) }
     }
     pub fn status_with(code: u16, headers: &[(&str, &str)], body: &str) -> Self {
         Self::StatusWith(code, headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), body.to_string())
@@ -187,7 +193,10 @@ async fn handle(
         .filter_map(|h| headers.get(*h).map(|v| (h.to_string(), v.to_str().unwrap_or_default().to_string())))
         .collect();
     inner.received.lock().unwrap().push(Received { path, query, headers: recorded, body: req });
-    let turn = inner.turns.lock().unwrap().pop_front().unwrap_or_else(|| inner.fallback.clone());
+    let mut turn = inner.turns.lock().unwrap().pop_front().unwrap_or_else(|| inner.fallback.clone());
+    while let Turn::When { contains, then, otherwise } = turn {
+        turn = if body.contains(&contains) { *then } else { *otherwise };
+    }
     let n = {
         let mut c = inner.counter.lock().unwrap();
         *c += 1;
@@ -208,6 +217,7 @@ async fn handle(
             }
             resp
         }
+        Turn::When { .. } => unreachable!("resolved above"),
         Turn::Say { text, calls } => {
             let body = match (inner.wire, sse) {
                 (Wire::OpenAi, false) => json_body(n, text, calls),
@@ -522,6 +532,7 @@ pub async fn wright_in(
         "WRIGHT_MODEL",
         "WRIGHT_BASE_URL",
         "WRIGHT_DATA_DIR",
+        "WRIGHT_DATABASE_URL",
         "WRIGHT_CONFIG",
         "WRIGHT_PRICES",
     ] {

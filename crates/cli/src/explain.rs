@@ -1,0 +1,157 @@
+//! `wright explain ID`: the code of a build explained to a beginner, streamed as it is written.
+
+use crate::config::{FileConfig, ProviderKind, choose_provider, default_data_dir};
+use crate::{DbArgs, Exit, env_var, open_store, parse_lang, providers, usage};
+use anyhow::anyhow;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use wright_agent::Lang;
+use wright_provider::{ChatRequest, Delta, Message, RetryPolicy, complete};
+use wright_sandbox::{Workspace, WorkspaceLimits};
+
+#[derive(clap::Args)]
+pub struct ExplainArgs {
+    /// The build to explain (its id or the start of it; see `wright builds list`).
+    id: String,
+    /// AI provider: local, openai, anthropic, gemini [default: as for `wright run`].
+    #[arg(long, env = "WRIGHT_PROVIDER", value_name = "NAME")]
+    provider: Option<String>,
+    #[arg(long, env = "WRIGHT_MODEL", value_name = "NAME")]
+    model: Option<String>,
+    #[arg(long, env = "WRIGHT_BASE_URL", value_name = "URL")]
+    base_url: Option<String>,
+    /// Language of the explanation: en or pt [default: the build's].
+    #[arg(long, value_name = "CODE")]
+    lang: Option<String>,
+    /// Ask for the whole answer at once instead of streaming it.
+    #[arg(long)]
+    no_stream: bool,
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+fn system_prompt(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => {
+            "You explain a small software project to someone who has never programmed. Go file by file in the order a \
+visitor meets them, in short paragraphs under plain headings. Say what each part does and how the parts work \
+together, naming files and functions exactly as they appear. Use everyday analogies: HTML is the skeleton of a \
+page, CSS its clothes, JavaScript its muscles; a test is a checklist a robot runs; a server is a restaurant \
+kitchen, the API its waiter and the page the dining room. Explain every technical word the first time you use it. \
+End with two or three small changes the reader could try first, and where to make them. Plain text, no code \
+longer than three lines."
+        }
+        Lang::Pt => {
+            "Você explica um pequeno projeto de software para alguém que nunca programou. Vá arquivo por arquivo, na \
+ordem em que um visitante os encontra, em parágrafos curtos com títulos simples. Diga o que cada parte faz e como \
+as partes trabalham juntas, citando arquivos e funções exatamente como aparecem. Use analogias do dia a dia: o HTML \
+é o esqueleto da página, o CSS a roupa, o JavaScript os músculos; um teste é uma lista de conferência que um robô \
+executa; um servidor é a cozinha de um restaurante, a API o garçom e a página o salão. Explique cada palavra \
+técnica na primeira vez que usá-la. Termine com duas ou três pequenas mudanças que o leitor pode tentar primeiro, e \
+onde fazê-las. Texto simples, sem trechos de código com mais de três linhas."
+        }
+    }
+}
+
+/// The project's text files, most telling first, within `budget` characters.
+fn project_text(ws: &Workspace, budget: usize) -> (String, usize) {
+    let mut files = wright_tools::project_files(ws.root());
+    let rank = |f: &str| match f {
+        f if f.ends_with("index.html") => 0,
+        f if f.ends_with(".js") && !f.contains("test") => 1,
+        f if f.ends_with(".css") => 3,
+        f if f.contains("test") => 4,
+        f if f.ends_with("package-lock.json") => 9,
+        _ => 2,
+    };
+    files.sort_by_key(|f| (rank(f), f.clone()));
+    let mut out = String::new();
+    let mut shown = 0;
+    for f in files.iter().filter(|f| !f.ends_with("package-lock.json")) {
+        let Ok(bytes) = ws.read(f) else { continue };
+        let Ok(text) = String::from_utf8(bytes) else { continue };
+        let block = format!("### {f}\n```\n{}\n```\n\n", text.trim_end());
+        if out.len() + block.len() > budget {
+            out.push_str(&format!("### {f}\n(not shown: too long for this explanation)\n\n"));
+            continue;
+        }
+        out.push_str(&block);
+        shown += 1;
+    }
+    (out, shown)
+}
+
+pub async fn explain(args: ExplainArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
+    let (file, _) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
+    let store = open_store(args.db.clone(), config_path.as_deref()).await?;
+    let build = store.resolve_build(&args.id).await.map_err(|e| Exit(1, anyhow!("{e}; see `wright builds list`")))?;
+    let lang_name = args.lang.clone().or(file.lang.clone()).unwrap_or_else(|| build.lang.clone());
+    let lang = parse_lang(&lang_name)?;
+    let ws = Workspace::open(&build.workspace, WorkspaceLimits::default())
+        .map_err(|e| Exit(1, anyhow!("the files of build {} ({}) cannot be read: {e}", build.id, build.workspace)))?;
+
+    let model = args.model.or(file.model.clone());
+    let kind = choose_provider(args.provider.as_deref().or(file.provider.as_deref()), model.as_deref(), &env_var)
+        .map_err(usage)?;
+    // The offline model has an 8k-token window; hosted ones can read much more.
+    let budget = if kind == ProviderKind::Local { 12_000 } else { 60_000 };
+    let (files, shown) = project_text(&ws, budget);
+    if shown == 0 {
+        return Err(Exit(1, anyhow!("build {} has no readable files in {}", build.id, build.workspace)));
+    }
+    let data_dir = args.db.data_dir.clone().or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
+    let wire = providers::Wire {
+        stream: !args.no_stream && file.stream.unwrap_or(true),
+        call_timeout: Duration::from_secs(file.call_timeout.unwrap_or(45).max(1)),
+        data_dir: &data_dir,
+        env: &env_var,
+        local: Default::default(),
+    };
+    let (provider, model) = providers::build(kind, model, args.base_url.or(file.base_url.clone()), &wire).await?;
+    let request = ChatRequest {
+        model,
+        messages: vec![
+            Message::system(system_prompt(lang)),
+            Message::user(format!("The project was built for this request: {}\n\n{files}", build.prompt.trim())),
+        ],
+        tools: Vec::new(),
+        temperature: Some(0.3),
+        max_tokens: Some(1500),
+    };
+    let mut out = std::io::stdout();
+    let mut printed = false;
+    let cancel = CancellationToken::new();
+    let result = complete(
+        provider.as_ref(),
+        &request,
+        &RetryPolicy::default(),
+        &cancel,
+        |d| {
+            if let Delta::Text(t) = d {
+                printed = true;
+                let _ = out.write_all(t.as_bytes());
+                let _ = out.flush();
+            }
+        },
+        |e, n, wait| {
+            eprintln!(
+                "wright: the model service had a problem ({}); retry {n} in {:.1}s",
+                e.class(),
+                wait.as_secs_f32()
+            )
+        },
+    )
+    .await;
+    match result {
+        Ok(r) => {
+            if !printed {
+                print!("{}", r.content);
+            }
+            println!();
+            Ok(0)
+        }
+        Err(e) => Err(Exit(3, anyhow!("the AI provider could not be used: {e}"))),
+    }
+}

@@ -1,0 +1,667 @@
+//! The embedded store: one SQLite file in WAL mode, migrated on open.
+
+use crate::note::{Note, NoteStatus};
+use crate::types::*;
+use crate::{NoteFilter, NoteHit, Result, Store, StoreError};
+use async_trait::async_trait;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+use std::str::FromStr;
+use std::time::Duration;
+use wright_events::Event;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// Retrieval looks at no more than this many keys (one compound-select term each; SQLite
+/// allows 500 terms).
+const MAX_KEYS: usize = 256;
+
+/// Retrieval reads at most this many notes per key, best ranked first, so a word that half the
+/// notes share costs the same as a rare one.
+const PER_KEY: u32 = 128;
+
+/// [`Store`] on SQLite.
+#[derive(Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Open (creating the file and its folder if needed) and migrate. `url` is `sqlite://PATH`,
+    /// `sqlite:PATH` or `sqlite::memory:`.
+    pub async fn open(url: &str) -> Result<Self> {
+        let memory = url.contains(":memory:") || url.contains("mode=memory");
+        if !memory {
+            let path = url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
+            let path = path.split('?').next().unwrap_or(path);
+            if let Some(parent) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", parent.display())))?;
+            }
+        }
+        let options = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(true);
+        // An in-memory database lives as long as its one connection.
+        let pool = if memory {
+            SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .connect_with(options)
+                .await?
+        } else {
+            SqlitePoolOptions::new().max_connections(4).connect_with(options).await?
+        };
+        MIGRATOR.run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// An in-memory store (tests, benches).
+    pub async fn memory() -> Result<Self> {
+        Self::open("sqlite::memory:").await
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| StoreError::Invalid(e.to_string()))
+}
+
+fn unjson<T: serde::de::DeserializeOwned>(s: &str, what: &str) -> Result<T> {
+    serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+}
+
+fn u(v: i64) -> u64 {
+    v.max(0) as u64
+}
+
+fn tokens(r: &SqliteRow) -> Result<Tokens> {
+    Ok(Tokens {
+        input_tokens: u(r.try_get("input_tokens")?),
+        output_tokens: u(r.try_get("output_tokens")?),
+        cached_tokens: u(r.try_get("cached_tokens")?),
+        cost_usd: r.try_get("cost_usd")?,
+    })
+}
+
+fn build_row(r: &SqliteRow) -> Result<BuildRecord> {
+    let status: String = r.try_get("status")?;
+    let files: String = r.try_get("files")?;
+    Ok(BuildRecord {
+        id: r.try_get("id")?,
+        parent_id: r.try_get("parent_id")?,
+        prompt: r.try_get("prompt")?,
+        template: r.try_get("template")?,
+        lang: r.try_get("lang")?,
+        provider: r.try_get("provider")?,
+        model: r.try_get("model")?,
+        workspace: r.try_get("workspace")?,
+        status: BuildStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("build status `{status}`")))?,
+        end_reason: r.try_get("end_reason")?,
+        fix_attempts: u(r.try_get("fix_attempts")?) as u32,
+        turns: u(r.try_get("turns")?) as u32,
+        tokens: tokens(r)?,
+        duration_ms: r.try_get::<Option<i64>, _>("duration_ms")?.map(u),
+        files: unjson(&files, "build files")?,
+        report: r.try_get("report")?,
+        started_at: r.try_get("started_at")?,
+        finished_at: r.try_get("finished_at")?,
+    })
+}
+
+fn note_row(r: &SqliteRow) -> Result<Note> {
+    let status: String = r.try_get("status")?;
+    let list = |col: &str| -> Result<Vec<String>> {
+        let s: String = r.try_get(col)?;
+        unjson(&s, col)
+    };
+    Ok(Note {
+        id: r.try_get("id")?,
+        trigger: r.try_get("trigger")?,
+        trigger_type: r.try_get("trigger_type")?,
+        lesson: r.try_get("lesson")?,
+        libraries: list("libraries")?,
+        error_patterns: list("error_patterns")?,
+        tags: list("tags")?,
+        help_count: u(r.try_get("help_count")?) as u32,
+        fail_count: u(r.try_get("fail_count")?) as u32,
+        confidence: r.try_get("confidence")?,
+        status: NoteStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("note status `{status}`")))?,
+        source_build: r.try_get("source_build")?,
+        source_error: r.try_get("source_error")?,
+        source_fix: r.try_get("source_fix")?,
+        created_at: r.try_get("created_at")?,
+        updated_at: r.try_get("updated_at")?,
+    })
+}
+
+/// Escape `%`, `_` and `\` for a `LIKE … ESCAPE '\'` prefix match.
+fn like_prefix(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 1);
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+/// Nearest-rank percentile of sorted values.
+fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted.get(rank.saturating_sub(1).min(sorted.len() - 1)).copied()
+}
+
+async fn write_note(tx: &mut sqlx::SqliteConnection, note: &Note) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO notes (id, trigger, trigger_type, lesson, libraries, error_patterns, tags, help_count, \
+         fail_count, confidence, status, source_build, source_error, source_fix, created_at, updated_at) \
+         VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) \
+         ON CONFLICT(id) DO UPDATE SET trigger=excluded.trigger, trigger_type=excluded.trigger_type, \
+         lesson=excluded.lesson, libraries=excluded.libraries, error_patterns=excluded.error_patterns, \
+         tags=excluded.tags, help_count=excluded.help_count, fail_count=excluded.fail_count, \
+         confidence=excluded.confidence, status=excluded.status, source_build=excluded.source_build, \
+         source_error=excluded.source_error, source_fix=excluded.source_fix, updated_at=excluded.updated_at",
+    )
+    .bind(&note.id)
+    .bind(&note.trigger)
+    .bind(&note.trigger_type)
+    .bind(&note.lesson)
+    .bind(json(&note.libraries)?)
+    .bind(json(&note.error_patterns)?)
+    .bind(json(&note.tags)?)
+    .bind(i64::from(note.help_count))
+    .bind(i64::from(note.fail_count))
+    .bind(note.confidence)
+    .bind(note.status.as_str())
+    .bind(&note.source_build)
+    .bind(&note.source_error)
+    .bind(&note.source_fix)
+    .bind(&note.created_at)
+    .bind(&note.updated_at)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("DELETE FROM note_keys WHERE note_id = ?").bind(&note.id).execute(&mut *tx).await?;
+    if note.status == NoteStatus::Deprecated {
+        return Ok(());
+    }
+    for key in note.keys() {
+        sqlx::query("INSERT OR IGNORE INTO note_keys (key, note_id, rank) VALUES (?, ?, ?)")
+            .bind(key)
+            .bind(&note.id)
+            .bind(note.confidence)
+            .execute(&mut *tx)
+            .await?;
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn create_build(&self, b: &NewBuild) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO builds (id, parent_id, prompt, template, lang, provider, model, workspace, status, started_at) \
+             VALUES (?,?,?,?,?,?,?,?,'running',?)",
+        )
+        .bind(&b.id)
+        .bind(&b.parent_id)
+        .bind(&b.prompt)
+        .bind(&b.template)
+        .bind(&b.lang)
+        .bind(&b.provider)
+        .bind(&b.model)
+        .bind(&b.workspace)
+        .bind(&b.started_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn finish_build(&self, id: &str, f: &BuildFinish) -> Result<()> {
+        let done = sqlx::query(
+            "UPDATE builds SET status=?, end_reason=?, fix_attempts=?, turns=?, input_tokens=?, output_tokens=?, \
+             cached_tokens=?, cost_usd=?, duration_ms=?, files=?, report=?, finished_at=? WHERE id=?",
+        )
+        .bind(f.status.as_str())
+        .bind(&f.end_reason)
+        .bind(i64::from(f.fix_attempts))
+        .bind(i64::from(f.turns))
+        .bind(f.tokens.input_tokens as i64)
+        .bind(f.tokens.output_tokens as i64)
+        .bind(f.tokens.cached_tokens as i64)
+        .bind(f.tokens.cost_usd)
+        .bind(f.duration_ms as i64)
+        .bind(json(&f.files)?)
+        .bind(&f.report)
+        .bind(&f.finished_at)
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("build {id}")));
+        }
+        Ok(())
+    }
+
+    async fn build(&self, id: &str) -> Result<BuildRecord> {
+        let row = sqlx::query("SELECT * FROM builds WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        row.as_ref().map(build_row).transpose()?.ok_or_else(|| StoreError::NotFound(format!("build {id}")))
+    }
+
+    async fn list_builds(&self, limit: u32) -> Result<Vec<BuildRecord>> {
+        let rows = sqlx::query("SELECT * FROM builds ORDER BY started_at DESC, id DESC LIMIT ?")
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(build_row).collect()
+    }
+
+    async fn resolve_build(&self, id: &str) -> Result<BuildRecord> {
+        if let Ok(b) = self.build(id).await {
+            return Ok(b);
+        }
+        let rows = sqlx::query("SELECT * FROM builds WHERE id LIKE ? ESCAPE '\\' LIMIT 2")
+            .bind(like_prefix(id))
+            .fetch_all(&self.pool)
+            .await?;
+        match rows.len() {
+            1 => build_row(&rows[0]),
+            0 => Err(StoreError::NotFound(format!("build {id}"))),
+            _ => Err(StoreError::Invalid(format!("`{id}` matches more than one build; type more of its id"))),
+        }
+    }
+
+    async fn append_event(&self, e: &Event) -> Result<()> {
+        sqlx::query("INSERT INTO events (build_id, seq, ts, type, data) VALUES (?,?,?,?,?)")
+            .bind(&e.build)
+            .bind(e.seq as i64)
+            .bind(&e.ts)
+            .bind(e.kind.type_name())
+            .bind(json(e)?)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn events(&self, build_id: &str, after: u64) -> Result<Vec<Event>> {
+        let rows = sqlx::query("SELECT data FROM events WHERE build_id = ? AND seq > ? ORDER BY seq")
+            .bind(build_id)
+            .bind(after as i64)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let s: String = r.try_get("data")?;
+                unjson(&s, "event")
+            })
+            .collect()
+    }
+
+    async fn append_turn(&self, t: &Turn) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO turns (build_id, idx, phase, role, message, ts, input_tokens, output_tokens, cached_tokens) \
+             VALUES (?,?,?,?,?,?,?,?,?)",
+        )
+        .bind(&t.build_id)
+        .bind(i64::from(t.idx))
+        .bind(&t.phase)
+        .bind(&t.role)
+        .bind(json(&t.message)?)
+        .bind(&t.ts)
+        .bind(t.tokens.input_tokens as i64)
+        .bind(t.tokens.output_tokens as i64)
+        .bind(t.tokens.cached_tokens as i64)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn turns(&self, build_id: &str) -> Result<Vec<Turn>> {
+        let rows = sqlx::query("SELECT * FROM turns WHERE build_id = ? ORDER BY idx")
+            .bind(build_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let message: String = r.try_get("message")?;
+                Ok(Turn {
+                    build_id: r.try_get("build_id")?,
+                    idx: u(r.try_get("idx")?) as u32,
+                    phase: r.try_get("phase")?,
+                    role: r.try_get("role")?,
+                    message: unjson(&message, "turn")?,
+                    ts: r.try_get("ts")?,
+                    tokens: Tokens {
+                        input_tokens: u(r.try_get("input_tokens")?),
+                        output_tokens: u(r.try_get("output_tokens")?),
+                        cached_tokens: u(r.try_get("cached_tokens")?),
+                        cost_usd: 0.0,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    async fn record_attempt(&self, a: &Attempt) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO attempts (id, build_id, template, success, iterations, duration_ms, notes_applied, errors, \
+             model, input_tokens, output_tokens, cached_tokens, cost_usd, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        )
+        .bind(&a.id)
+        .bind(&a.build_id)
+        .bind(&a.template)
+        .bind(a.success)
+        .bind(i64::from(a.iterations))
+        .bind(a.duration_ms as i64)
+        .bind(json(&a.notes_applied)?)
+        .bind(json(&a.errors)?)
+        .bind(&a.model)
+        .bind(a.tokens.input_tokens as i64)
+        .bind(a.tokens.output_tokens as i64)
+        .bind(a.tokens.cached_tokens as i64)
+        .bind(a.tokens.cost_usd)
+        .bind(&a.created_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn attempts(&self, build_id: &str) -> Result<Vec<Attempt>> {
+        let rows = sqlx::query("SELECT * FROM attempts WHERE build_id = ? ORDER BY created_at")
+            .bind(build_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let notes: String = r.try_get("notes_applied")?;
+                let errors: String = r.try_get("errors")?;
+                Ok(Attempt {
+                    id: r.try_get("id")?,
+                    build_id: r.try_get("build_id")?,
+                    template: r.try_get("template")?,
+                    success: r.try_get("success")?,
+                    iterations: u(r.try_get("iterations")?) as u32,
+                    duration_ms: u(r.try_get("duration_ms")?),
+                    notes_applied: unjson(&notes, "attempt notes")?,
+                    errors: unjson(&errors, "attempt errors")?,
+                    model: r.try_get("model")?,
+                    tokens: tokens(r)?,
+                    created_at: r.try_get("created_at")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn log_usage(&self, e: &UsageEntry) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO usage_log (build_id, phase, provider, model, input_tokens, output_tokens, cached_tokens, \
+             cost_usd, ts) VALUES (?,?,?,?,?,?,?,?,?)",
+        )
+        .bind(&e.build_id)
+        .bind(&e.phase)
+        .bind(&e.provider)
+        .bind(&e.model)
+        .bind(e.tokens.input_tokens as i64)
+        .bind(e.tokens.output_tokens as i64)
+        .bind(e.tokens.cached_tokens as i64)
+        .bind(e.tokens.cost_usd)
+        .bind(&e.ts)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn usage(&self, build_id: &str) -> Result<Vec<UsageEntry>> {
+        let rows = sqlx::query("SELECT * FROM usage_log WHERE build_id = ? ORDER BY id")
+            .bind(build_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(UsageEntry {
+                    build_id: r.try_get("build_id")?,
+                    phase: r.try_get("phase")?,
+                    provider: r.try_get("provider")?,
+                    model: r.try_get("model")?,
+                    tokens: tokens(r)?,
+                    ts: r.try_get("ts")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn put_note(&self, note: &Note) -> Result<()> {
+        if note.id.trim().is_empty() || note.lesson.trim().is_empty() || note.trigger.trim().is_empty() {
+            return Err(StoreError::Invalid("a note needs an id, a trigger and a lesson".into()));
+        }
+        let mut tx = self.pool.begin().await?;
+        write_note(&mut tx, note).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn note(&self, id: &str) -> Result<Note> {
+        let row = sqlx::query("SELECT * FROM notes WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        row.as_ref().map(note_row).transpose()?.ok_or_else(|| StoreError::NotFound(format!("note {id}")))
+    }
+
+    async fn resolve_note(&self, id: &str) -> Result<Note> {
+        if let Ok(n) = self.note(id).await {
+            return Ok(n);
+        }
+        let rows = sqlx::query("SELECT * FROM notes WHERE id LIKE ? ESCAPE '\\' LIMIT 2")
+            .bind(like_prefix(id))
+            .fetch_all(&self.pool)
+            .await?;
+        match rows.len() {
+            1 => note_row(&rows[0]),
+            0 => Err(StoreError::NotFound(format!("note {id}"))),
+            _ => Err(StoreError::Invalid(format!("`{id}` matches more than one note; type more of its id"))),
+        }
+    }
+
+    async fn list_notes(&self, filter: &NoteFilter) -> Result<Vec<Note>> {
+        let limit = i64::from(filter.limit.unwrap_or(u32::MAX));
+        let rows = match filter.status {
+            Some(s) => {
+                sqlx::query(
+                    "SELECT * FROM notes WHERE status = ? ORDER BY confidence DESC, help_count DESC, id LIMIT ?",
+                )
+                .bind(s.as_str())
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?
+            }
+            None => {
+                sqlx::query("SELECT * FROM notes ORDER BY confidence DESC, help_count DESC, id LIMIT ?")
+                    .bind(limit)
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+        };
+        rows.iter().map(note_row).collect()
+    }
+
+    async fn find_notes(&self, keys: &[String], limit: u32) -> Result<Vec<NoteHit>> {
+        let keys = &keys[..keys.len().min(MAX_KEYS)];
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let per_key = format!(
+            "SELECT * FROM (SELECT note_id, rank FROM note_keys WHERE key = ? ORDER BY rank DESC, note_id LIMIT {PER_KEY})"
+        );
+        // Ranking uses the index alone; only the winners are read from `notes`.
+        let sql = format!(
+            "WITH k(note_id, rank) AS ({}), \
+             h AS (SELECT note_id, COUNT(*) AS hits, MAX(rank) AS rank FROM k GROUP BY note_id \
+                   ORDER BY hits DESC, rank DESC, note_id LIMIT ?) \
+             SELECT n.*, h.hits FROM h JOIN notes n ON n.id = h.note_id WHERE n.status != 'DEPRECATED' \
+             ORDER BY h.hits DESC, h.rank DESC, n.id",
+            vec![per_key.as_str(); keys.len()].join(" UNION ALL ")
+        );
+        let mut q = sqlx::query(&sql);
+        for k in keys {
+            q = q.bind(k);
+        }
+        let rows = q.bind(i64::from(limit)).fetch_all(&self.pool).await?;
+        rows.iter().map(|r| Ok(NoteHit { note: note_row(r)?, matched: u(r.try_get("hits")?) as u32 })).collect()
+    }
+
+    async fn record_note_outcome(&self, ids: &[String], helped: bool) -> Result<Vec<Note>> {
+        let mut tx = self.pool.begin().await?;
+        let mut out = Vec::new();
+        for id in ids {
+            let Some(row) = sqlx::query("SELECT * FROM notes WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?
+            else {
+                continue;
+            };
+            let mut note = note_row(&row)?;
+            note.record(helped);
+            note.updated_at = crate::now();
+            sqlx::query("UPDATE notes SET help_count=?, fail_count=?, confidence=?, status=?, updated_at=? WHERE id=?")
+                .bind(i64::from(note.help_count))
+                .bind(i64::from(note.fail_count))
+                .bind(note.confidence)
+                .bind(note.status.as_str())
+                .bind(&note.updated_at)
+                .bind(&note.id)
+                .execute(&mut *tx)
+                .await?;
+            if note.status == NoteStatus::Deprecated {
+                sqlx::query("DELETE FROM note_keys WHERE note_id = ?").bind(&note.id).execute(&mut *tx).await?;
+            } else {
+                sqlx::query("UPDATE note_keys SET rank = ? WHERE note_id = ?")
+                    .bind(note.confidence)
+                    .bind(&note.id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            out.push(note);
+        }
+        tx.commit().await?;
+        Ok(out)
+    }
+
+    async fn record_note_uses(&self, build_id: &str, ids: &[String], phase: &str) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        let ts = crate::now();
+        for id in ids {
+            sqlx::query("INSERT OR IGNORE INTO note_uses (build_id, note_id, phase, ts) VALUES (?,?,?,?)")
+                .bind(build_id)
+                .bind(id)
+                .bind(phase)
+                .bind(&ts)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn note_uses(&self, build_id: &str) -> Result<Vec<String>> {
+        let rows = sqlx::query("SELECT note_id FROM note_uses WHERE build_id = ? ORDER BY ts, note_id")
+            .bind(build_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| Ok(r.try_get("note_id")?)).collect()
+    }
+
+    async fn stats(&self) -> Result<Stats> {
+        let mut s = Stats::default();
+        let finished = "status != 'running'";
+        let rows = sqlx::query(&format!(
+            "SELECT template, COUNT(*) AS n, SUM(status = 'published') AS ok, \
+             SUM(status = 'published' AND fix_attempts = 0) AS first FROM builds WHERE {finished} \
+             GROUP BY template ORDER BY template"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        for r in &rows {
+            let t = TemplateStats {
+                template: r.try_get("template")?,
+                builds: u(r.try_get("n")?),
+                published: u(r.try_get::<Option<i64>, _>("ok")?.unwrap_or(0)),
+                first_try: u(r.try_get::<Option<i64>, _>("first")?.unwrap_or(0)),
+            };
+            s.builds += t.builds;
+            s.published += t.published;
+            s.first_try += t.first_try;
+            s.per_template.push(t);
+        }
+        let rows = sqlx::query(&format!(
+            "SELECT fix_attempts, COUNT(*) AS n FROM builds WHERE {finished} GROUP BY fix_attempts"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        for r in &rows {
+            let k = u(r.try_get("fix_attempts")?) as usize;
+            if k > 1000 {
+                continue;
+            }
+            if s.fix_histogram.len() <= k {
+                s.fix_histogram.resize(k + 1, 0);
+            }
+            s.fix_histogram[k] = u(r.try_get("n")?);
+        }
+        let r = sqlx::query(&format!(
+            "SELECT COUNT(*) AS n, SUM(status = 'published') AS ok FROM builds b WHERE {finished} \
+             AND EXISTS (SELECT 1 FROM note_uses x WHERE x.build_id = b.id)"
+        ))
+        .fetch_one(&self.pool)
+        .await?;
+        s.builds_with_notes = u(r.try_get("n")?);
+        s.published_with_notes = u(r.try_get::<Option<i64>, _>("ok")?.unwrap_or(0));
+        s.published_without_notes = s.published - s.published_with_notes.min(s.published);
+        let rows = sqlx::query("SELECT status, COUNT(*) AS n FROM notes GROUP BY status").fetch_all(&self.pool).await?;
+        for r in &rows {
+            let n = u(r.try_get("n")?);
+            s.notes_total += n;
+            match NoteStatus::parse(&r.try_get::<String, _>("status")?) {
+                Some(NoteStatus::Active) => s.notes_active = n,
+                Some(NoteStatus::Candidate) => s.notes_candidate = n,
+                Some(NoteStatus::Deprecated) => s.notes_deprecated = n,
+                None => {}
+            }
+        }
+        let r = sqlx::query(
+            "SELECT COALESCE(SUM(input_tokens),0) AS input_tokens, COALESCE(SUM(output_tokens),0) AS output_tokens, \
+             COALESCE(SUM(cached_tokens),0) AS cached_tokens, COALESCE(SUM(cost_usd),0.0) AS cost_usd FROM builds",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        s.tokens = tokens(&r)?;
+        let rows = sqlx::query(&format!(
+            "SELECT duration_ms FROM builds WHERE {finished} AND duration_ms IS NOT NULL ORDER BY duration_ms"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        let durations: Vec<u64> =
+            rows.iter().map(|r| r.try_get::<i64, _>("duration_ms").map(u)).collect::<Result<_, _>>()?;
+        s.duration_p50_ms = percentile(&durations, 50.0);
+        s.duration_p95_ms = percentile(&durations, 95.0);
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percentile;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<u64> = (1..=20).collect();
+        assert_eq!(percentile(&v, 50.0), Some(10));
+        assert_eq!(percentile(&v, 95.0), Some(19));
+        assert_eq!(percentile(&[7], 95.0), Some(7));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+}

@@ -1,0 +1,282 @@
+//! The SQLite store against a real database file.
+
+use std::sync::{Arc, Mutex};
+use wright_events::{Emitter, Event, EventKind, EventSink, Level};
+use wright_store::*;
+
+fn new_build(id: &str, template: &str) -> NewBuild {
+    NewBuild {
+        id: id.into(),
+        parent_id: None,
+        prompt: "a countdown timer".into(),
+        template: template.into(),
+        lang: "en".into(),
+        provider: "openai".into(),
+        model: "gpt-4o-mini".into(),
+        workspace: "/tmp/ws".into(),
+        started_at: now(),
+    }
+}
+
+fn finish(status: BuildStatus, fixes: u32, ms: u64) -> BuildFinish {
+    BuildFinish {
+        status,
+        end_reason: (status == BuildStatus::Failed).then(|| "verification_failed".into()),
+        fix_attempts: fixes,
+        turns: 4,
+        tokens: Tokens { input_tokens: 100, output_tokens: 50, cached_tokens: 10, cost_usd: 0.25 },
+        duration_ms: ms,
+        files: vec!["index.html".into()],
+        report: Some("what was tried".into()),
+        finished_at: now(),
+    }
+}
+
+fn note(id: &str, tags: &[&str], libs: &[&str], patterns: &[&str]) -> Note {
+    Note {
+        id: id.into(),
+        trigger: format!("trigger of {id}"),
+        trigger_type: "pattern".into(),
+        lesson: format!("lesson of {id}"),
+        libraries: libs.iter().map(|s| s.to_string()).collect(),
+        error_patterns: patterns.iter().map(|s| s.to_string()).collect(),
+        tags: tags.iter().map(|s| s.to_string()).collect(),
+        help_count: 0,
+        fail_count: 0,
+        confidence: 0.5,
+        status: NoteStatus::Candidate,
+        source_build: None,
+        source_error: None,
+        source_fix: None,
+        created_at: now(),
+        updated_at: now(),
+    }
+}
+
+#[tokio::test]
+async fn everything_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("nested/wright.db").display());
+    {
+        let s = open(&url).await.unwrap();
+        s.create_build(&new_build("20261121-100000-aaaa", "interactive")).await.unwrap();
+        s.finish_build("20261121-100000-aaaa", &finish(BuildStatus::Published, 1, 1200)).await.unwrap();
+        s.put_note(&note("n-1", &["timer"], &[], &[])).await.unwrap();
+        s.append_turn(&Turn {
+            build_id: "20261121-100000-aaaa".into(),
+            idx: 0,
+            phase: "GENERATING".into(),
+            role: "user".into(),
+            message: serde_json::json!({"role": "user", "content": "hi"}),
+            ts: now(),
+            tokens: Tokens::default(),
+        })
+        .await
+        .unwrap();
+    }
+    let s = open(&url).await.unwrap();
+    let b = s.build("20261121-100000-aaaa").await.unwrap();
+    assert_eq!(b.status, BuildStatus::Published);
+    assert_eq!((b.fix_attempts, b.duration_ms, b.files.len()), (1, Some(1200), 1));
+    assert_eq!(b.tokens.cost_usd, 0.25);
+    assert_eq!(s.resolve_build("20261121-1000").await.unwrap().id, b.id, "prefix lookup");
+    assert_eq!(s.note("n-1").await.unwrap().lesson, "lesson of n-1");
+    assert_eq!(s.turns(&b.id).await.unwrap()[0].message["content"], "hi");
+    assert!(matches!(s.build("nope").await, Err(StoreError::NotFound(_))));
+    assert!(matches!(s.finish_build("nope", &finish(BuildStatus::Failed, 0, 1)).await, Err(StoreError::NotFound(_))));
+}
+
+#[tokio::test]
+async fn postgres_urls_are_refused_clearly() {
+    let e = open("postgres://localhost/wright").await.err().unwrap();
+    assert!(e.to_string().contains("PostgreSQL"), "{e}");
+    assert!(open("mysql://x").await.is_err());
+}
+
+#[tokio::test]
+async fn retrieval_ranks_by_matched_keys_then_score_and_skips_deprecated() {
+    let s = SqliteStore::memory().await.unwrap();
+    s.put_note(&note("n-timer", &["timer", "countdown"], &[], &[])).await.unwrap();
+    s.put_note(&note("n-express", &["server"], &["express"], &["Cannot find module"])).await.unwrap();
+    let mut strong = note("n-timer-strong", &["timer"], &[], &[]);
+    strong.confidence = 0.9;
+    s.put_note(&strong).await.unwrap();
+    let mut gone = note("n-gone", &["timer"], &[], &[]);
+    gone.status = NoteStatus::Deprecated;
+    s.put_note(&gone).await.unwrap();
+
+    let keys = vec!["tag:timer".to_string(), "tag:countdown".to_string()];
+    let hits = s.find_notes(&keys, 10).await.unwrap();
+    let ids: Vec<_> = hits.iter().map(|h| h.note.id.as_str()).collect();
+    assert_eq!(ids, ["n-timer", "n-timer-strong"], "two keys beat one; deprecated is skipped");
+    assert_eq!(hits[0].matched, 2);
+
+    let hits = s.find_notes(&["lib:express".into(), "err:module".into()], 10).await.unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].note.id, "n-express");
+    assert!(s.find_notes(&[], 10).await.unwrap().is_empty());
+    assert!(s.find_notes(&["tag:unrelated".into()], 10).await.unwrap().is_empty());
+
+    // Editing a note rewrites its keys.
+    let mut edited = s.note("n-timer").await.unwrap();
+    edited.tags = vec!["clock".into()];
+    s.put_note(&edited).await.unwrap();
+    let ids: Vec<_> = s.find_notes(&keys, 10).await.unwrap().into_iter().map(|h| h.note.id).collect();
+    assert_eq!(ids, ["n-timer-strong"]);
+}
+
+#[tokio::test]
+async fn outcomes_move_notes_through_their_lifecycle() {
+    let s = SqliteStore::memory().await.unwrap();
+    s.put_note(&note("n-a", &["x"], &[], &[])).await.unwrap();
+    s.put_note(&note("n-b", &["x"], &[], &[])).await.unwrap();
+    let ids = vec!["n-a".to_string()];
+    for _ in 0..3 {
+        s.record_note_outcome(&ids, true).await.unwrap();
+    }
+    let a = s.note("n-a").await.unwrap();
+    assert_eq!((a.help_count, a.status, a.confidence), (3, NoteStatus::Active, 0.8));
+    let ids = vec!["n-b".to_string(), "missing".to_string()];
+    let mut last = Vec::new();
+    for _ in 0..5 {
+        last = s.record_note_outcome(&ids, false).await.unwrap();
+    }
+    assert_eq!(last.len(), 1, "unknown ids are skipped");
+    assert_eq!((last[0].fail_count, last[0].status), (5, NoteStatus::Deprecated));
+    let filter = NoteFilter { status: Some(NoteStatus::Deprecated), limit: None };
+    assert_eq!(s.list_notes(&filter).await.unwrap().len(), 1);
+    assert_eq!(s.list_notes(&NoteFilter::default()).await.unwrap()[0].id, "n-a", "best score first");
+}
+
+#[tokio::test]
+async fn a_common_key_yields_its_best_notes_and_outcomes_rerank_them() {
+    let s = SqliteStore::memory().await.unwrap();
+    // 300 notes share "tag:app"; only the best ranked per key are read, so the winners must be
+    // the high-confidence ones however many weaker notes share the word.
+    for i in 0..300 {
+        let mut n = note(&format!("n-{i:03}"), &["app"], &[], &[]);
+        n.confidence = f64::from(i) / 1000.0;
+        s.put_note(&n).await.unwrap();
+    }
+    let keys = vec!["tag:app".to_string()];
+    let ids: Vec<_> = s.find_notes(&keys, 3).await.unwrap().into_iter().map(|h| h.note.id).collect();
+    assert_eq!(ids, ["n-299", "n-298", "n-297"]);
+
+    // A weak note that keeps helping climbs into the lookup.
+    let weak = vec!["n-000".to_string()];
+    for _ in 0..4 {
+        s.record_note_outcome(&weak, true).await.unwrap();
+    }
+    let ids: Vec<_> = s.find_notes(&keys, 1).await.unwrap().into_iter().map(|h| h.note.id).collect();
+    assert_eq!(ids, ["n-000"], "confidence 5/6 now beats 0.299");
+
+    // One that keeps failing drops out of lookups once deprecated, yet stays listed.
+    for _ in 0..11 {
+        s.record_note_outcome(&weak, false).await.unwrap();
+    }
+    assert_eq!(s.note("n-000").await.unwrap().status, NoteStatus::Deprecated);
+    let hits = s.find_notes(&keys, 400).await.unwrap();
+    assert!(hits.iter().all(|h| h.note.id != "n-000"));
+    assert_eq!(hits.len(), 128, "at most 128 notes are read per key");
+}
+
+#[tokio::test]
+async fn stats_follow_the_builds() {
+    let s = SqliteStore::memory().await.unwrap();
+    let rows = [
+        ("b1", "interactive", BuildStatus::Published, 0, 1000),
+        ("b2", "interactive", BuildStatus::Published, 1, 3000),
+        ("b3", "static", BuildStatus::Failed, 3, 9000),
+        ("b4", "static", BuildStatus::Published, 0, 2000),
+    ];
+    for (id, t, st, fixes, ms) in rows {
+        s.create_build(&new_build(id, t)).await.unwrap();
+        s.finish_build(id, &finish(st, fixes, ms)).await.unwrap();
+    }
+    s.create_build(&new_build("b5", "static")).await.unwrap(); // still running: not counted
+    s.put_note(&note("n-1", &["x"], &[], &[])).await.unwrap();
+    s.record_note_uses("b2", &["n-1".into()], "GENERATING").await.unwrap();
+    s.record_note_uses("b2", &["n-1".into()], "FIXING").await.unwrap(); // once per build
+    assert_eq!(s.note_uses("b2").await.unwrap(), ["n-1"]);
+    let st = s.stats().await.unwrap();
+    assert_eq!((st.builds, st.published, st.first_try), (4, 3, 2));
+    assert_eq!(st.fix_histogram, vec![2, 1, 0, 1]);
+    assert_eq!((st.builds_with_notes, st.published_with_notes, st.published_without_notes), (1, 1, 2));
+    assert_eq!(
+        st.per_template.iter().map(|t| (t.template.as_str(), t.builds)).collect::<Vec<_>>(),
+        [("interactive", 2), ("static", 2)]
+    );
+    assert_eq!((st.duration_p50_ms, st.duration_p95_ms), (Some(2000), Some(9000)));
+    assert_eq!(st.tokens.input_tokens, 400);
+    assert_eq!((st.notes_total, st.notes_candidate), (1, 1));
+}
+
+#[tokio::test]
+async fn attempts_and_usage_round_trip() {
+    let s = SqliteStore::memory().await.unwrap();
+    let a = Attempt {
+        id: new_id("a"),
+        build_id: "b1".into(),
+        template: "interactive".into(),
+        success: true,
+        iterations: 1,
+        duration_ms: 1500,
+        notes_applied: vec!["n-1".into()],
+        errors: vec![AttemptError { iteration: 0, kind: "test_failure".into(), error: "1 failed".into(), fixed: true }],
+        model: "m".into(),
+        tokens: Tokens { input_tokens: 1, output_tokens: 2, cached_tokens: 0, cost_usd: 0.5 },
+        created_at: now(),
+    };
+    s.record_attempt(&a).await.unwrap();
+    assert_eq!(s.attempts("b1").await.unwrap(), vec![a]);
+    let u = UsageEntry {
+        build_id: "b1".into(),
+        phase: "FIXING".into(),
+        provider: "openai".into(),
+        model: "m".into(),
+        tokens: Tokens { input_tokens: 10, output_tokens: 5, cached_tokens: 2, cost_usd: 0.01 },
+        ts: now(),
+    };
+    s.log_usage(&u).await.unwrap();
+    assert_eq!(s.usage("b1").await.unwrap(), vec![u]);
+}
+
+/// A sink that records, at the moment it is called, whether the store already has the event.
+struct Witness {
+    store: Arc<dyn Store>,
+    seen: Mutex<Vec<(u64, bool)>>,
+}
+
+impl EventSink for Witness {
+    fn accept(&self, e: &Event) {
+        let store = self.store.clone();
+        let (build, seq) = (e.build.clone(), e.seq);
+        // Look from a separate thread and runtime, as another reader (an SSE client) would.
+        let stored = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(store.events(&build, seq - 1)).unwrap().first().map(|e| e.seq) == Some(seq)
+        })
+        .join()
+        .unwrap();
+        self.seen.lock().unwrap().push((e.seq, stored));
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn events_are_stored_before_later_sinks_see_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&format!("sqlite://{}", dir.path().join("w.db").display())).await.unwrap();
+    let persist = Arc::new(PersistSink::new(store.clone()).unwrap());
+    let witness = Arc::new(Witness { store: store.clone(), seen: Mutex::new(Vec::new()) });
+    let em = Emitter::new("b-sink", vec![persist.clone(), witness.clone()]);
+    em.status(Level::Info, "one");
+    em.emit(EventKind::ErrorFixed { iteration: 1 });
+    em.status(Level::Warning, "three");
+    assert_eq!(*witness.seen.lock().unwrap(), vec![(1, true), (2, true), (3, true)]);
+    let stored = store.events("b-sink", 1).await.unwrap();
+    assert_eq!(stored.iter().map(|e| e.seq).collect::<Vec<_>>(), [2, 3], "resume after seq 1");
+    assert_eq!(stored[0].kind, EventKind::ErrorFixed { iteration: 1 });
+    assert_eq!(persist.failures(), 0);
+    // A duplicate seq cannot be stored; the failure is counted, the emitter carries on.
+    store.append_event(&stored[0]).await.unwrap_err();
+}
