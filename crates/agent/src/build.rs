@@ -285,9 +285,10 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     }
     p.log.push(closing);
     let duration = started.elapsed();
-    let report = render_report(&req, template, &build_id, &end, &p, &files, ctx.workspace.root());
+    let ending = Ending { req: &req, template, build_id: &build_id, end: &end, p: &p, files: &files, duration };
+    let report = ending.report(ctx.workspace.root());
     if let Some(store) = &deps.store {
-        record_end(store.as_ref(), &req, template, &build_id, &end, &p, &files, &report, duration).await;
+        ending.record(store.as_ref(), &report).await;
     }
     emitter.emit(EventKind::Complete {
         success,
@@ -315,66 +316,116 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     }
 }
 
-/// Note outcomes, the attempt and the build's final state, in the store.
-#[allow(clippy::too_many_arguments)]
-async fn record_end(
-    store: &dyn Store,
-    req: &BuildRequest,
+/// Everything known once a build has ended, for its report and its records.
+struct Ending<'a> {
+    req: &'a BuildRequest,
     template: Template,
-    build_id: &str,
-    end: &BuildEnd,
-    p: &Progress,
-    files: &[String],
-    report: &str,
+    build_id: &'a str,
+    end: &'a BuildEnd,
+    p: &'a Progress,
+    files: &'a [String],
     duration: Duration,
-) {
-    let applied: Vec<String> = p.applied.iter().map(|n| n.id.clone()).collect();
-    // Only verdicts about the project count for a note; a cancel or an outage says nothing of it.
-    let helped = match end {
-        BuildEnd::Published => Some(true),
-        BuildEnd::VerificationFailed | BuildEnd::TimedOut(_) => Some(false),
-        _ => None,
-    };
-    if let (Some(helped), false) = (helped, applied.is_empty()) {
-        if let Err(e) = store.record_note_outcome(&applied, helped).await {
-            tracing::warn!(build = %build_id, "note outcomes not stored: {e}");
+}
+
+impl Ending<'_> {
+    /// Note outcomes, the attempt and the build's final state, in the store.
+    async fn record(&self, store: &dyn Store, report: &str) {
+        let Ending { req, template, build_id, end, p, files, duration } = *self;
+        let applied: Vec<String> = p.applied.iter().map(|n| n.id.clone()).collect();
+        // Only verdicts about the project count for a note; a cancel or an outage says nothing of it.
+        let helped = match end {
+            BuildEnd::Published => Some(true),
+            BuildEnd::VerificationFailed | BuildEnd::TimedOut(_) => Some(false),
+            _ => None,
+        };
+        if let (Some(helped), false) = (helped, applied.is_empty()) {
+            if let Err(e) = store.record_note_outcome(&applied, helped).await {
+                tracing::warn!(build = %build_id, "note outcomes not stored: {e}");
+            }
+        }
+        let tokens = Tokens {
+            input_tokens: p.stats.usage.input_tokens,
+            output_tokens: p.stats.usage.output_tokens,
+            cached_tokens: p.stats.usage.cached_tokens,
+            cost_usd: p.stats.cost_usd,
+        };
+        let attempt = Attempt {
+            id: wright_store::new_id("a"),
+            build_id: build_id.to_string(),
+            template: template.as_str().to_string(),
+            success: *end == BuildEnd::Published,
+            iterations: p.fix_attempts,
+            duration_ms: duration.as_millis() as u64,
+            notes_applied: applied,
+            errors: p.errors.clone(),
+            model: req.model.clone(),
+            tokens,
+            created_at: wright_store::now(),
+        };
+        if let Err(e) = store.record_attempt(&attempt).await {
+            tracing::warn!(build = %build_id, "attempt not stored: {e}");
+        }
+        let finish = BuildFinish {
+            status: if *end == BuildEnd::Published { BuildStatus::Published } else { BuildStatus::Failed },
+            end_reason: end.reason().map(str::to_string),
+            fix_attempts: p.fix_attempts,
+            turns: p.stats.turns,
+            tokens,
+            duration_ms: duration.as_millis() as u64,
+            files: files.to_vec(),
+            report: Some(report.to_string()),
+            finished_at: wright_store::now(),
+        };
+        if let Err(e) = store.finish_build(build_id, &finish).await {
+            tracing::warn!(build = %build_id, "build record not finished: {e}");
         }
     }
-    let tokens = Tokens {
-        input_tokens: p.stats.usage.input_tokens,
-        output_tokens: p.stats.usage.output_tokens,
-        cached_tokens: p.stats.usage.cached_tokens,
-        cost_usd: p.stats.cost_usd,
-    };
-    let attempt = Attempt {
-        id: wright_store::new_id("a"),
-        build_id: build_id.to_string(),
-        template: template.as_str().to_string(),
-        success: *end == BuildEnd::Published,
-        iterations: p.fix_attempts,
-        duration_ms: duration.as_millis() as u64,
-        notes_applied: applied,
-        errors: p.errors.clone(),
-        model: req.model.clone(),
-        tokens,
-        created_at: wright_store::now(),
-    };
-    if let Err(e) = store.record_attempt(&attempt).await {
-        tracing::warn!(build = %build_id, "attempt not stored: {e}");
-    }
-    let finish = BuildFinish {
-        status: if *end == BuildEnd::Published { BuildStatus::Published } else { BuildStatus::Failed },
-        end_reason: end.reason().map(str::to_string),
-        fix_attempts: p.fix_attempts,
-        turns: p.stats.turns,
-        tokens,
-        duration_ms: duration.as_millis() as u64,
-        files: files.to_vec(),
-        report: Some(report.to_string()),
-        finished_at: wright_store::now(),
-    };
-    if let Err(e) = store.finish_build(build_id, &finish).await {
-        tracing::warn!(build = %build_id, "build record not finished: {e}");
+
+    /// The build's story in Markdown: what was asked, what happened, where the files are.
+    fn report(&self, root: &std::path::Path) -> String {
+        let Ending { req, template, build_id, end, p, files, .. } = *self;
+        let outcome = match end {
+            BuildEnd::Published => "PUBLISHED (verification passed)".to_string(),
+            other => format!("FAILED ({})", other.reason().unwrap_or("unknown").replace('_', " ")),
+        };
+        let mut r = format!(
+            "# Build {build_id}\n\nRequest: {}\nTemplate: {}\nModel: {}\nOutcome: {outcome}\nFix attempts: {}\nModel calls: {}, tokens in/out: {}/{}, cost: ${:.4}\n\n## What happened\n",
+            req.prompt.trim(),
+            template.as_str(),
+            req.model,
+            p.fix_attempts,
+            p.stats.turns,
+            p.stats.usage.input_tokens,
+            p.stats.usage.output_tokens,
+            p.stats.cost_usd
+        );
+        for line in &p.log {
+            r.push_str(&format!("- {line}\n"));
+        }
+        let unfixed: Vec<&AttemptError> = p.errors.iter().filter(|e| !e.fixed).collect();
+        if !unfixed.is_empty() && *end != BuildEnd::Published {
+            r.push_str("\n## Still failing\n");
+            let last = unfixed.iter().map(|e| e.iteration).max().unwrap_or(0);
+            for e in unfixed.iter().filter(|e| e.iteration == last) {
+                r.push_str(&format!("- {} ({})\n", e.error, e.kind));
+            }
+        }
+        if !p.applied.is_empty() {
+            r.push_str("\n## Lessons used\n");
+            for n in &p.applied {
+                r.push_str(&format!("- {} {}\n", n.id, wright_memory::lesson_line(n)));
+            }
+        }
+        r.push_str(&format!("\n## Files ({} in {})\n", files.len(), root.display()));
+        for f in files.iter().take(100) {
+            r.push_str(&format!("- {f}\n"));
+        }
+        if *end != BuildEnd::Published {
+            r.push_str(&format!(
+                "\n## Next steps\n- The files are kept; open them or keep working on them with `wright run --continue {build_id} \"describe what to change\"`.\n- Every step is stored: `wright builds events {build_id}`.\n"
+            ));
+        }
+        r
     }
 }
 
@@ -776,60 +827,6 @@ fn diff(before: &Snapshot, after: &Snapshot, max: usize) -> String {
         out.extend(patch.lines().skip_while(|l| !l.starts_with("@@")).map(|l| format!("{l}\n")));
     }
     wright_tools::clip(&out, max)
-}
-
-/// The build's story in Markdown: what was asked, what happened, where the files are.
-fn render_report(
-    req: &BuildRequest,
-    template: Template,
-    build_id: &str,
-    end: &BuildEnd,
-    p: &Progress,
-    files: &[String],
-    root: &std::path::Path,
-) -> String {
-    let outcome = match end {
-        BuildEnd::Published => "PUBLISHED (verification passed)".to_string(),
-        other => format!("FAILED ({})", other.reason().unwrap_or("unknown").replace('_', " ")),
-    };
-    let mut r = format!(
-        "# Build {build_id}\n\nRequest: {}\nTemplate: {}\nModel: {}\nOutcome: {outcome}\nFix attempts: {}\nModel calls: {}, tokens in/out: {}/{}, cost: ${:.4}\n\n## What happened\n",
-        req.prompt.trim(),
-        template.as_str(),
-        req.model,
-        p.fix_attempts,
-        p.stats.turns,
-        p.stats.usage.input_tokens,
-        p.stats.usage.output_tokens,
-        p.stats.cost_usd
-    );
-    for line in &p.log {
-        r.push_str(&format!("- {line}\n"));
-    }
-    let unfixed: Vec<&AttemptError> = p.errors.iter().filter(|e| !e.fixed).collect();
-    if !unfixed.is_empty() && *end != BuildEnd::Published {
-        r.push_str("\n## Still failing\n");
-        let last = unfixed.iter().map(|e| e.iteration).max().unwrap_or(0);
-        for e in unfixed.iter().filter(|e| e.iteration == last) {
-            r.push_str(&format!("- {} ({})\n", e.error, e.kind));
-        }
-    }
-    if !p.applied.is_empty() {
-        r.push_str("\n## Lessons used\n");
-        for n in &p.applied {
-            r.push_str(&format!("- {} {}\n", n.id, wright_memory::lesson_line(n)));
-        }
-    }
-    r.push_str(&format!("\n## Files ({} in {})\n", files.len(), root.display()));
-    for f in files.iter().take(100) {
-        r.push_str(&format!("- {f}\n"));
-    }
-    if *end != BuildEnd::Published {
-        r.push_str(&format!(
-            "\n## Next steps\n- The files are kept; open them or keep working on them with `wright run --continue {build_id} \"describe what to change\"`.\n- Every step is stored: `wright builds events {build_id}`.\n"
-        ));
-    }
-    r
 }
 
 /// Map a loop phase's end to a build end when it ends the build; narrate the others.

@@ -1,7 +1,7 @@
 //! `wright explain ID`: the code of a build explained to a beginner, streamed as it is written.
 
-use crate::config::{FileConfig, ProviderKind, choose_provider, default_data_dir};
-use crate::{DbArgs, Exit, env_var, open_store, parse_lang, providers, usage};
+use crate::config::{FileConfig, ProviderKind, default_data_dir};
+use crate::{DbArgs, Exit, ModelArgs, env_var, open_store, parse_lang, providers, usage};
 use anyhow::anyhow;
 use std::io::Write;
 use std::path::PathBuf;
@@ -15,13 +15,8 @@ use wright_sandbox::{Workspace, WorkspaceLimits};
 pub struct ExplainArgs {
     /// The build to explain (its id or the start of it; see `wright builds list`).
     id: String,
-    /// AI provider: local, openai, anthropic, gemini [default: as for `wright run`].
-    #[arg(long, env = "WRIGHT_PROVIDER", value_name = "NAME")]
-    provider: Option<String>,
-    #[arg(long, env = "WRIGHT_MODEL", value_name = "NAME")]
-    model: Option<String>,
-    #[arg(long, env = "WRIGHT_BASE_URL", value_name = "URL")]
-    base_url: Option<String>,
+    #[command(flatten)]
+    llm: ModelArgs,
     /// Language of the explanation: en or pt [default: the build's].
     #[arg(long, value_name = "CODE")]
     lang: Option<String>,
@@ -87,19 +82,18 @@ pub async fn explain(args: ExplainArgs, config_path: Option<PathBuf>) -> Result<
     let (file, _) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
     let store = open_store(args.db.clone(), config_path.as_deref()).await?;
     let build = store.resolve_build(&args.id).await.map_err(|e| Exit(1, anyhow!("{e}; see `wright builds list`")))?;
-    let lang_name = args.lang.clone().or(file.lang.clone()).unwrap_or_else(|| build.lang.clone());
+    let lang_name = args.lang.clone().or(file.lang.clone()).unwrap_or_else(|| build.start.lang.clone());
     let lang = parse_lang(&lang_name)?;
-    let ws = Workspace::open(&build.workspace, WorkspaceLimits::default())
-        .map_err(|e| Exit(1, anyhow!("the files of build {} ({}) cannot be read: {e}", build.id, build.workspace)))?;
+    let ws = Workspace::open(&build.start.workspace, WorkspaceLimits::default()).map_err(|e| {
+        Exit(1, anyhow!("the files of build {} ({}) cannot be read: {e}", build.start.id, build.start.workspace))
+    })?;
 
-    let model = args.model.or(file.model.clone());
-    let kind = choose_provider(args.provider.as_deref().or(file.provider.as_deref()), model.as_deref(), &env_var)
-        .map_err(usage)?;
+    let (kind, model, base_url) = args.llm.resolve(&file)?;
     // The offline model has an 8k-token window; hosted ones can read much more.
     let budget = if kind == ProviderKind::Local { 12_000 } else { 60_000 };
     let (files, shown) = project_text(&ws, budget);
     if shown == 0 {
-        return Err(Exit(1, anyhow!("build {} has no readable files in {}", build.id, build.workspace)));
+        return Err(Exit(1, anyhow!("build {} has no readable files in {}", build.start.id, build.start.workspace)));
     }
     let data_dir = args.db.data_dir.clone().or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
     let wire = providers::Wire {
@@ -109,12 +103,12 @@ pub async fn explain(args: ExplainArgs, config_path: Option<PathBuf>) -> Result<
         env: &env_var,
         local: Default::default(),
     };
-    let (provider, model) = providers::build(kind, model, args.base_url.or(file.base_url.clone()), &wire).await?;
+    let (provider, model) = providers::build(kind, model, base_url, &wire).await?;
     let request = ChatRequest {
         model,
         messages: vec![
             Message::system(system_prompt(lang)),
-            Message::user(format!("The project was built for this request: {}\n\n{files}", build.prompt.trim())),
+            Message::user(format!("The project was built for this request: {}\n\n{files}", build.start.prompt.trim())),
         ],
         tools: Vec::new(),
         temperature: Some(0.3),

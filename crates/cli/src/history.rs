@@ -252,13 +252,13 @@ pub async fn builds(cmd: BuildsCommand, store: &dyn Store, out: &mut dyn Write) 
                     .iter()
                     .map(|b| {
                         vec![
-                            b.id.clone(),
+                            b.start.id.clone(),
                             b.status.as_str().to_string(),
-                            b.template.clone(),
+                            b.start.template.clone(),
                             b.fix_attempts.to_string(),
                             b.duration_ms.map_or_else(|| "-".to_string(), duration),
                             cost(b.tokens.cost_usd),
-                            clip(&b.prompt, 50),
+                            clip(&b.start.prompt, 50),
                         ]
                     })
                     .collect();
@@ -279,8 +279,8 @@ pub async fn builds(cmd: BuildsCommand, store: &dyn Store, out: &mut dyn Write) 
         }
         BuildsCommand::Show { id, json } => {
             let build = find_build(store, &id).await?;
-            let attempts = store.attempts(&build.id).await?;
-            let mut note_ids = store.note_uses(&build.id).await?;
+            let attempts = store.attempts(&build.start.id).await?;
+            let mut note_ids = store.note_uses(&build.start.id).await?;
             for id in attempts.iter().flat_map(|a| &a.notes_applied) {
                 if !note_ids.contains(id) {
                     note_ids.push(id.clone());
@@ -295,7 +295,7 @@ pub async fn builds(cmd: BuildsCommand, store: &dyn Store, out: &mut dyn Write) 
                 }
             }
             if json {
-                let usage = store.usage(&build.id).await?;
+                let usage = store.usage(&build.start.id).await?;
                 let all = serde_json::json!({
                     "build": build,
                     "attempts": attempts,
@@ -310,7 +310,7 @@ pub async fn builds(cmd: BuildsCommand, store: &dyn Store, out: &mut dyn Write) 
         }
         BuildsCommand::Events { id, after } => {
             let build = find_build(store, &id).await?;
-            for e in store.events(&build.id, after).await? {
+            for e in store.events(&build.start.id, after).await? {
                 writeln!(out, "{}", e.to_json_line())?;
             }
         }
@@ -685,8 +685,8 @@ fn show_build(
     note_ids: &[String],
     notes: &[Note],
 ) -> std::io::Result<()> {
-    writeln!(out, "build {} · {}", b.id, b.status.as_str())?;
-    field(out, "request", &b.prompt)?;
+    writeln!(out, "build {} · {}", b.start.id, b.status.as_str())?;
+    field(out, "request", &b.start.prompt)?;
     let fixes = count(b.fix_attempts as usize, "fix attempt", "fix attempts");
     let outcome = match b.status {
         BuildStatus::Published if b.fix_attempts == 0 => "published on the first try".to_string(),
@@ -698,14 +698,14 @@ fn show_build(
         BuildStatus::Running => "running, or stopped before it could finish".to_string(),
     };
     field(out, "outcome", &outcome)?;
-    field(out, "template", &format!("{} · language {}", b.template, b.lang))?;
-    field(out, "model", &format!("{} {}", b.provider, b.model))?;
+    field(out, "template", &format!("{} · language {}", b.start.template, b.start.lang))?;
+    field(out, "model", &format!("{} {}", b.start.provider, b.start.model))?;
     let took = b.duration_ms.map(|ms| format!(" · took {}", duration(ms))).unwrap_or_default();
-    field(out, "started", &format!("{}{took}", when(&b.started_at)))?;
-    if let Some(parent) = &b.parent_id {
+    field(out, "started", &format!("{}{took}", when(&b.start.started_at)))?;
+    if let Some(parent) = &b.start.parent_id {
         field(out, "continues", parent)?;
     }
-    field(out, "workspace", &b.workspace)?;
+    field(out, "workspace", &b.start.workspace)?;
     let t = &b.tokens;
     field(
         out,
@@ -893,10 +893,6 @@ mod tests {
 
     fn note(id: &str, help: u32, fail: u32, status: NoteStatus) -> Note {
         Note {
-            id: id.into(),
-            trigger: format!("trigger of {id}"),
-            trigger_type: "pattern".into(),
-            lesson: format!("lesson of {id}\nwith a second line"),
             libraries: vec!["express".into()],
             error_patterns: vec!["Expected values to be strictly equal".into()],
             tags: vec!["countdown timer".into()],
@@ -906,9 +902,7 @@ mod tests {
             status,
             source_build: Some("b-1".into()),
             source_error: Some("1 test failed".into()),
-            source_fix: None,
-            created_at: wright_store::now(),
-            updated_at: wright_store::now(),
+            ..Note::new(id, format!("trigger of {id}"), format!("lesson of {id}\nwith a second line"))
         }
     }
 
@@ -1333,7 +1327,7 @@ mod tests {
         assert!(b22.contains("1m 05s") && b22.contains("a counter app"), "{b22}");
         let json = run_builds(&store, BuildsCommand::List { limit: 2, json: true }).await.unwrap();
         let parsed: Vec<BuildRecord> = serde_json::from_str(&json).unwrap();
-        assert_eq!(parsed.iter().map(|b| b.id.as_str()).collect::<Vec<_>>(), ["b4444", "b333"]);
+        assert_eq!(parsed.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b4444", "b333"]);
         let more = run_builds(&store, BuildsCommand::List { limit: 2, json: false }).await.unwrap();
         assert!(more.contains("… and older ones"), "{more}");
 

@@ -10,7 +10,7 @@ mod render;
 
 use anyhow::{Context, Result, anyhow};
 use clap::{Parser, Subcommand, ValueEnum};
-use config::{FileConfig, choose_provider, default_data_dir};
+use config::{FileConfig, ProviderKind, choose_provider, default_data_dir};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -95,6 +95,31 @@ pub struct DbArgs {
     pub data_dir: Option<PathBuf>,
 }
 
+/// Which model answers: shared by every command that talks to one.
+#[derive(clap::Args, Clone, Default)]
+pub struct ModelArgs {
+    /// AI provider: local (built-in, offline), openai (any OpenAI-compatible server), anthropic, gemini.
+    /// Default: from the model name, else whichever API key is set, else local.
+    #[arg(long, env = "WRIGHT_PROVIDER", value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Model id for the provider; for local, a path to a GGUF file (default: the built-in model).
+    #[arg(long, env = "WRIGHT_MODEL", value_name = "NAME")]
+    pub model: Option<String>,
+    /// The provider's endpoint root, e.g. http://127.0.0.1:8000/v1 for an OpenAI-compatible server.
+    #[arg(long, env = "WRIGHT_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+}
+
+impl ModelArgs {
+    /// Flags over wright.toml: the provider kind, the model and the endpoint root.
+    pub fn resolve(self, file: &FileConfig) -> Result<(ProviderKind, Option<String>, Option<String>), Exit> {
+        let model = self.model.or(file.model.clone());
+        let kind = choose_provider(self.provider.as_deref().or(file.provider.as_deref()), model.as_deref(), &env_var)
+            .map_err(usage)?;
+        Ok((kind, model, self.base_url.or(file.base_url.clone())))
+    }
+}
+
 #[derive(Subcommand)]
 enum ModelsCommand {
     /// Download and verify the built-in offline model (SmolLM2-135M-Instruct, ~93 MB) now.
@@ -129,16 +154,8 @@ struct RunArgs {
     /// Kind of project: static, interactive, fullstack, or auto (picked from the prompt).
     #[arg(long, value_name = "NAME")]
     template: Option<String>,
-    /// AI provider: local (built-in, offline), openai (any OpenAI-compatible server), anthropic, gemini.
-    /// Default: from the model name, else whichever API key is set, else local.
-    #[arg(long, env = "WRIGHT_PROVIDER", value_name = "NAME")]
-    provider: Option<String>,
-    /// Model id for the provider; for local, a path to a GGUF file (default: the built-in model).
-    #[arg(long, env = "WRIGHT_MODEL", value_name = "NAME")]
-    model: Option<String>,
-    /// The provider's endpoint root, e.g. http://127.0.0.1:8000/v1 for an OpenAI-compatible server.
-    #[arg(long, env = "WRIGHT_BASE_URL", value_name = "URL")]
-    base_url: Option<String>,
+    #[command(flatten)]
+    llm: ModelArgs,
     /// An extra acceptance command run in the workspace during verification; must exit 0. Repeatable.
     #[arg(long = "check", value_name = "CMD")]
     checks: Vec<String>,
@@ -337,18 +354,17 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     };
     let template_name = args
         .template
-        .or(parent.as_ref().map(|p| p.template.clone()))
+        .or(parent.as_ref().map(|p| p.start.template.clone()))
         .or(file.template.clone())
         .unwrap_or_else(|| "auto".into());
     let template = parse_template(&template_name)?;
-    let lang_name =
-        args.lang.or(file.lang.clone()).or(parent.as_ref().map(|p| p.lang.clone())).unwrap_or_else(|| "en".into());
+    let lang_name = args
+        .lang
+        .or(file.lang.clone())
+        .or(parent.as_ref().map(|p| p.start.lang.clone()))
+        .unwrap_or_else(|| "en".into());
     let lang = parse_lang(&lang_name)?;
-    let model = args.model.or(file.model.clone());
-    let provider_kind =
-        choose_provider(args.provider.as_deref().or(file.provider.as_deref()), model.as_deref(), &env_var)
-            .map_err(usage)?;
-    let base_url = args.base_url.or(file.base_url.clone());
+    let (provider_kind, model, base_url) = args.llm.resolve(&file)?;
     let max_fix_attempts = args.max_fix_attempts.or(file.max_fix_attempts).unwrap_or(3);
     let max_turns = args.max_turns.or(file.max_turns).unwrap_or(100).max(1);
     let timeout = Duration::from_secs(args.timeout.or(file.timeout).unwrap_or(600).max(1));
@@ -375,15 +391,16 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
             if args.workspace.is_some() {
                 return Err(usage(anyhow!("--continue works in the earlier build's folder; leave out --workspace")));
             }
-            let path = PathBuf::from(&p.workspace);
+            let path = PathBuf::from(&p.start.workspace);
             if !path.is_dir() {
                 return Err(usage(anyhow!(
                     "build {} had its files in {}, which no longer exists",
-                    p.id,
+                    p.start.id,
                     path.display()
                 )));
             }
-            let turns = store.turns(&p.id).await.map_err(|e| usage(anyhow!("reading build {}: {e}", p.id)))?;
+            let turns =
+                store.turns(&p.start.id).await.map_err(|e| usage(anyhow!("reading build {}: {e}", p.start.id)))?;
             (path, wright_agent::journal::conversation_from_turns(&turns))
         }
         None => (args.workspace.unwrap_or_else(|| data_dir.join("builds").join(&build_id)), Vec::new()),
@@ -462,7 +479,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         fix_model: args.fix_model.or(file.fix_model.clone()),
         note_budget: args.note_budget.or(file.note_budget).unwrap_or(wright_memory_budget()),
         note_model: args.note_model.or(file.note_model.clone()),
-        parent: parent.as_ref().map(|p| p.id.clone()),
+        parent: parent.as_ref().map(|p| p.start.id.clone()),
         history,
     };
     let deps = BuildDeps {

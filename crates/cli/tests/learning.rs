@@ -8,7 +8,7 @@ mod support;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use support::counter::{COUNTER_BUGGY, COUNTER_FIXED, counter_app_calls, counter_turns};
-use support::{MockLlm, Turn, assert_contract};
+use support::{HOST_ENV, MockLlm, Turn, assert_contract};
 
 const LESSON_TEXT: &str =
     "An increment function must return count + 1; check the sign of the arithmetic before running the tests.";
@@ -66,17 +66,7 @@ impl Out {
 async fn wright(data: &Path, args: &[&str]) -> Out {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
     cmd.args(args).arg("--data-dir").arg(data).current_dir(data.parent().unwrap());
-    for k in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "WRIGHT_PROVIDER",
-        "WRIGHT_MODEL",
-        "WRIGHT_BASE_URL",
-        "WRIGHT_DATA_DIR",
-        "WRIGHT_DATABASE_URL",
-        "WRIGHT_CONFIG",
-    ] {
+    for k in HOST_ENV {
         cmd.env_remove(k);
     }
     let out = cmd.output().await.unwrap();

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use std::collections::HashSet;
 use wright_provider::Message;
 use wright_store::note::tag_words;
-use wright_store::{Note, NoteStatus, Store, StoreError};
+use wright_store::{Note, Store, StoreError};
 
 /// What the note model is shown.
 #[derive(Debug, Clone, Copy, Default)]
@@ -199,24 +199,15 @@ pub async fn remember(
     source_error: &str,
     source_fix: &str,
 ) -> Result<Learned, StoreError> {
-    let now = wright_store::now();
     let note = Note {
-        id: wright_store::new_id("n"),
-        trigger: draft.trigger.clone(),
         trigger_type: draft.trigger_type.clone(),
-        lesson: draft.lesson.clone(),
         libraries: draft.libraries.clone(),
         error_patterns: draft.error_patterns.clone(),
         tags: draft.tags.clone(),
-        help_count: 0,
-        fail_count: 0,
-        confidence: wright_store::note::score(0, 0),
-        status: NoteStatus::Candidate,
         source_build: Some(source_build.to_string()),
         source_error: Some(clip(source_error, 2000)),
         source_fix: Some(clip(source_fix, 4000)),
-        created_at: now.clone(),
-        updated_at: now,
+        ..Note::new(wright_store::new_id("n"), draft.trigger.clone(), draft.lesson.clone())
     };
     let mut keys = note.keys();
     keys.extend(tag_words(&note.trigger).into_iter().map(|w| format!("tag:{w}")));
@@ -263,24 +254,7 @@ mod tests {
     #[test]
     fn similarity_is_about_meaning_not_ids() {
         let d = parse_lesson(GOOD).unwrap();
-        let mut n = Note {
-            id: "n-x".into(),
-            trigger: "Countdown display".into(),
-            trigger_type: "pattern".into(),
-            lesson: "something else".into(),
-            libraries: vec![],
-            error_patterns: vec![],
-            tags: vec![],
-            help_count: 0,
-            fail_count: 0,
-            confidence: 0.5,
-            status: NoteStatus::Candidate,
-            source_build: None,
-            source_error: None,
-            source_fix: None,
-            created_at: String::new(),
-            updated_at: String::new(),
-        };
+        let mut n = Note::new("n-x", "Countdown display", "something else");
         assert!(similar(&n, &d), "same trigger");
         n.trigger = "timer text".into();
         n.lesson = "Pad minutes and seconds with padStart(2, '0') so the countdown shows 00:05.".into();

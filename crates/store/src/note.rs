@@ -102,6 +102,29 @@ fn candidate() -> NoteStatus {
 }
 
 impl Note {
+    /// A fresh `CANDIDATE` note (score 0.5, no uses) stamped now; callers fill in the lists.
+    pub fn new(id: impl Into<String>, trigger: impl Into<String>, lesson: impl Into<String>) -> Note {
+        let now = crate::now();
+        Note {
+            id: id.into(),
+            trigger: trigger.into(),
+            trigger_type: "pattern".into(),
+            lesson: lesson.into(),
+            libraries: Vec::new(),
+            error_patterns: Vec::new(),
+            tags: Vec::new(),
+            help_count: 0,
+            fail_count: 0,
+            confidence: score(0, 0),
+            status: NoteStatus::Candidate,
+            source_build: None,
+            source_error: None,
+            source_fix: None,
+            created_at: now.clone(),
+            updated_at: now,
+        }
+    }
+
     /// Count one more use of the note; `helped` when the build it was applied to succeeded.
     pub fn record(&mut self, helped: bool) {
         if helped {
@@ -200,22 +223,10 @@ mod tests {
 
     fn note() -> Note {
         Note {
-            id: "n1".into(),
-            trigger: "timer display".into(),
-            trigger_type: "pattern".into(),
-            lesson: "Pad seconds with padStart(2, '0').".into(),
             libraries: vec!["Express".into()],
             error_patterns: vec!["Expected values to be strictly equal".into()],
             tags: vec!["Countdown Timers".into()],
-            help_count: 0,
-            fail_count: 0,
-            confidence: 0.5,
-            status: NoteStatus::Candidate,
-            source_build: None,
-            source_error: None,
-            source_fix: None,
-            created_at: String::new(),
-            updated_at: String::new(),
+            ..Note::new("n1", "timer display", "Pad seconds with padStart(2, '0').")
         }
     }
 

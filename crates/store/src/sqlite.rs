@@ -92,14 +92,17 @@ fn build_row(r: &SqliteRow) -> Result<BuildRecord> {
     let status: String = r.try_get("status")?;
     let files: String = r.try_get("files")?;
     Ok(BuildRecord {
-        id: r.try_get("id")?,
-        parent_id: r.try_get("parent_id")?,
-        prompt: r.try_get("prompt")?,
-        template: r.try_get("template")?,
-        lang: r.try_get("lang")?,
-        provider: r.try_get("provider")?,
-        model: r.try_get("model")?,
-        workspace: r.try_get("workspace")?,
+        start: NewBuild {
+            id: r.try_get("id")?,
+            parent_id: r.try_get("parent_id")?,
+            prompt: r.try_get("prompt")?,
+            template: r.try_get("template")?,
+            lang: r.try_get("lang")?,
+            provider: r.try_get("provider")?,
+            model: r.try_get("model")?,
+            workspace: r.try_get("workspace")?,
+            started_at: r.try_get("started_at")?,
+        },
         status: BuildStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("build status `{status}`")))?,
         end_reason: r.try_get("end_reason")?,
         fix_attempts: u(r.try_get("fix_attempts")?) as u32,
@@ -108,7 +111,6 @@ fn build_row(r: &SqliteRow) -> Result<BuildRecord> {
         duration_ms: r.try_get::<Option<i64>, _>("duration_ms")?.map(u),
         files: unjson(&files, "build files")?,
         report: r.try_get("report")?,
-        started_at: r.try_get("started_at")?,
         finished_at: r.try_get("finished_at")?,
     })
 }

@@ -71,26 +71,20 @@ pub struct BuildFinish {
     pub finished_at: String,
 }
 
-/// A build as stored.
+/// A build as stored: how it started, and how far it got.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildRecord {
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub prompt: String,
-    pub template: String,
-    pub lang: String,
-    pub provider: String,
-    pub model: String,
-    pub workspace: String,
+    #[serde(flatten)]
+    pub start: NewBuild,
     pub status: BuildStatus,
     pub end_reason: Option<String>,
     pub fix_attempts: u32,
     pub turns: u32,
     pub tokens: Tokens,
+    /// None while the build runs.
     pub duration_ms: Option<u64>,
     pub files: Vec<String>,
     pub report: Option<String>,
-    pub started_at: String,
     pub finished_at: Option<String>,
 }
 

@@ -34,22 +34,10 @@ fn finish(status: BuildStatus, fixes: u32, ms: u64) -> BuildFinish {
 
 fn note(id: &str, tags: &[&str], libs: &[&str], patterns: &[&str]) -> Note {
     Note {
-        id: id.into(),
-        trigger: format!("trigger of {id}"),
-        trigger_type: "pattern".into(),
-        lesson: format!("lesson of {id}"),
         libraries: libs.iter().map(|s| s.to_string()).collect(),
         error_patterns: patterns.iter().map(|s| s.to_string()).collect(),
         tags: tags.iter().map(|s| s.to_string()).collect(),
-        help_count: 0,
-        fail_count: 0,
-        confidence: 0.5,
-        status: NoteStatus::Candidate,
-        source_build: None,
-        source_error: None,
-        source_fix: None,
-        created_at: now(),
-        updated_at: now(),
+        ..Note::new(id, format!("trigger of {id}"), format!("lesson of {id}"))
     }
 }
 
@@ -79,9 +67,9 @@ async fn everything_survives_a_reopen() {
     assert_eq!(b.status, BuildStatus::Published);
     assert_eq!((b.fix_attempts, b.duration_ms, b.files.len()), (1, Some(1200), 1));
     assert_eq!(b.tokens.cost_usd, 0.25);
-    assert_eq!(s.resolve_build("20261121-1000").await.unwrap().id, b.id, "prefix lookup");
+    assert_eq!(s.resolve_build("20261121-1000").await.unwrap().start.id, b.start.id, "prefix lookup");
     assert_eq!(s.note("n-1").await.unwrap().lesson, "lesson of n-1");
-    assert_eq!(s.turns(&b.id).await.unwrap()[0].message["content"], "hi");
+    assert_eq!(s.turns(&b.start.id).await.unwrap()[0].message["content"], "hi");
     assert!(matches!(s.build("nope").await, Err(StoreError::NotFound(_))));
     assert!(matches!(s.finish_build("nope", &finish(BuildStatus::Failed, 0, 1)).await, Err(StoreError::NotFound(_))));
 }

@@ -505,6 +505,20 @@ pub async fn wright_with(provider: &str, base_url: &str, prompt: &str, extra: &[
     wright_in(tempfile::tempdir().unwrap(), provider, base_url, prompt, extra, env).await
 }
 
+/// Settings from the machine running the tests that would change what wright does.
+pub const HOST_ENV: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "WRIGHT_PROVIDER",
+    "WRIGHT_MODEL",
+    "WRIGHT_BASE_URL",
+    "WRIGHT_DATA_DIR",
+    "WRIGHT_DATABASE_URL",
+    "WRIGHT_CONFIG",
+    "WRIGHT_PRICES",
+];
+
 /// [`wright_with`] in a directory the caller prepared (e.g. with a `wright.toml`); the run's
 /// current dir is `dir`, its workspace `dir/ws` and its data dir `dir/data`.
 pub async fn wright_in(
@@ -524,18 +538,7 @@ pub async fn wright_in(
         cmd.args(["--events", "jsonl"]);
     }
     cmd.current_dir(dir.path());
-    for k in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "WRIGHT_PROVIDER",
-        "WRIGHT_MODEL",
-        "WRIGHT_BASE_URL",
-        "WRIGHT_DATA_DIR",
-        "WRIGHT_DATABASE_URL",
-        "WRIGHT_CONFIG",
-        "WRIGHT_PRICES",
-    ] {
+    for k in HOST_ENV {
         cmd.env_remove(k);
     }
     if let Some((k, v)) = key_for(provider) {
