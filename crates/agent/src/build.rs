@@ -4,6 +4,7 @@ use crate::agent_loop::{AgentLoop, LoopStats, PhaseEnd};
 use crate::diagnose::diagnose;
 use crate::journal::Journal;
 use crate::prompts::{self, Lang, Narration, Template};
+use crate::scan::{self, Finding, ScanReport};
 use crate::verify::{Failure, verify};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -176,6 +177,8 @@ pub struct BuildReport {
     pub notes_applied: Vec<String>,
     /// The note this build taught (new or reinforced).
     pub learned: Option<Note>,
+    /// Risky patterns in the final files ([`scan`]); warnings only, they never fail a build.
+    pub security_warnings: Vec<Finding>,
     /// A readable account of what was tried (Markdown).
     pub report: String,
 }
@@ -195,6 +198,7 @@ struct Progress {
     errors: Vec<AttemptError>,
     log: Vec<String>,
     learned: Option<(Note, bool)>,
+    security: ScanReport,
 }
 
 /// Run one build to its end. Always emits `complete` last, whatever happens; with a store,
@@ -261,6 +265,20 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         other => other,
     };
 
+    // Whatever the outcome, the files are kept, so say what is risky in them; once per build,
+    // on the final files, so fix attempts do not repeat the same warnings.
+    // Blocking file reads, so off the async workers.
+    let root = ctx.workspace.root().to_path_buf();
+    p.security = tokio::task::spawn_blocking(move || scan::scan_project(&root)).await.unwrap_or_default();
+    narrate_findings(&emitter, &p.security.findings, req.lang);
+    if !p.security.findings.is_empty() {
+        p.log.push(format!(
+            "Security scan: {} warning(s) in {} file(s) of web code.",
+            p.security.findings.len(),
+            p.security.files_scanned
+        ));
+    }
+
     let files = wright_tools::project_files(ctx.workspace.root());
     let success = end == BuildEnd::Published;
     let closing = match &end {
@@ -312,8 +330,58 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         duration,
         notes_applied: p.applied.iter().map(|n| n.id.clone()).collect(),
         learned: p.learned.map(|(n, _)| n),
+        security_warnings: p.security.findings,
         report,
     }
+}
+
+/// At most this many findings become events; the report lists them all.
+const MAX_FINDING_EVENTS: usize = 20;
+
+/// One `status` warning per finding (the contract's event, so every reader shows them).
+fn narrate_findings(emitter: &wright_events::Emitter, findings: &[Finding], lang: Lang) {
+    for f in findings.iter().take(MAX_FINDING_EVENTS) {
+        emitter.status(Level::Warning, f.narration(lang));
+    }
+    let more = findings.len().saturating_sub(MAX_FINDING_EVENTS);
+    if more > 0 {
+        emitter.status(
+            Level::Warning,
+            match lang {
+                Lang::En => format!("…and {more} more security warning(s); the build report lists them all."),
+                Lang::Pt => format!("…e mais {more} aviso(s) de segurança; o relatório da construção lista todos."),
+            },
+        );
+    }
+}
+
+/// The report's `## Security warnings` section; empty when no web code was scanned.
+fn security_section(scan: &ScanReport) -> String {
+    if scan.files_scanned == 0 {
+        return String::new();
+    }
+    let mut r = String::from("\n## Security warnings\n");
+    if scan.findings.is_empty() {
+        r.push_str(&format!("None found in {} file(s) of web code.\n", scan.files_scanned));
+        return r;
+    }
+    r.push_str(&format!(
+        "{} risky pattern(s) in {} file(s) of web code; warnings only, they do not fail the build.\n",
+        scan.findings.len(),
+        scan.files_scanned
+    ));
+    for f in &scan.findings {
+        r.push_str(&format!(
+            "- {}:{} [{}, {}] {}\n  `{}`\n",
+            f.file,
+            f.line,
+            f.rule.id(),
+            f.severity().as_str(),
+            f.message(Lang::En),
+            f.snippet.replace('`', "'")
+        ));
+    }
+    r
 }
 
 /// Everything known once a build has ended, for its report and its records.
@@ -410,6 +478,7 @@ impl Ending<'_> {
                 r.push_str(&format!("- {} ({})\n", e.error, e.kind));
             }
         }
+        r.push_str(&security_section(&p.security));
         if !p.applied.is_empty() {
             r.push_str("\n## Lessons used\n");
             for n in &p.applied {
@@ -865,6 +934,75 @@ mod tests {
         let mut custom = Pricing::parse("[\"qwen2.5-coder\"]\ninput = 0.1\noutput = 0.2\n").unwrap();
         custom.extend(Pricing::builtin());
         assert!(custom.price("qwen2.5-coder").is_some() && custom.price("gpt-4o").is_some());
+    }
+
+    /// A page with risky code still publishes; its warnings are narrated and reported.
+    #[tokio::test]
+    async fn security_warnings_are_narrated_and_reported_without_failing() {
+        use wright_events::MemorySink;
+        use wright_provider::scripted::{ScriptStep, ScriptedProvider};
+        use wright_sandbox::{ProcessRunner, Workspace, WorkspaceLimits};
+        use wright_tools::{ExecConfig, builtin_registry};
+
+        let dir = tempfile::tempdir().unwrap();
+        let sink = Arc::new(MemorySink::new());
+        let ctx = ToolContext {
+            workspace: Workspace::open(dir.path().join("ws"), WorkspaceLimits::default()).unwrap(),
+            runner: Arc::new(ProcessRunner::default()),
+            emitter: wright_events::Emitter::new("b", vec![sink.clone()]),
+            cancel: Default::default(),
+            exec: ExecConfig::for_build(&dir.path().join("h"), &dir.path().join("t")).unwrap(),
+        };
+        let page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Calc</title>\n</head>\n<body>\n<p id=\"out\"></p>\n<script>\n// eval(old)\ndocument.getElementById('out').textContent = eval(location.hash.slice(1));\n</script>\n</body>\n</html>\n";
+        let provider = ScriptedProvider::new(vec![
+            ScriptStep::calls(&[("createFile", serde_json::json!({"path": "index.html", "content": page}))]),
+            ScriptStep::text("done"),
+        ]);
+        let req = BuildRequest {
+            prompt: "a calculator page".into(),
+            template: Template::Static,
+            lang: Lang::Pt,
+            model: "m".into(),
+            ..Default::default()
+        };
+        let deps = BuildDeps {
+            provider: Arc::new(provider),
+            registry: Arc::new(builtin_registry()),
+            ctx,
+            store: None,
+            provider_label: "scripted:m".into(),
+        };
+        let report = run_build(req, deps).await;
+        assert!(report.success(), "{}", report.report);
+        let ids: Vec<(&str, usize, &str)> =
+            report.security_warnings.iter().map(|f| (f.file.as_str(), f.line, f.rule.id())).collect();
+        assert_eq!(ids, vec![("index.html", 11, "eval")]);
+        let warnings: Vec<String> = sink
+            .events()
+            .into_iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Status { message, level: Level::Warning } => Some(message),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("Aviso de segurança: index.html:11 [eval] eval() executa"), "{}", warnings[0]);
+        assert!(report.report.contains("\n## Security warnings\n1 risky pattern(s) in 1 file(s)"), "{}", report.report);
+        assert!(
+            report.report.contains("- index.html:11 [eval, high] eval() runs a string as code"),
+            "{}",
+            report.report
+        );
+    }
+
+    #[test]
+    fn the_security_section_says_when_nothing_was_found() {
+        assert_eq!(security_section(&ScanReport::default()), "");
+        let none = ScanReport { files_scanned: 3, findings: Vec::new() };
+        assert_eq!(security_section(&none), "\n## Security warnings\nNone found in 3 file(s) of web code.\n");
+        let some =
+            ScanReport { files_scanned: 1, findings: scan::scan_text("app.js", "x.innerHTML = `${a}`; // `b`\n") };
+        assert!(security_section(&some).ends_with("[possible-injection, low] possible injection: innerHTML is set from values that are not fixed text; if one of them comes from a user or the network it can run scripts. Use textContent, or escape the values first.\n  `x.innerHTML = '${a}'; // 'b'`\n"), "{}", security_section(&some));
     }
 
     #[test]

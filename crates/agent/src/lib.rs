@@ -4,12 +4,14 @@
 //! The model writes and runs things through tools; wright itself decides whether the result
 //! works ([`verify`]), hands failures back as a user message, and stops after a bounded number
 //! of fix attempts, a timeout, or a cancel, always ending the event stream with `complete`.
+//! At the end it scans the final files for risky patterns ([`scan`]) and warns about them.
 
 mod agent_loop;
 mod build;
 pub mod diagnose;
 pub mod journal;
 pub mod prompts;
+pub mod scan;
 mod stuck;
 pub mod verify;
 

@@ -3,11 +3,10 @@
 //! Verification never trusts what the model said about its work; it runs things itself.
 
 use crate::prompts::Template;
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
-use std::time::{Duration, Instant};
+use std::net::{Ipv4Addr, TcpListener};
+use std::time::Duration;
 use wright_events::EventKind;
-use wright_sandbox::{CommandOutcome, RunError};
+use wright_sandbox::RunError;
 use wright_tools::testing::TestStatus;
 use wright_tools::{ToolContext, run_logged, run_tests};
 
@@ -206,9 +205,16 @@ fn start_script_files(ctx: &ToolContext) -> Vec<String> {
     words.filter(|w| !w.starts_with('-')).map(|w| w.trim_start_matches("./").to_string()).collect()
 }
 
+/// The script that starts the server and asks it for `/` from inside the sandbox.
+const SERVER_PROBE: &str = include_str!("server_probe.js");
+
+/// The line the probe script reports on.
+const PROBE_MARK: &str = "WRIGHT_SERVER_PROBE ";
+
 /// Start the server the way a person would run it (`node <entry>` with `PORT` set) and ask it
-/// for `/`. Any status below 500 passes. The server is always stopped before this returns, and
-/// also when the build is cancelled or this future is dropped.
+/// for `/`. Any status below 500 passes. Both run in one sandboxed command, because a sandbox
+/// has its own network: a request from wright could not reach a server inside it. The server
+/// is always stopped before this returns, and also when the build is cancelled.
 async fn check_server(ctx: &ToolContext) -> Option<Failure> {
     let Some(entry) = server_entry(ctx) else {
         return Some(server_failure(
@@ -222,45 +228,28 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
             return Some(server_failure("the server could not be checked".into(), format!("no free port: {e}")));
         }
     };
-
-    // A child token: stopping the server must not cancel the build, but cancelling the build
-    // stops the server. The guard stops it if this future is dropped half-way.
-    let stop = ctx.cancel.child_token();
-    let _stop_on_drop = stop.clone().drop_guard();
-    let mut server_ctx = ctx.clone();
-    server_ctx.cancel = stop.clone();
-    let args = vec![entry.clone()];
-    let env = vec![("PORT".to_string(), port.to_string())];
+    let ms = |d: Duration| d.as_millis().to_string();
+    let args = vec![
+        "-e".to_string(),
+        SERVER_PROBE.to_string(),
+        entry.clone(),
+        port.to_string(),
+        ms(SERVER_STARTUP),
+        ms(SERVER_ANSWER),
+        ms(SERVER_POLL),
+    ];
     // Lives a little longer than the startup window, so a slow start shows up as "no answer"
     // rather than as the runner's timeout.
     let lifetime = SERVER_STARTUP + SERVER_ANSWER + Duration::from_secs(2);
-    let mut server = tokio::spawn(async move { run_logged(&server_ctx, "node", &args, &env, lifetime).await });
-
-    let deadline = Instant::now() + SERVER_STARTUP;
-    let mut pause = Duration::ZERO;
-    let ended = loop {
-        let attempt = async move {
-            tokio::time::sleep(pause).await;
-            tokio::task::spawn_blocking(move || probe(port)).await.unwrap_or(Probe::Refused)
-        };
-        tokio::select! {
-            done = &mut server => break Ended::Exited(done.map_err(|e| e.to_string())),
-            p = attempt => match p {
-                Probe::Refused if Instant::now() < deadline => pause = SERVER_POLL,
-                p => break Ended::Probed(p),
-            },
+    let outcome = run_logged(ctx, "node", &args, &[], lifetime).await;
+    let (result, output) = match &outcome {
+        Ok(o) => {
+            let stdout = o.stdout.render();
+            let result = stdout.lines().rev().find_map(|l| l.strip_prefix(PROBE_MARK)).and_then(parse_probe);
+            let kept: String = stdout.lines().filter(|l| !l.starts_with(PROBE_MARK)).collect::<Vec<_>>().join("\n");
+            (result, wright_tools::clip_tail(&format!("{}{}", kept.trim_end(), o.stderr.render()), 2500))
         }
-    };
-    let (ended, outcome) = match ended {
-        Ended::Exited(r) => (None, r),
-        Ended::Probed(p) => {
-            stop.cancel();
-            (Some(p), (&mut server).await.map_err(|e| e.to_string()))
-        }
-    };
-    let output = match &outcome {
-        Ok(Ok(o)) => output_tail(o),
-        _ => String::new(),
+        Err(_) => (None, String::new()),
     };
     let with_output = |mut detail: String| {
         if !output.trim().is_empty() {
@@ -269,7 +258,7 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
         detail
     };
     let run = format!("`node {entry}` with PORT={port}");
-    match ended {
+    match result {
         Some(Probe::Status(code)) if code < 500 => None,
         Some(Probe::Status(code)) => Some(server_failure(
             format!("the server answered {code}"),
@@ -297,13 +286,19 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
                 SERVER_STARTUP.as_secs()
             )),
         )),
+        Some(Probe::Exited(code)) => {
+            let how = format!("it exited with code {code}");
+            Some(server_failure(
+                format!("the server did not start: {how}{}", hint(&output)),
+                with_output(format!("wright ran {run}; {how} before answering.")),
+            ))
+        }
         None => {
             let how = match &outcome {
-                Ok(Ok(o)) if o.cancelled => "it was stopped".to_string(),
-                Ok(Ok(o)) if o.timed_out => "it timed out".to_string(),
-                Ok(Ok(o)) => format!("it exited with code {}", o.exit_code.map_or("none".into(), |c| c.to_string())),
-                Ok(Err(e)) => run_error(e),
-                Err(e) => format!("the check failed: {e}"),
+                Ok(o) if o.cancelled => "it was stopped".to_string(),
+                Ok(o) if o.timed_out => "it timed out".to_string(),
+                Ok(o) => format!("the check ended with code {}", o.exit_code.map_or("none".into(), |c| c.to_string())),
+                Err(e) => run_error(e),
             };
             Some(server_failure(
                 format!("the server did not start: {how}{}", hint(&output)),
@@ -313,51 +308,33 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
     }
 }
 
-enum Ended {
-    Exited(Result<Result<CommandOutcome, RunError>, String>),
-    Probed(Probe),
-}
-
-/// What one request for `/` got.
+/// What the request for `/` got.
+#[derive(Debug, PartialEq)]
 enum Probe {
     Refused,
     Status(u16),
     NotHttp(String),
     Silent,
+    /// The server exited (with this code, -1 for a signal) before answering.
+    Exited(i64),
 }
 
-/// One plain HTTP/1.1 request on loopback (IPv4, then IPv6 for servers bound to `::1`).
-/// Blocking on purpose: it runs on the blocking pool, and std's sockets need no extra features.
-fn probe(port: u16) -> Probe {
-    let addrs = [SocketAddr::from((Ipv4Addr::LOCALHOST, port)), SocketAddr::from((Ipv6Addr::LOCALHOST, port))];
-    let Some(mut stream) = addrs.iter().find_map(|a| TcpStream::connect_timeout(a, Duration::from_millis(500)).ok())
-    else {
-        return Probe::Refused;
-    };
-    let _ = stream.set_read_timeout(Some(SERVER_ANSWER));
-    let _ = stream.set_write_timeout(Some(SERVER_ANSWER));
-    if stream.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
-        return Probe::Silent;
+/// The probe script's report line (after the mark).
+fn parse_probe(json: &str) -> Option<Probe> {
+    let v: serde_json::Value = serde_json::from_str(json.trim()).ok()?;
+    if let Some(code) = v.get("status").and_then(serde_json::Value::as_u64) {
+        return u16::try_from(code).ok().map(Probe::Status);
     }
-    let started = Instant::now();
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !head.contains(&b'\n') && head.len() < 4096 && started.elapsed() < SERVER_ANSWER {
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-        }
+    if let Some(line) = v.get("notHttp").and_then(serde_json::Value::as_str) {
+        return Some(Probe::NotHttp(wright_tools::clip(line, 120)));
     }
-    if head.is_empty() {
-        return Probe::Silent;
+    if let Some(code) = v.get("exited").and_then(serde_json::Value::as_i64) {
+        return Some(Probe::Exited(code));
     }
-    let text = String::from_utf8_lossy(&head);
-    let line = text.lines().next().unwrap_or("").trim();
-    let mut parts = line.split_whitespace();
-    match (parts.next(), parts.next().and_then(|c| c.parse::<u16>().ok())) {
-        (Some(v), Some(code)) if v.starts_with("HTTP/") => Probe::Status(code),
-        _ => Probe::NotHttp(wright_tools::clip(line, 120)),
+    if v.get("silent").is_some() {
+        return Some(Probe::Silent);
     }
+    v.get("refused").map(|_| Probe::Refused)
 }
 
 /// A loopback port nobody is using right now.
@@ -367,10 +344,6 @@ fn free_port() -> std::io::Result<u16> {
 
 fn server_failure(summary: String, detail: String) -> Failure {
     Failure { kind: "server_check".into(), summary, detail }
-}
-
-fn output_tail(o: &CommandOutcome) -> String {
-    wright_tools::clip_tail(&format!("{}{}", o.stdout.render(), o.stderr.render()), 2500)
 }
 
 /// The line of the output that says what went wrong (Node prints the error after the source

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use wright_agent::{Template, verify};
 use wright_events::{Emitter, MemorySink};
-use wright_sandbox::{ProcessRunner, Workspace, WorkspaceLimits};
+use wright_sandbox::{Bwrap, Policy, ProcessRunner, Workspace, WorkspaceLimits};
 use wright_tools::{ExecConfig, ToolContext};
 
 struct Fixture {
@@ -16,11 +16,26 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
+    fixture_in(false)
+}
+
+/// With `sandboxed`, commands run in the bubblewrap sandbox wright uses by default (its own
+/// network namespace: the server check must work from inside it).
+fn fixture_in(sandboxed: bool) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::open(dir.path().join("ws"), WorkspaceLimits::default()).unwrap();
+    let runner = if sandboxed {
+        let policy = Policy {
+            writable: vec![ws.root().to_path_buf(), dir.path().join("home"), dir.path().join("tmp")],
+            ..Policy::default()
+        };
+        ProcessRunner::new(Box::new(Bwrap::new(policy).expect("bubblewrap is needed for the sandboxed tests")))
+    } else {
+        ProcessRunner::default()
+    };
     let ctx = ToolContext {
         workspace: ws,
-        runner: Arc::new(ProcessRunner::default()),
+        runner: Arc::new(runner),
         emitter: Emitter::new("t", vec![Arc::new(MemorySink::new())]),
         cancel: CancellationToken::new(),
         exec: ExecConfig::for_build(&dir.path().join("home"), &dir.path().join("tmp")).unwrap(),
@@ -233,5 +248,22 @@ async fn dropping_the_verification_stops_the_server() {
     write(&fx, &project("setInterval(() => {}, 1000);\n", PLAIN_TEST));
     let r = tokio::time::timeout(Duration::from_secs(3), verify(&fx.ctx, Template::Fullstack, &[], 0)).await;
     assert!(r.is_err(), "the stuck server should still be polled after 3 s");
+    assert_no_server_left(&fx).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_check_works_inside_the_sandbox_network() {
+    let fx = fixture_in(true);
+    write(&fx, &project(SERVER, TEST));
+    let v = verify(&fx.ctx, Template::Fullstack, &[], 0).await;
+    assert!(v.passed(), "{:#?}", v.failures);
+
+    let broken =
+        "require('node:http').createServer((q, r) => { r.writeHead(500); r.end(); }).listen(process.env.PORT);\n";
+    write(&fx, &project(broken, PLAIN_TEST));
+    let v = verify(&fx.ctx, Template::Fullstack, &[], 1).await;
+    let f = server_failures(&v);
+    assert_eq!(f.len(), 1, "{:#?}", v.failures);
+    assert_eq!(f[0].summary, "the server answered 500");
     assert_no_server_left(&fx).await;
 }

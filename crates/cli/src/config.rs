@@ -38,6 +38,18 @@ pub struct FileConfig {
     pub note_budget: Option<u32>,
     /// Where builds, events and notes are kept: `sqlite://PATH` (default: wright.db in the data dir).
     pub database_url: Option<String>,
+    /// How commands are confined: auto, bwrap, landlock or none (see `wright doctor`).
+    pub sandbox: Option<String>,
+    /// Whether sandboxed commands reach the network: deny (loopback only) or allow.
+    pub network: Option<String>,
+    /// Address space per sandboxed process, in MiB [default: 2048].
+    pub memory_limit_mb: Option<u64>,
+    /// Largest file a sandboxed command may write, in MiB [default: 512].
+    pub file_size_limit_mb: Option<u64>,
+    /// Processes a sandboxed command may have at once [default: 256].
+    pub process_limit: Option<u64>,
+    /// CPU seconds per sandboxed process [default: 600].
+    pub cpu_limit_secs: Option<u64>,
     /// Providers to fall back to when the primary keeps failing: `["openai:gpt-4o-mini", "local"]`.
     #[serde(default)]
     pub fallback: Vec<String>,

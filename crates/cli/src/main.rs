@@ -7,6 +7,7 @@ mod history;
 mod local;
 mod providers;
 mod render;
+mod sandbox;
 
 use anyhow::{Context, Result, anyhow};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -82,6 +83,8 @@ enum Command {
     },
     /// Explain the code of a build to a beginner, with everyday analogies.
     Explain(Box<explain::ExplainArgs>),
+    /// Which sandbox generated code runs in on this machine, and why.
+    Doctor(Box<sandbox::DoctorArgs>),
 }
 
 /// Where the store is.
@@ -156,6 +159,8 @@ struct RunArgs {
     template: Option<String>,
     #[command(flatten)]
     llm: ModelArgs,
+    #[command(flatten)]
+    sandbox: sandbox::SandboxArgs,
     /// An extra acceptance command run in the workspace during verification; must exit 0. Repeatable.
     #[arg(long = "check", value_name = "CMD")]
     checks: Vec<String>,
@@ -227,6 +232,14 @@ pub fn usage<E: Into<anyhow::Error>>(e: E) -> Exit {
 }
 
 fn main() -> ExitCode {
+    // The Landlock sandbox starts commands through wright itself; this never returns when
+    // the command starts.
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if raw.get(1).is_some_and(|a| a == wright_sandbox::CONFINE_ARG) {
+        let e = wright_sandbox::confine_and_exec(&raw[2..]);
+        eprintln!("wright sandbox: {e}");
+        return ExitCode::from(125);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -265,6 +278,7 @@ fn main() -> ExitCode {
                 Err(e) => Err(e),
             },
             Command::Explain(args) => explain::explain(*args, cli.config).await,
+            Command::Doctor(args) => sandbox::doctor(*args, cli.config),
         }
     });
     match result {
@@ -340,6 +354,8 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     if let Some(l) = args.lang.as_ref().or(file.lang.as_ref()) {
         parse_lang(l)?;
     }
+    let sandbox_mode = args.sandbox.mode(&file)?;
+    let network = args.sandbox.network(&file)?;
     let data_dir = args.data_dir.clone().or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
     let db_url = database_url(args.db.clone(), &file, &data_dir);
     let store = wright_store::open(&db_url).await.map_err(|e| usage(anyhow!("database {db_url}: {e}")))?;
@@ -426,17 +442,42 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     if let Some(secs) = args.command_timeout.or(file.command_timeout) {
         exec.command_timeout = Duration::from_secs(secs.max(1));
     }
+    // What the model and the user see hides the values of secret-looking host variables and
+    // the host's home folder (builds get a private HOME, so only wright knows the real one).
+    let host_vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+    let host_home = std::env::var_os("HOME").map(PathBuf::from);
+    exec.redactor = wright_sandbox::Redactor::from_host_env(host_vars, host_home.as_deref());
+    // npm installs are served from this cache, filled outside the sandbox and mounted read-only.
+    let deps_cache = std::path::absolute(data_dir.join("deps"))
+        .and_then(|p| std::fs::create_dir_all(&p).map(|_| p))
+        .context("creating the package cache")
+        .map_err(usage)?;
+    exec.deps_cache = Some(deps_cache);
 
+    // Commands see the workspace and the build's scratch folder (HOME, TMPDIR) read-write and
+    // the dependency cache read-only; nothing else of the data dir.
+    let policy = wright_sandbox::Policy {
+        network,
+        limits: sandbox::limits(&file),
+        writable: vec![workspace.root().to_path_buf(), scratch.path().to_path_buf()],
+        // The npm cache the workspace's node_modules link points into, at that same path.
+        read_only: exec.deps_cache.iter().cloned().collect(),
+    };
+    let confinement = sandbox::choose(sandbox_mode, policy)?;
+    if let Some(w) = &confinement.warning {
+        eprintln!("{w}");
+    }
     let format =
         args.events.unwrap_or(if std::io::stdout().is_terminal() { EventsFormat::Human } else { EventsFormat::Jsonl });
     let sink: Arc<dyn EventSink> = match format {
         EventsFormat::Jsonl => Arc::new(render::JsonlSink),
         EventsFormat::Human => {
             println!(
-                "wright · {} · {} · {} · build {build_id}",
+                "wright · {} · {} · {} · build {build_id}\n  commands: {}",
                 provider_kind.as_str(),
                 model,
-                workspace.root().display()
+                workspace.root().display(),
+                confinement.summary
             );
             Arc::new(render::HumanSink::new(lang, max_fix_attempts, args.verbose, std::io::stderr().is_terminal()))
         }
@@ -460,8 +501,13 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         });
     }
 
-    let ctx =
-        ToolContext { workspace: workspace.clone(), runner: Arc::new(ProcessRunner::default()), emitter, cancel, exec };
+    let ctx = ToolContext {
+        workspace: workspace.clone(),
+        runner: Arc::new(ProcessRunner::new(confinement.isolation)),
+        emitter,
+        cancel,
+        exec,
+    };
     let req = BuildRequest {
         prompt: args.prompt,
         template,

@@ -69,14 +69,7 @@ async fn malformed_calls_are_answered_and_the_build_recovers() {
             ("createFile", "{\"path\": [\"index.html\"], \"content\": 5}"),
             ("readFile", "{\"path\": \"../../../etc/passwd\"}"),
         ]),
-        Turn::calls(&[
-            ("createFile", json!({"path": "package.json", "content": PACKAGE_JSON})),
-            ("createFile", json!({"path": "counter.js", "content": COUNTER_FIXED})),
-            ("createFile", json!({"path": "tests/counter.test.js", "content": COUNTER_TEST})),
-            ("createFile", json!({"path": "index.html", "content": INDEX_HTML})),
-            ("createFile", json!({"path": "styles.css", "content": "body {}\n"})),
-            ("createFile", json!({"path": "app.js", "content": APP_JS})),
-        ]),
+        Turn::calls(&fixed_app_calls()),
         Turn::text("Done."),
     ])
     .await;

@@ -7,7 +7,7 @@ mod support;
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use support::counter::{COUNTER_BUGGY, COUNTER_FIXED, counter_app_calls, counter_turns};
+use support::counter::{COUNTER_FIXED, counter_app_calls, counter_turns, fixed_app_calls};
 use support::{HOST_ENV, MockLlm, Turn, assert_contract};
 
 const LESSON_TEXT: &str =
@@ -23,20 +23,6 @@ fn lesson_json() -> String {
         "errorPatterns": ["Expected values to be strictly equal"]
     })
     .to_string()
-}
-
-/// The counter app's first turn, written correctly (what a model that read the lesson does).
-fn fixed_app_calls() -> Vec<(&'static str, Value)> {
-    counter_app_calls()
-        .into_iter()
-        .map(|(n, a)| {
-            if a["content"] == COUNTER_BUGGY {
-                (n, json!({"path": "counter.js", "content": COUNTER_FIXED}))
-            } else {
-                (n, a)
-            }
-        })
-        .collect()
 }
 
 /// A model that writes the counter right only when its prompt carries the lesson.

@@ -33,7 +33,7 @@ fn note(i: usize, rng: &mut fastrand::Rng, tags: &[String], libs: &[String], err
     Note {
         id: format!("n-{i:012}"),
         trigger: format!("situation {i}"),
-        trigger_type: if i % 500 == 0 { "universal".into() } else { "pattern".into() },
+        trigger_type: if i.is_multiple_of(500) { "universal".into() } else { "pattern".into() },
         lesson: format!("Lesson number {i}: do the thing that avoids the error, and check it with a test first."),
         libraries: pick(rng, libs, nlibs),
         error_patterns: pick(rng, errs, 1),
@@ -41,7 +41,7 @@ fn note(i: usize, rng: &mut fastrand::Rng, tags: &[String], libs: &[String], err
         help_count: rng.u32(0..10),
         fail_count: rng.u32(0..5),
         confidence: rng.f64(),
-        status: if i % 10 == 0 { NoteStatus::Deprecated } else { NoteStatus::Candidate },
+        status: if i.is_multiple_of(10) { NoteStatus::Deprecated } else { NoteStatus::Candidate },
         source_build: None,
         source_error: None,
         source_fix: None,

@@ -5,12 +5,22 @@
 //! Isolation (namespaces, seccomp, rlimits) plugs in as an [`Isolation`] that rewrites the
 //! command line before it is spawned, so callers never change when it gets stricter.
 
+mod bwrap;
+mod cgroup;
+mod confine;
 mod output;
+mod redact;
 mod runner;
+pub mod seccomp;
 mod workspace;
 
+pub use bwrap::{Bwrap, Limits, Policy, SANDBOX_UID, Unavailable, running_as_root};
+pub use cgroup::Cgroups;
+pub use confine::{CONFINE_ARG, ConfineError, Landlock, confine_and_exec};
 pub use output::CappedOutput;
+pub use redact::{HOME_MARK, MIN_SECRET_LEN, REDACTED, RedactStream, Redactor};
 pub use runner::{
-    CommandOutcome, CommandRunner, CommandSpec, Isolation, NoIsolation, OutputSink, ProcessRunner, RunError, StreamKind,
+    CommandOutcome, CommandRunner, CommandSpec, Held, Isolation, NoIsolation, OutputSink, ProcessRunner, Refuse,
+    RunError, StreamKind,
 };
 pub use workspace::{PathError, Workspace, WorkspaceLimits, WriteOutcome};

@@ -2,8 +2,10 @@
 //! whole process group when it overruns or the build is cancelled.
 
 use crate::output::CappedOutput;
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
@@ -24,6 +26,22 @@ pub struct CommandSpec {
     pub capture_tail: usize,
     /// Most bytes per stream forwarded live to the [`OutputSink`]; the rest is only counted.
     pub stream_limit: u64,
+    /// Descriptors the child inherits (an isolation layer passes its seccomp program this
+    /// way); closed in wright once the child has started.
+    pub inherit: Vec<Arc<OwnedFd>>,
+    /// What an isolation layer keeps alive until the command has ended (its cgroup, which
+    /// removes itself when dropped).
+    pub held: Vec<Held>,
+}
+
+/// A value kept alive for as long as a command runs.
+#[derive(Clone)]
+pub struct Held(pub Arc<dyn std::any::Any + Send + Sync>);
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Held")
+    }
 }
 
 impl CommandSpec {
@@ -38,6 +56,8 @@ impl CommandSpec {
             capture_head: 8 * 1024,
             capture_tail: 24 * 1024,
             stream_limit: 1024 * 1024,
+            inherit: Vec::new(),
+            held: Vec::new(),
         }
     }
 }
@@ -104,6 +124,20 @@ impl Isolation for NoIsolation {
     }
 }
 
+/// Runs nothing: every command is refused with the reason, so a build on a machine without a
+/// working sandbox still writes files and reports clearly instead of running generated code
+/// unconfined.
+pub struct Refuse(pub String);
+
+impl Isolation for Refuse {
+    fn name(&self) -> &str {
+        "refuse"
+    }
+    fn wrap(&self, _: CommandSpec) -> Result<CommandSpec, RunError> {
+        Err(RunError::Isolation(self.0.clone()))
+    }
+}
+
 /// Runs commands; the one seam every caller (tools, verification) goes through.
 #[async_trait::async_trait]
 pub trait CommandRunner: Send + Sync {
@@ -140,8 +174,19 @@ fn kill_group(pgid: u32) {
     }
 }
 
+/// Kills a process group when dropped while armed.
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            kill_group(pgid);
+        }
+    }
+}
+
 /// Looks `program` up on the given PATH (the child's, not wright's).
-fn find_program(program: &str, env: &[(String, String)]) -> Option<PathBuf> {
+pub(crate) fn find_program(program: &str, env: &[(String, String)]) -> Option<PathBuf> {
     if program.contains('/') {
         return Some(PathBuf::from(program));
     }
@@ -160,7 +205,7 @@ impl CommandRunner for ProcessRunner {
         sink: &dyn OutputSink,
         cancel: &CancellationToken,
     ) -> Result<CommandOutcome, RunError> {
-        let spec = self.isolation.wrap(spec)?;
+        let mut spec = self.isolation.wrap(spec)?;
         let program = find_program(&spec.program, &spec.env)
             .ok_or_else(|| RunError::NotFound { program: spec.program.clone() })?;
         let mut cmd = tokio::process::Command::new(&program);
@@ -178,7 +223,12 @@ impl CommandRunner for ProcessRunner {
             std::io::ErrorKind::NotFound => RunError::NotFound { program: spec.program.clone() },
             _ => RunError::Spawn { program: spec.program.clone(), message: e.to_string() },
         })?;
+        // The child has its copies; wright's go now.
+        drop(std::mem::take(&mut spec.inherit));
         let pgid = child.id().unwrap_or(0);
+        // If this future is dropped half-way (a caller's timeout, a cancelled task), the whole
+        // group still goes, not only the direct child.
+        let mut guard = GroupGuard(Some(pgid));
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
 
@@ -234,6 +284,7 @@ impl CommandRunner for ProcessRunner {
         for r in readers.into_iter().flatten() {
             r.abort();
         }
+        guard.0 = None;
         let (stdout, stderr) = out.finish();
         Ok(CommandOutcome {
             exit_code: status.and_then(|s| s.code()),

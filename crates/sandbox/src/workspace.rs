@@ -169,8 +169,18 @@ impl Workspace {
         Ok(WriteOutcome { path: self.relative(&real), bytes, created: existing.is_none() })
     }
 
-    /// Delete a file (or an empty folder).
+    /// Delete a file (or an empty folder). A link is removed itself, wherever it points (a
+    /// command may leave one aiming outside the project; unlinking never touches the target).
     pub fn delete(&self, rel: &str) -> Result<String, PathError> {
+        let parts = normalize(rel)?;
+        if let Some((name, parent)) = parts.split_last() {
+            let dir = if parent.is_empty() { self.root.clone() } else { self.resolve(&parent.join("/"))? };
+            let entry = dir.join(name);
+            if std::fs::symlink_metadata(&entry).is_ok_and(|m| m.file_type().is_symlink()) {
+                std::fs::remove_file(&entry).map_err(|e| io_err("delete", Path::new(rel), &e))?;
+                return Ok(self.relative(&entry));
+            }
+        }
         let real = self.resolve(rel)?;
         if real == self.root {
             return Err(PathError::Escapes(rel.to_string()));
@@ -302,6 +312,14 @@ mod tests {
         symlink(ws.root().join("real"), ws.root().join("alias")).unwrap();
         ws.write("alias/f.txt", b"ok").unwrap();
         assert_eq!(std::fs::read_to_string(ws.root().join("real/f.txt")).unwrap(), "ok");
+        // Links out can be deleted: the link goes, its target stays.
+        assert_eq!(ws.delete("leak").unwrap(), "leak");
+        assert!(ws.delete("dangling").is_ok() && ws.delete("up").is_ok());
+        assert!(!ws.root().join("leak").exists() && outside.exists() && d.path().exists());
+        // But not through a link out.
+        symlink(d.path(), ws.root().join("up2")).unwrap();
+        assert!(matches!(ws.delete("up2/secret.txt"), Err(PathError::SymlinkEscape(_))));
+        assert!(outside.exists());
     }
 
     #[test]

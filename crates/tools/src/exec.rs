@@ -4,12 +4,14 @@ use crate::{Tool, ToolContext, ToolError, ToolSuccess, decode, schema::schema_fo
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 use wright_events::{Emitter, EventKind, Stream};
-use wright_sandbox::{CommandOutcome, CommandSpec, OutputSink, RunError, StreamKind};
+use wright_sandbox::{CommandOutcome, CommandSpec, OutputSink, RedactStream, Redactor, RunError, StreamKind};
 
-/// How commands of one build run: their whole environment and their time limits.
+/// How commands of one build run: their whole environment, their time limits, what is hidden
+/// from their output and where packages come from.
 #[derive(Debug, Clone)]
 pub struct ExecConfig {
     /// The complete environment a command gets. Built from an allowlist, so provider keys and
@@ -17,6 +19,13 @@ pub struct ExecConfig {
     pub env: Vec<(String, String)>,
     pub command_timeout: Duration,
     pub test_timeout: Duration,
+    /// Applied to every command output, live or captured, and to every tool result, so a key
+    /// or the user's home folder that shows up in output never reaches the model or the user.
+    pub redactor: Redactor,
+    /// Root of the shared package cache. When set, `npm install` is not run in the sandbox
+    /// (whose network is off): wright fills the cache with the host's npm and links
+    /// `node_modules` to it. `None` runs npm like any other command.
+    pub deps_cache: Option<PathBuf>,
 }
 
 impl ExecConfig {
@@ -47,25 +56,61 @@ impl ExecConfig {
             ("npm_config_audit".to_string(), "false".to_string()),
             ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
         ];
-        Ok(Self { env, command_timeout: Duration::from_secs(120), test_timeout: Duration::from_secs(300) })
+        Ok(Self {
+            env,
+            command_timeout: Duration::from_secs(120),
+            test_timeout: Duration::from_secs(300),
+            redactor: Redactor::default(),
+            deps_cache: None,
+        })
     }
 }
 
-/// Forwards live output as `command_output` events.
-struct EventOutput<'a>(&'a Emitter);
+/// Forwards live output as `command_output` events, redacted. Each stream holds back the
+/// unfinished end of its text so a secret split across two chunks is still caught; call
+/// [`flush`](Self::flush) when the command has ended.
+struct EventOutput<'a> {
+    emitter: &'a Emitter,
+    streams: Mutex<[RedactStream; 2]>,
+}
+
+impl<'a> EventOutput<'a> {
+    fn new(emitter: &'a Emitter, redactor: &Redactor) -> Self {
+        Self { emitter, streams: Mutex::new([redactor.stream(), redactor.stream()]) }
+    }
+
+    fn send(&self, stream: Stream, text: String) {
+        if !text.is_empty() {
+            self.emitter.emit(EventKind::CommandOutput { stream, chunk: text });
+        }
+    }
+
+    fn flush(&self) {
+        let [out, err] = {
+            let mut s = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
+            [s[0].finish(), s[1].finish()]
+        };
+        self.send(Stream::Stdout, out);
+        self.send(Stream::Stderr, err);
+    }
+}
 
 impl OutputSink for EventOutput<'_> {
     fn output(&self, stream: StreamKind, chunk: &str) {
-        let stream = match stream {
-            StreamKind::Stdout => Stream::Stdout,
-            StreamKind::Stderr => Stream::Stderr,
+        let (i, stream) = match stream {
+            StreamKind::Stdout => (0, Stream::Stdout),
+            StreamKind::Stderr => (1, Stream::Stderr),
         };
-        self.0.emit(EventKind::CommandOutput { stream, chunk: chunk.to_string() });
+        let text = self.streams.lock().unwrap_or_else(PoisonError::into_inner)[i].push(chunk);
+        self.send(stream, text);
     }
 }
 
 /// Run a command in the workspace with `command_started` / `command_output` /
 /// `command_finished` events around it. Used by runCommand, runTests and verification alike.
+///
+/// The outcome's output is already redacted (see [`ExecConfig::redactor`]), so whatever a
+/// caller makes of it, a fix prompt or a report, carries no secret.
 pub async fn run_logged(
     ctx: &ToolContext,
     program: &str,
@@ -81,19 +126,28 @@ pub async fn run_logged(
     let mut spec = CommandSpec::new(program, args.to_vec(), ctx.workspace.root().to_path_buf(), env);
     spec.timeout = timeout;
     ctx.emitter.emit(EventKind::CommandStarted { command: program.to_string(), args: args.to_vec() });
-    let result = ctx.runner.run(spec, &EventOutput(&ctx.emitter), &ctx.cancel).await;
-    match &result {
-        Ok(o) => ctx.emitter.emit(EventKind::CommandFinished {
-            exit_code: o.exit_code,
-            duration_ms: o.duration.as_millis() as u64,
-            timed_out: o.timed_out,
-        }),
+    let live = EventOutput::new(&ctx.emitter, &ctx.exec.redactor);
+    let result = ctx.runner.run(spec, &live, &ctx.cancel).await;
+    live.flush();
+    let redactor = &ctx.exec.redactor;
+    match result {
+        Ok(mut o) => {
+            ctx.emitter.emit(EventKind::CommandFinished {
+                exit_code: o.exit_code,
+                duration_ms: o.duration.as_millis() as u64,
+                timed_out: o.timed_out,
+            });
+            o.stdout = redactor.redact_capture(o.stdout);
+            o.stderr = redactor.redact_capture(o.stderr);
+            Ok(o)
+        }
         Err(e) => {
-            ctx.emitter.emit(EventKind::CommandOutput { stream: Stream::Stderr, chunk: format!("{e}\n") });
+            let chunk = redactor.redact(&format!("{e}\n")).into_owned();
+            ctx.emitter.emit(EventKind::CommandOutput { stream: Stream::Stderr, chunk });
             ctx.emitter.emit(EventKind::CommandFinished { exit_code: None, duration_ms: 0, timed_out: false });
+            Err(e)
         }
     }
-    result
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -147,6 +201,11 @@ impl Tool for RunCommand {
         if a.command.trim().is_empty() {
             return Err(ToolError::InvalidArguments("`command` is empty".into()));
         }
+        if let Some(cache) = &ctx.exec.deps_cache {
+            if let Some(request) = crate::deps::NpmInstall::parse(&a.command, &a.args) {
+                return crate::deps::install(ctx, cache, request, &a.command, &a.args).await;
+            }
+        }
         let timeout = ctx.exec.command_timeout;
         let o = run_logged(ctx, &a.command, &a.args, &[], timeout).await?;
         let ok = o.success();
@@ -165,6 +224,9 @@ impl Tool for RunCommand {
         }
         let line =
             std::iter::once(a.command.as_str()).chain(a.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
+        if !ok && ctx.exec.deps_cache.is_some() && crate::deps::mentions_npm_install(&a.command, &a.args) {
+            v["hint"] = json!(crate::deps::OFFLINE_HINT);
+        }
         let how = match (o.timed_out, o.exit_code) {
             (true, _) => "timed out".to_string(),
             (_, Some(c)) => format!("exit {c}"),
@@ -210,5 +272,45 @@ mod tests {
         assert!(types.iter().any(|t| t == "command_started"));
         assert!(types.iter().any(|t| t == "command_output"));
         assert!(types.iter().any(|t| t == "command_finished"));
+    }
+
+    #[tokio::test]
+    async fn secrets_and_home_never_reach_the_model_or_the_events() {
+        let mut f = fixture();
+        let home = f.ctx.workspace.root().parent().unwrap().to_path_buf();
+        f.ctx.exec.redactor = wright_sandbox::Redactor::new(vec!["hunter2-VERY-secret".into()], Some(&home));
+        let r = builtin_registry();
+        let call = |name: &str, args: serde_json::Value| ToolCall {
+            id: "1".into(),
+            name: name.into(),
+            arguments: args.to_string(),
+        };
+        // Printed in two writes, so the live stream sees the secret split across chunks.
+        let script = "printf 'key=hunter2-VE'; sleep 0.2; printf 'RY-secret at %s\\n' \"$PWD\"; echo ghp_abcdefghijklmnopqrstuvwxyz0123456789 >&2";
+        let o = r.dispatch(&call("runCommand", json!({"command": "sh", "args": ["-c", script]})), &f.ctx).await;
+        assert!(o.ok, "{:?}", o.value);
+        assert_eq!(o.value["stdout"], "key=[redacted] at ~/ws\n");
+        assert_eq!(o.value["stderr"], "[redacted]\n");
+        assert!(o.value["redacted"].is_string());
+        let live: String = f
+            .sink
+            .events()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                wright_events::EventKind::CommandOutput { chunk, .. } => Some(chunk.clone()),
+                _ => None,
+            })
+            .collect();
+        assert!(live.contains("key=[redacted] at ~/ws"), "{live}");
+        assert!(!live.contains("hunter2") && !live.contains("ghp_"), "{live}");
+        // File contents too, with a note so the model does not write the marker back.
+        f.ctx.workspace.write("config.js", b"const key = 'hunter2-VERY-secret';\n").unwrap();
+        let o = r.dispatch(&call("readFile", json!({"path": "config.js"})), &f.ctx).await;
+        assert_eq!(o.value["content"], "const key = '[redacted]';\n");
+        assert!(o.value["redacted"].as_str().unwrap().contains("never write"));
+        let o = r.dispatch(&call("searchFiles", json!({"pattern": "key"})), &f.ctx).await;
+        assert_eq!(o.value["matches"][0]["text"], "const key = '[redacted]';");
+        let all = serde_json::to_string(&f.sink.events()).unwrap();
+        assert!(!all.contains("hunter2-VERY-secret"), "{all}");
     }
 }

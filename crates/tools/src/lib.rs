@@ -4,6 +4,7 @@
 //! against the tool's schema, runs the tool and turns every failure into a `{ok:false, error}`
 //! result the model can read. A bad call never ends a build.
 
+mod deps;
 mod exec;
 mod files;
 mod registry;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use wright_events::EventKind;
 use wright_provider::{ToolCall, ToolSpec};
+use wright_sandbox::Redactor;
 
 /// The result of one call as the model and the event stream see it.
 #[derive(Debug, Clone)]
@@ -72,7 +73,7 @@ impl Registry {
             name: call.name.clone(),
             arguments: parsed.clone().unwrap_or_else(|_| Value::String(call.arguments.clone())),
         });
-        let outcome = self.run(call, parsed, ctx).await;
+        let outcome = redact_outcome(self.run(call, parsed, ctx).await, &ctx.exec.redactor);
         ctx.emitter.emit(EventKind::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -114,6 +115,38 @@ impl Registry {
             Err(e @ ToolError::InvalidArguments(_)) => ToolOutcome::failure(format!("{} for {}", e, call.name)),
             Err(e) => ToolOutcome::failure(e.to_string()),
         }
+    }
+}
+
+/// Every string the model or the event stream will see, redacted. A result that hid a secret
+/// says so, so the model does not copy `[redacted]` back into a file.
+fn redact_outcome(mut outcome: ToolOutcome, redactor: &Redactor) -> ToolOutcome {
+    let mut hid_secret = false;
+    redact_value(&mut outcome.value, redactor, &mut hid_secret);
+    if hid_secret {
+        if let Some(obj) = outcome.value.as_object_mut() {
+            obj.insert("redacted".into(), json!(REDACTED_NOTE));
+        }
+    }
+    outcome.summary = redactor.redact(&outcome.summary).into_owned();
+    outcome
+}
+
+const REDACTED_NOTE: &str =
+    "text that looked like a key, token or password was replaced by [redacted]; never write [redacted] into a file";
+
+fn redact_value(v: &mut Value, redactor: &Redactor, hid_secret: &mut bool) {
+    match v {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(clean) = redactor.redact(s) {
+                *s = clean;
+            }
+            // Command output arrives redacted already; the marker is what tells.
+            *hid_secret |= s.contains(wright_sandbox::REDACTED);
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| redact_value(i, redactor, hid_secret)),
+        Value::Object(map) => map.values_mut().for_each(|i| redact_value(i, redactor, hid_secret)),
+        _ => {}
     }
 }
 

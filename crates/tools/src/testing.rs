@@ -155,7 +155,7 @@ async fn execute(ctx: &ToolContext, plan: &RunPlan) -> TestRun {
         if text.trim().is_empty() { Err(ParseError::NoResults) } else { wright_testreport::parse(plan.format, &text) };
     match parsed {
         Ok(mut report) if report.total > 0 => {
-            report.relativize_paths(ctx.workspace.root());
+            relativize_and_redact(&mut report, ctx);
             let mut status = if report.failed == 0 { TestStatus::Passed } else { TestStatus::Failed };
             if exit != Some(0) && report.failed == 0 {
                 // The runner failed although every reported test passed (a crash after the
@@ -177,6 +177,24 @@ async fn execute(ctx: &ToolContext, plan: &RunPlan) -> TestRun {
             TestRun { status, report, runner, message: None, output_tail: tail }
         }
         _ => whole_command_result(plan, exit, runner, tail, &stderr),
+    }
+}
+
+/// Project paths become relative and every message is redacted. The captured output was
+/// redacted already (a workspace under the home folder reads `~/…` there), so both spellings of
+/// the root are stripped; a report file read from the workspace is redacted here.
+fn relativize_and_redact(report: &mut TestReport, ctx: &ToolContext) {
+    let root = ctx.workspace.root();
+    report.relativize_paths(root);
+    let redactor = &ctx.exec.redactor;
+    let root_text = root.to_string_lossy();
+    if let std::borrow::Cow::Owned(shown) = redactor.redact(&root_text) {
+        report.relativize_paths(std::path::Path::new(&shown));
+    }
+    for e in report.errors.iter_mut() {
+        e.test = redactor.redact(&e.test).into_owned();
+        e.error = redactor.redact(&e.error).into_owned();
+        e.location = e.location.as_deref().map(|l| redactor.redact(l).into_owned());
     }
 }
 
@@ -313,6 +331,26 @@ mod tests {
         assert_eq!(run.to_value()["ok"], true);
         let finished = f.sink.events().iter().filter(|e| e.kind.type_name() == "tests_finished").count();
         assert_eq!(finished, 2);
+    }
+
+    #[tokio::test]
+    async fn locations_stay_relative_when_the_home_folder_is_redacted() {
+        let mut f = fixture();
+        // The workspace lives under the "home" folder, so its output reads `~/ws/…`.
+        let home = f.ctx.workspace.root().parent().unwrap().to_path_buf();
+        f.ctx.exec.redactor = wright_sandbox::Redactor::new(Vec::new(), Some(&home));
+        write(&f, "package.json", r#"{"name":"c","scripts":{"test":"node --test"}}"#);
+        write(
+            &f,
+            "a.test.js",
+            "const test = require('node:test');\nconst assert = require('node:assert');\ntest('fails', () => { assert.strictEqual(1, 2); });\n",
+        );
+        let run = run_tests(&f.ctx, None).await;
+        assert_eq!(run.status, TestStatus::Failed, "{run:?}");
+        let location = run.report.errors[0].location.clone().unwrap_or_default();
+        assert!(location.starts_with("a.test.js"), "{location}");
+        let all = serde_json::to_string(&run.to_value()).unwrap();
+        assert!(!all.contains(&home.to_string_lossy().to_string()), "{all}");
     }
 
     #[tokio::test]

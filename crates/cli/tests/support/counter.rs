@@ -24,6 +24,20 @@ pub fn counter_app_calls() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// The counter app's first turn, written correctly (what a model that read a lesson does).
+pub fn fixed_app_calls() -> Vec<(&'static str, Value)> {
+    counter_app_calls()
+        .into_iter()
+        .map(|(n, a)| {
+            if a["content"] == COUNTER_BUGGY {
+                (n, json!({"path": "counter.js", "content": COUNTER_FIXED}))
+            } else {
+                (n, a)
+            }
+        })
+        .collect()
+}
+
 /// Write a buggy counter, say done, then (after wright's verification fails) read, fix, re-test.
 pub fn counter_turns() -> Vec<Turn> {
     vec![

@@ -1,0 +1,464 @@
+//! Confinement with bubblewrap: each command sees a read-only system (`/usr` and the few `/etc`
+//! files programs need), its workspace and scratch folders read-write, a private `/tmp`,
+//! `/proc` and `/dev`, no network unless allowed, its own PID namespace (so nothing outlives
+//! it, not even a `setsid` daemon), a seccomp filter, resource limits, and no privileges.
+//!
+//! When wright runs as root the command additionally drops to an unprivileged host identity
+//! (uid/gid 65534) with `setpriv`: inside a user namespace that root creates, "nobody" maps
+//! back to root and could read root's files. The writable folders are handed to that identity
+//! before each command.
+
+use crate::cgroup::Cgroups;
+use crate::runner::{CommandSpec, Held, Isolation, RunError, find_program};
+use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The host identity sandboxed commands run as when wright is root.
+pub const SANDBOX_UID: u32 = 65534;
+
+/// Whether wright runs as root (and so must drop commands to [`SANDBOX_UID`]).
+pub fn running_as_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Resource bounds of one sandboxed command (and everything it starts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of memory the command may use, all its processes together. Enforced by a memory
+    /// cgroup where wright may create one; elsewhere only by a generous address-space limit
+    /// (V8 reserves about 10 GiB of address space for WebAssembly, which Node's `fetch` uses).
+    pub memory: u64,
+    /// Largest file a process may write, in bytes.
+    pub file_size: u64,
+    pub open_files: u64,
+    /// Processes the sandbox identity may have at once, beyond those it already has.
+    pub processes: u64,
+    /// CPU seconds per process.
+    pub cpu_seconds: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { memory: 2 << 30, file_size: 512 << 20, open_files: 1024, processes: 256, cpu_seconds: 600 }
+    }
+}
+
+/// What a sandboxed command may see and use.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    /// Whether commands reach the network (`--network allow`); loopback works either way.
+    pub network: bool,
+    pub limits: Limits,
+    /// Folders mounted read-write at the same path: the workspace, the build's HOME and TMPDIR.
+    pub writable: Vec<PathBuf>,
+    /// Extra folders mounted read-only at the same path (a dependency cache, a toolchain
+    /// installed outside `/usr`).
+    pub read_only: Vec<PathBuf>,
+}
+
+/// Why bubblewrap cannot be used here.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Unavailable {
+    #[error("bubblewrap (`bwrap`) is not installed; on Debian or Ubuntu: apt-get install bubblewrap")]
+    NoBwrap,
+    #[error("`{0}` is not installed (it is part of util-linux)")]
+    NoTool(&'static str),
+    #[error("bubblewrap is installed but cannot create a sandbox here: {0}")]
+    Broken(String),
+    #[error("{0}")]
+    Seccomp(String),
+}
+
+/// The bubblewrap [`Isolation`].
+#[derive(Debug, Clone)]
+pub struct Bwrap {
+    bwrap: PathBuf,
+    /// Where per-command memory and process groups go, when wright may make them.
+    cgroups: Option<Cgroups>,
+    names: GroupNames,
+    prlimit: PathBuf,
+    /// Set when wright runs as root: the command drops to [`SANDBOX_UID`] through it.
+    setpriv: Option<PathBuf>,
+    policy: Policy,
+    seccomp: Arc<Vec<u8>>,
+}
+
+/// The smallest address-space limit: enough for V8's WebAssembly reservations.
+pub(crate) const ADDRESS_SPACE_FLOOR: u64 = 16 << 30;
+
+/// Joins the cgroups named by its first arguments, then becomes the sandbox.
+const JOIN: &str =
+    r#"n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@""#;
+
+const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// Top-level system folders: mounted read-only, or recreated as the symlinks they are on
+/// merged-/usr systems.
+pub(crate) const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/// The `/etc` files programs need to start, resolve names and verify TLS; nothing with
+/// accounts or secrets in it.
+pub(crate) const ETC_FILES: &[&str] = &[
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/etc/localtime",
+    "/etc/mime.types",
+    "/etc/host.conf",
+];
+
+/// Added when the network is allowed.
+pub(crate) const ETC_NETWORK: &[&str] = &["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf"];
+
+fn tool(name: &'static str) -> Result<PathBuf, Unavailable> {
+    let env = vec![("PATH".to_string(), SYSTEM_PATH.to_string())];
+    find_program(name, &env).ok_or(Unavailable::NoTool(name))
+}
+
+impl Bwrap {
+    /// Finds bubblewrap and its helpers; [`Bwrap::probe`] tells whether it actually works.
+    pub fn new(policy: Policy) -> Result<Self, Unavailable> {
+        let bwrap = tool("bwrap").map_err(|_| Unavailable::NoBwrap)?;
+        let prlimit = tool("prlimit")?;
+        let setpriv = if running_as_root() { Some(tool("setpriv")?) } else { None };
+        let seccomp = crate::seccomp::program_bytes().map_err(|e| Unavailable::Seccomp(e.to_string()))?;
+        Ok(Self {
+            bwrap,
+            cgroups: Cgroups::detect(),
+            names: GroupNames::new(),
+            prlimit,
+            setpriv,
+            policy,
+            seccomp: Arc::new(seccomp),
+        })
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Whether commands drop to [`SANDBOX_UID`] (wright runs as root).
+    pub fn drops_root(&self) -> bool {
+        self.setpriv.is_some()
+    }
+
+    pub fn bwrap_path(&self) -> &Path {
+        &self.bwrap
+    }
+
+    /// The control groups commands get, if any.
+    pub fn cgroups(&self) -> Option<&Cgroups> {
+        self.cgroups.as_ref()
+    }
+
+    /// The address-space limit: none needed when a memory cgroup counts real use.
+    fn address_space(&self) -> Option<u64> {
+        match &self.cgroups {
+            Some(c) if c.limits_memory() => None,
+            _ => Some(self.policy.limits.memory.max(ADDRESS_SPACE_FLOOR)),
+        }
+    }
+
+    /// Runs `true` in a sandbox with this policy's shape; returns how long that took.
+    pub fn probe(&self) -> Result<Duration, Unavailable> {
+        let probe = Self { policy: Policy { writable: Vec::new(), ..self.policy.clone() }, ..self.clone() };
+        probe_with(&probe).map_err(Unavailable::Broken)
+    }
+
+    /// A pipe holding the seccomp program, its read end inheritable by bwrap.
+    fn seccomp_fd(&self) -> Result<OwnedFd, RunError> {
+        let io = |e: std::io::Error| RunError::Isolation(format!("seccomp pipe: {e}"));
+        let (reader, mut writer) = std::io::pipe().map_err(io)?;
+        writer.write_all(&self.seccomp).map_err(io)?;
+        drop(writer);
+        let fd = OwnedFd::from(reader);
+        nix::fcntl::fcntl(&fd, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()))
+            .map_err(|e| RunError::Isolation(format!("seccomp pipe: {e}")))?;
+        Ok(fd)
+    }
+
+    fn args(&self, spec: &CommandSpec, program: &Path, seccomp_fd: i32) -> Vec<String> {
+        let mut a: Vec<String> = Vec::new();
+        let mut push = |parts: &[&str]| a.extend(parts.iter().map(|s| s.to_string()));
+        push(&["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]);
+        push(&["--unshare-cgroup-try", "--hostname", "wright"]);
+        if !self.policy.network {
+            push(&["--unshare-net"]);
+        }
+        if self.setpriv.is_none() {
+            // Unprivileged: a user namespace makes the mounts possible; no capabilities in it.
+            push(&["--unshare-user", "--cap-drop", "ALL"]);
+        }
+        for dir in SYSTEM_DIRS {
+            let p = Path::new(dir);
+            match std::fs::read_link(p) {
+                Ok(target) => push(&["--symlink", &target.to_string_lossy(), dir]),
+                Err(_) if p.is_dir() => push(&["--ro-bind", dir, dir]),
+                Err(_) => {}
+            }
+        }
+        push(&["--perms", "0755", "--dir", "/etc"]);
+        let etc = ETC_FILES.iter().chain(if self.policy.network { ETC_NETWORK } else { &[] });
+        for f in etc {
+            push(&["--ro-bind-try", f, f]);
+        }
+        push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"]);
+        // bwrap copies the modes of the host's parent folders when it creates mount points; a
+        // 0700 parent (a temp dir, a home) would lock the sandbox user out of its own workspace.
+        let mut parents: Vec<PathBuf> = Vec::new();
+        for p in self.policy.read_only.iter().chain(&self.policy.writable) {
+            for anc in p.ancestors().skip(1) {
+                let system = SYSTEM_DIRS.iter().any(|d| anc.starts_with(d)) || anc == Path::new("/");
+                if !system && !parents.iter().any(|q| q == anc) {
+                    parents.push(anc.to_path_buf());
+                }
+            }
+        }
+        parents.sort_by_key(|p| p.components().count());
+        for p in &parents {
+            push(&["--perms", "0755", "--dir", &p.to_string_lossy()]);
+        }
+        let mut visible: Vec<PathBuf> = Vec::new();
+        for p in &self.policy.read_only {
+            push(&["--ro-bind-try", &p.to_string_lossy(), &p.to_string_lossy()]);
+            visible.push(p.clone());
+        }
+        for p in &self.policy.writable {
+            push(&["--bind", &p.to_string_lossy(), &p.to_string_lossy()]);
+            visible.push(p.clone());
+        }
+        // A program outside the mounted folders (a toolchain under /root, say) is mounted
+        // read-only by its folder so the command can start.
+        if let Some(dir) = program.parent() {
+            let system = SYSTEM_DIRS.iter().any(|d| program.starts_with(d));
+            if !system && !visible.iter().any(|v| program.starts_with(v)) {
+                push(&["--ro-bind", &dir.to_string_lossy(), &dir.to_string_lossy()]);
+            }
+        }
+        push(&["--chdir", &spec.cwd.to_string_lossy()]);
+        push(&["--seccomp", &seccomp_fd.to_string()]);
+        push(&["--", &self.prlimit.to_string_lossy()]);
+        let l = self.policy.limits;
+        let processes = l.processes + processes_of(self.sandbox_uid());
+        a.push(format!("--as={}", self.address_space().map_or("unlimited".to_string(), |b| b.to_string())));
+        a.push(format!("--fsize={}", l.file_size));
+        a.push(format!("--nofile={}", l.open_files));
+        a.push(format!("--nproc={processes}"));
+        a.push(format!("--cpu={}", l.cpu_seconds));
+        a.push("--core=0".into());
+        a.push("--".into());
+        if let Some(setpriv) = &self.setpriv {
+            a.push(setpriv.to_string_lossy().into_owned());
+            a.extend([
+                format!("--reuid={SANDBOX_UID}"),
+                format!("--regid={SANDBOX_UID}"),
+                "--clear-groups".into(),
+                "--inh-caps=-all".into(),
+                "--bounding-set=-all".into(),
+                "--no-new-privs".into(),
+                "--".into(),
+            ]);
+        }
+        a.push(program.to_string_lossy().into_owned());
+        a.extend(spec.args.iter().cloned());
+        a
+    }
+
+    fn sandbox_uid(&self) -> u32 {
+        if self.setpriv.is_some() { SANDBOX_UID } else { nix::unistd::getuid().as_raw() }
+    }
+}
+
+/// How many processes `uid` has now: RLIMIT_NPROC counts all of them, so the limit is set
+/// relative to this.
+pub(crate) fn processes_of(uid: u32) -> u64 {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    let mut n = 0;
+    for e in entries.flatten() {
+        if !e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        use std::os::unix::fs::MetadataExt;
+        if e.metadata().map(|m| m.uid() == uid).unwrap_or(false) {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Gives `root` and everything in it to the sandbox identity, so a command that runs as it
+/// can write there. Symlinks themselves change owner; their targets never do.
+fn hand_over(root: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    for entry in walkdir::WalkDir::new(root).follow_links(false) {
+        let entry = entry.map_err(std::io::Error::other)?;
+        let meta = entry.path().symlink_metadata()?;
+        if meta.uid() != SANDBOX_UID || meta.gid() != SANDBOX_UID {
+            std::os::unix::fs::lchown(entry.path(), Some(SANDBOX_UID), Some(SANDBOX_UID))?;
+        }
+    }
+    Ok(())
+}
+
+/// Names per-command cgroups apart: across the sandboxes of this process and across processes.
+#[derive(Debug, Clone)]
+pub(crate) struct GroupNames {
+    seq: Arc<AtomicU64>,
+    instance: u64,
+}
+
+impl GroupNames {
+    pub(crate) fn new() -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        let instance = std::collections::hash_map::RandomState::new().build_hasher().finish();
+        Self { seq: Arc::new(AtomicU64::new(0)), instance }
+    }
+
+    fn next(&self) -> String {
+        format!("wright-{}-{:x}-{}", std::process::id(), self.instance, self.seq.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// The sandbox user gets the writable folders (as root; a normal user already owns them).
+pub(crate) fn hand_over_writable(policy: &Policy) -> Result<(), RunError> {
+    if running_as_root() {
+        for dir in &policy.writable {
+            hand_over(dir).map_err(|e| {
+                RunError::Isolation(format!("could not hand {} to the sandbox user: {e}", dir.display()))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Sets `spec` to run `launcher args…`, inside a fresh cgroup with the policy's memory and
+/// process limits when wright may make one (the group is removed after the command).
+pub(crate) fn launch(
+    mut spec: CommandSpec,
+    policy: &Policy,
+    cgroups: Option<&Cgroups>,
+    names: &GroupNames,
+    launcher: String,
+    mut args: Vec<String>,
+) -> Result<CommandSpec, RunError> {
+    spec.program = launcher;
+    if let Some(cgroups) = cgroups {
+        let l = policy.limits;
+        let group = cgroups
+            .create(&names.next(), l.memory, l.processes)
+            .map_err(|e| RunError::Isolation(format!("could not make the command's cgroup: {e}")))?;
+        let mut joined = vec!["-c".to_string(), JOIN.to_string(), "wright-join".into(), group.procs.len().to_string()];
+        joined.extend(group.procs.iter().map(|p| p.to_string_lossy().into_owned()));
+        joined.push(std::mem::take(&mut spec.program));
+        joined.append(&mut args);
+        args = joined;
+        spec.program = "/bin/sh".into();
+        spec.held.push(Held(Arc::new(group)));
+    }
+    spec.args = args;
+    Ok(spec)
+}
+
+/// Runs `true` through `isolation` and says how long that took, or why it failed.
+pub(crate) fn probe_with(isolation: &dyn Isolation) -> Result<Duration, String> {
+    let spec = CommandSpec::new("true", Vec::new(), "/".into(), vec![("PATH".into(), SYSTEM_PATH.into())]);
+    let spec = isolation.wrap(spec).map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let out = std::process::Command::new(&spec.program)
+        .args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    drop(spec);
+    if out.status.success() {
+        Ok(started.elapsed())
+    } else {
+        let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        Err(if why.is_empty() { format!("exit status {}", out.status) } else { why })
+    }
+}
+
+impl Isolation for Bwrap {
+    fn name(&self) -> &str {
+        "bwrap"
+    }
+
+    fn wrap(&self, mut spec: CommandSpec) -> Result<CommandSpec, RunError> {
+        let program = find_program(&spec.program, &spec.env)
+            .ok_or_else(|| RunError::NotFound { program: spec.program.clone() })?;
+        hand_over_writable(&self.policy)?;
+        let fd = self.seccomp_fd()?;
+        let args = self.args(&spec, &program, fd.as_raw_fd());
+        spec.inherit.push(Arc::new(fd));
+        let bwrap = self.bwrap.to_string_lossy().into_owned();
+        launch(spec, &self.policy, self.cgroups.as_ref(), &self.names, bwrap, args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sandbox as [`Bwrap::new`] makes it, without needing the tools on this machine.
+    fn fake(policy: Policy) -> Bwrap {
+        Bwrap {
+            bwrap: "/usr/bin/bwrap".into(),
+            cgroups: None,
+            names: GroupNames::new(),
+            prlimit: "/usr/bin/prlimit".into(),
+            setpriv: None,
+            policy,
+            seccomp: Arc::new(Vec::new()),
+        }
+    }
+
+    #[test]
+    fn the_command_line_confines_by_default() {
+        let ws = PathBuf::from("/tmp/ws-example");
+        let b = fake(Policy { writable: vec![ws.clone()], ..Policy::default() });
+        let spec = CommandSpec::new(
+            "sh",
+            vec!["-c".into(), "true".into()],
+            ws.clone(),
+            vec![("PATH".into(), SYSTEM_PATH.into())],
+        );
+        let a = b.args(&spec, Path::new("/usr/bin/sh"), 9);
+        let joined = a.join(" ");
+        for want in ["--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session", "--seccomp 9"] {
+            assert!(joined.contains(want), "{want} missing from {joined}");
+        }
+        assert!(joined.contains("--bind /tmp/ws-example /tmp/ws-example"));
+        assert!(!joined.contains("/etc/resolv.conf"), "no name resolution without network");
+        assert!(joined.ends_with("/usr/bin/sh -c true"));
+        let tail = &a[a.iter().position(|s| s == "--").unwrap()..];
+        assert!(tail.iter().any(|s| s.starts_with("--as=")), "limits come before the command");
+    }
+
+    #[test]
+    fn network_allowed_shares_it_and_adds_resolver_files() {
+        let b = fake(Policy { network: true, ..Policy::default() });
+        let spec = CommandSpec::new("true", vec![], "/".into(), vec![]);
+        let joined = b.args(&spec, Path::new("/usr/bin/true"), 3).join(" ");
+        assert!(!joined.contains("--unshare-net"));
+        assert!(joined.contains("/etc/resolv.conf"));
+    }
+
+    #[test]
+    fn a_program_outside_the_system_is_mounted_by_its_folder() {
+        let b = fake(Policy::default());
+        let spec = CommandSpec::new("tool", vec![], "/".into(), vec![]);
+        let joined = b.args(&spec, Path::new("/opt2/tools/bin/tool"), 3).join(" ");
+        assert!(joined.contains("--ro-bind /opt2/tools/bin /opt2/tools/bin"));
+    }
+}
