@@ -27,6 +27,12 @@ c.on('connect', () => { console.log('OUTSIDE REACHED'); process.exit(0); }); \
 c.on('error', (e) => { console.log('outside blocked: ' + e.code); process.exit(0); }); \
 c.on('timeout', () => { console.log('outside blocked: timeout'); process.exit(0); });";
 
+/// A number no other run uses: the daemon's sleep and the storm's name carry it, so a process
+/// left by another run (or test) is never mistaken for this one's.
+fn marker(test: u32) -> String {
+    format!("{}{test}", std::process::id())
+}
+
 fn hostile_turns(daemon_marker: &str) -> Vec<Turn> {
     vec![
         Turn::calls(&[
@@ -93,12 +99,12 @@ async fn hostile_build(sandbox: &str, daemon_marker: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_model_is_contained_by_bubblewrap() {
-    hostile_build("bwrap", "86421").await;
+    hostile_build("bwrap", &marker(1)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_model_is_contained_by_the_landlock_fallback() {
-    hostile_build("landlock", "86423").await;
+    hostile_build("landlock", &marker(2)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
