@@ -62,6 +62,21 @@ pub struct FileConfig {
 }
 
 impl FileConfig {
+    /// The longest wait for a model response to start or go on: the flag, else wright.toml, else 45 s.
+    pub fn call_timeout(&self, flag: Option<u64>) -> std::time::Duration {
+        std::time::Duration::from_secs(flag.or(self.call_timeout).unwrap_or(45).max(1))
+    }
+
+    /// Whether model responses stream: not with `--no-stream` or `stream = false`.
+    pub fn stream(&self, no_stream: bool) -> bool {
+        !no_stream && self.stream.unwrap_or(true)
+    }
+
+    /// The data folder: the flag (or `WRIGHT_DATA_DIR`), else wright.toml, else the XDG one.
+    pub fn data_dir(&self, flag: Option<PathBuf>) -> PathBuf {
+        flag.or(self.data_dir.clone()).unwrap_or_else(|| default_data_dir(&|k| std::env::var(k).ok()))
+    }
+
     /// Load `path` if given (it must exist), else `./wright.toml` if present.
     pub fn load(path: Option<&Path>) -> Result<(Self, Option<PathBuf>)> {
         let candidate = match path {

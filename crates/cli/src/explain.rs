@@ -1,11 +1,10 @@
 //! `wright explain ID`: the code of a build explained to a beginner, streamed as it is written.
 
-use crate::config::{FileConfig, ProviderKind, default_data_dir};
-use crate::{DbArgs, Exit, ModelArgs, env_var, open_store, parse_lang, providers, usage};
+use crate::config::{FileConfig, ProviderKind};
+use crate::{DbArgs, Exit, ModelArgs, database_url, env_var, open_url, parse_lang, providers, usage};
 use anyhow::anyhow;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use wright_agent::Lang;
 use wright_provider::{ChatRequest, Delta, Message, RetryPolicy, complete};
@@ -53,18 +52,18 @@ onde fazê-las. Texto simples, sem trechos de código com mais de três linhas."
 /// The project's text files, most telling first, within `budget` characters.
 fn project_text(ws: &Workspace, budget: usize) -> (String, usize) {
     let mut files = wright_tools::project_files(ws.root());
+    files.retain(|f| !f.ends_with("package-lock.json"));
     let rank = |f: &str| match f {
         f if f.ends_with("index.html") => 0,
         f if f.ends_with(".js") && !f.contains("test") => 1,
         f if f.ends_with(".css") => 3,
         f if f.contains("test") => 4,
-        f if f.ends_with("package-lock.json") => 9,
         _ => 2,
     };
     files.sort_by_key(|f| (rank(f), f.clone()));
     let mut out = String::new();
     let mut shown = 0;
-    for f in files.iter().filter(|f| !f.ends_with("package-lock.json")) {
+    for f in &files {
         let Ok(bytes) = ws.read(f) else { continue };
         let Ok(text) = String::from_utf8(bytes) else { continue };
         let block = format!("### {f}\n```\n{}\n```\n\n", text.trim_end());
@@ -80,7 +79,8 @@ fn project_text(ws: &Workspace, budget: usize) -> (String, usize) {
 
 pub async fn explain(args: ExplainArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let (file, _) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
-    let store = open_store(args.db.clone(), config_path.as_deref()).await?;
+    let data_dir = file.data_dir(args.db.data_dir.clone());
+    let store = open_url(&database_url(args.db.db.clone(), &file, &data_dir)).await?;
     let build = store.resolve_build(&args.id).await.map_err(|e| Exit(1, anyhow!("{e}; see `wright builds list`")))?;
     let lang_name = args.lang.clone().or(file.lang.clone()).unwrap_or_else(|| build.start.lang.clone());
     let lang = parse_lang(&lang_name)?;
@@ -95,10 +95,9 @@ pub async fn explain(args: ExplainArgs, config_path: Option<PathBuf>) -> Result<
     if shown == 0 {
         return Err(Exit(1, anyhow!("build {} has no readable files in {}", build.start.id, build.start.workspace)));
     }
-    let data_dir = args.db.data_dir.clone().or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
     let wire = providers::Wire {
-        stream: !args.no_stream && file.stream.unwrap_or(true),
-        call_timeout: Duration::from_secs(file.call_timeout.unwrap_or(45).max(1)),
+        stream: file.stream(args.no_stream),
+        call_timeout: file.call_timeout(None),
         data_dir: &data_dir,
         env: &env_var,
         local: Default::default(),

@@ -11,7 +11,7 @@ mod sandbox;
 
 use anyhow::{Context, Result, anyhow};
 use clap::{Parser, Subcommand, ValueEnum};
-use config::{FileConfig, ProviderKind, choose_provider, default_data_dir};
+use config::{FileConfig, ProviderKind, choose_provider};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -179,9 +179,8 @@ struct RunArgs {
     /// Narration language: en or pt [default: en].
     #[arg(long, value_name = "CODE")]
     lang: Option<String>,
-    /// Data folder for builds [default: $XDG_DATA_HOME/wright].
-    #[arg(long, env = "WRIGHT_DATA_DIR", value_name = "DIR")]
-    data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    db: DbArgs,
     /// Longest wait for a model response to start, and between streamed pieces, in seconds [default: 45].
     #[arg(long, value_name = "SECS")]
     call_timeout: Option<u64>,
@@ -210,9 +209,6 @@ struct RunArgs {
     /// In human mode, also print every command's output.
     #[arg(long, short)]
     verbose: bool,
-    /// Database for builds, events and learning notes: sqlite://PATH [default: wright.db in the data dir].
-    #[arg(long, env = "WRIGHT_DATABASE_URL", value_name = "URL")]
-    db: Option<String>,
     /// Keep working on an earlier build (its folder and conversation): `--continue ID "make the button blue"`.
     #[arg(long = "continue", value_name = "ID")]
     continue_from: Option<String>,
@@ -265,18 +261,18 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run(*args, cli.config).await,
             Command::Models { command } => models(command, cli.config).await,
-            Command::Notes { db, command } => match open_store(db, cli.config.as_deref()).await {
-                Ok(store) => done(history::notes(command, store.as_ref(), &mut std::io::stdout()).await),
-                Err(e) => Err(e),
-            },
-            Command::Builds { db, command } => match open_store(db, cli.config.as_deref()).await {
-                Ok(store) => done(history::builds(command, store.as_ref(), &mut std::io::stdout()).await),
-                Err(e) => Err(e),
-            },
-            Command::Stats { db, args } => match open_store(db, cli.config.as_deref()).await {
-                Ok(store) => done(history::stats(args, store.as_ref(), &mut std::io::stdout()).await),
-                Err(e) => Err(e),
-            },
+            Command::Notes { db, command } => {
+                let store = open_store(db, cli.config.as_deref()).await?;
+                done(history::notes(command, store.as_ref(), &mut std::io::stdout()).await)
+            }
+            Command::Builds { db, command } => {
+                let store = open_store(db, cli.config.as_deref()).await?;
+                done(history::builds(command, store.as_ref(), &mut std::io::stdout()).await)
+            }
+            Command::Stats { db, args } => {
+                let store = open_store(db, cli.config.as_deref()).await?;
+                done(history::stats(args, store.as_ref(), &mut std::io::stdout()).await)
+            }
             Command::Explain(args) => explain::explain(*args, cli.config).await,
             Command::Doctor(args) => sandbox::doctor(*args, cli.config),
         }
@@ -292,7 +288,7 @@ fn main() -> ExitCode {
 
 async fn models(cmd: ModelsCommand, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let (file, _) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
-    let dir = |d: Option<PathBuf>| d.or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
+    let dir = |d: Option<PathBuf>| file.data_dir(d);
     match cmd {
         ModelsCommand::Pull { force, data_dir } => {
             let path = local::ensure_default_model(&dir(data_dir), force, true).await?;
@@ -313,15 +309,15 @@ pub fn database_url(db: Option<String>, file: &FileConfig, data_dir: &std::path:
     db.or(file.database_url.clone()).unwrap_or_else(|| format!("sqlite://{}", data_dir.join("wright.db").display()))
 }
 
-/// Open the store a command names; a store that cannot be opened is a configuration error.
-pub async fn open_store(
-    db: DbArgs,
-    config_path: Option<&std::path::Path>,
-) -> Result<Arc<dyn wright_store::Store>, Exit> {
+/// Open the store at `url`; one that cannot be opened is a configuration error.
+pub async fn open_url(url: &str) -> Result<Arc<dyn wright_store::Store>, Exit> {
+    wright_store::open(url).await.map_err(|e| usage(anyhow!("database {url}: {e}")))
+}
+
+/// The store a history command names with its `--db`/`--data-dir`.
+async fn open_store(db: DbArgs, config_path: Option<&std::path::Path>) -> Result<Arc<dyn wright_store::Store>, Exit> {
     let (file, _) = FileConfig::load(config_path).map_err(usage)?;
-    let data_dir = db.data_dir.or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
-    let url = database_url(db.db, &file, &data_dir);
-    wright_store::open(&url).await.map_err(|e| usage(anyhow!("database {url}: {e}")))
+    open_url(&database_url(db.db, &file, &file.data_dir(db.data_dir))).await
 }
 
 /// A history command's result as an exit code: its errors (unknown id, bad file) exit 1.
@@ -356,9 +352,9 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     }
     let sandbox_mode = args.sandbox.mode(&file)?;
     let network = args.sandbox.network(&file)?;
-    let data_dir = args.data_dir.clone().or(file.data_dir.clone()).unwrap_or_else(|| default_data_dir(&env_var));
-    let db_url = database_url(args.db.clone(), &file, &data_dir);
-    let store = wright_store::open(&db_url).await.map_err(|e| usage(anyhow!("database {db_url}: {e}")))?;
+    let data_dir = file.data_dir(args.db.data_dir.clone());
+    let db_url = database_url(args.db.db.clone(), &file, &data_dir);
+    let store = open_url(&db_url).await?;
     let parent = match &args.continue_from {
         Some(id) => Some(
             store
@@ -384,10 +380,10 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let max_fix_attempts = args.max_fix_attempts.or(file.max_fix_attempts).unwrap_or(3);
     let max_turns = args.max_turns.or(file.max_turns).unwrap_or(100).max(1);
     let timeout = Duration::from_secs(args.timeout.or(file.timeout).unwrap_or(600).max(1));
-    let call_timeout = Duration::from_secs(args.call_timeout.or(file.call_timeout).unwrap_or(45).max(1));
+    let call_timeout = file.call_timeout(args.call_timeout);
     let retry =
         RetryPolicy { max_retries: args.max_retries.or(file.max_retries).unwrap_or(4), ..RetryPolicy::default() };
-    let stream = !args.no_stream && file.stream.unwrap_or(true);
+    let stream = file.stream(args.no_stream);
     let mut checks = file.checks.clone();
     checks.extend(args.checks);
 

@@ -7,7 +7,7 @@ use anyhow::anyhow;
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
-use wright_sandbox::{Bwrap, Isolation, Landlock, Limits, NoIsolation, Policy, Refuse, SANDBOX_UID};
+use wright_sandbox::{Bwrap, Isolation, Landlock, Limits, NoIsolation, Policy, Refuse, SANDBOX_UID, Unavailable};
 
 /// `--sandbox` and `--network`, shared by `run` and `doctor`.
 #[derive(clap::Args, Clone, Default)]
@@ -112,10 +112,31 @@ fn helper() -> Result<PathBuf, String> {
     std::env::current_exe().map_err(|e| format!("cannot find wright's own executable: {e}"))
 }
 
+fn probe_bwrap(policy: &Policy) -> Result<(Bwrap, Duration), Unavailable> {
+    let b = Bwrap::new(policy.clone())?;
+    let took = b.probe()?;
+    Ok((b, took))
+}
+
+fn probe_landlock(policy: &Policy) -> Result<(Landlock, Duration), String> {
+    let l = Landlock::new(helper()?, policy.clone());
+    let took = l.probe()?;
+    Ok((l, took))
+}
+
 /// The isolation for `mode`: `bwrap` and `landlock` must work or it is a configuration error;
 /// `auto` takes bubblewrap, else Landlock, else refuses to run commands (with the reason);
-/// `none` runs them as they are.
+/// `none` runs them as they are. Only the sandboxes the mode may need are probed.
 pub fn choose(mode: Mode, policy: Policy) -> Result<Choice, Exit> {
+    select(mode, || probe_bwrap(&policy), || probe_landlock(&policy))
+}
+
+/// [`choose`] over probes given as functions (so `doctor` can reuse the ones it made).
+fn select(
+    mode: Mode,
+    bwrap: impl FnOnce() -> Result<(Bwrap, Duration), Unavailable>,
+    landlock: impl FnOnce() -> Result<(Landlock, Duration), String>,
+) -> Result<Choice, Exit> {
     if mode == Mode::None {
         return Ok(Choice {
             isolation: Box::new(NoIsolation),
@@ -125,16 +146,13 @@ pub fn choose(mode: Mode, policy: Policy) -> Result<Choice, Exit> {
     }
     let mut why = Vec::new();
     if mode != Mode::Landlock {
-        match Bwrap::new(policy.clone()).and_then(|b| b.probe().map(|took| (b, took))) {
+        match bwrap() {
             Ok((b, took)) => return Ok(Choice { summary: describe(&b, took), isolation: Box::new(b), warning: None }),
             Err(e) if mode == Mode::Bwrap => return Err(usage(anyhow!("--sandbox bwrap: {e}"))),
             Err(e) => why.push(format!("bubblewrap: {e}")),
         }
     }
-    match helper().and_then(|h| {
-        let l = Landlock::new(h, policy);
-        l.probe().map(|took| (l, took))
-    }) {
+    match landlock() {
         Ok((l, took)) => {
             let summary = describe_landlock(&l, took);
             let warning = (mode == Mode::Auto)
@@ -174,25 +192,24 @@ pub fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8, Exit
     let network = args.sandbox.network(&file)?;
     let policy = Policy { network, limits: limits(&file), writable: vec![std::env::temp_dir()], read_only: vec![] };
     let root = wright_sandbox::running_as_root();
-    let bwrap = Bwrap::new(policy.clone());
-    let probe = bwrap.as_ref().map_err(Clone::clone).and_then(|b| b.probe());
-    let choice = choose(mode, policy.clone());
+    let bwrap = probe_bwrap(&policy);
+    let landlock = probe_landlock(&policy);
+    let choice = select(mode, || bwrap.clone(), || landlock.clone());
     let l = policy.limits;
     let checks = vec![
         (
             "bubblewrap",
-            match (&bwrap, &probe) {
-                (Ok(b), Ok(took)) => {
+            match &bwrap {
+                Ok((b, took)) => {
                     format!("works ({}; a sandbox starts in {} ms)", b.bwrap_path().display(), took.as_millis())
                 }
-                (Ok(b), Err(e)) => format!("installed at {} but unusable: {e}", b.bwrap_path().display()),
-                (Err(e), _) => e.to_string(),
+                Err(e) => e.to_string(),
             },
         ),
         (
             "landlock",
-            match helper().and_then(|h| Landlock::new(h, policy.clone()).probe()) {
-                Ok(took) => {
+            match &landlock {
+                Ok((_, took)) => {
                     format!("works (the fallback when bubblewrap is missing; starts in {} ms)", took.as_millis())
                 }
                 Err(e) => format!("unusable: {e}"),
@@ -222,7 +239,12 @@ pub fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8, Exit
             format!(
                 "{} memory ({}), {} per file, {} open files, {} processes, {} CPU s per process; wall time per command from --command-timeout",
                 mib(l.memory),
-                match bwrap.as_ref().ok().and_then(|b| b.cgroups()) {
+                match bwrap
+                    .as_ref()
+                    .ok()
+                    .and_then(|(b, _)| b.cgroups())
+                    .or(landlock.as_ref().ok().and_then(|(l, _)| l.cgroups()))
+                {
                     Some(c) if c.limits_memory() => format!("counted by {}", c.describe()),
                     _ => "no cgroup may be made here: only a 16 GiB address-space limit".to_string(),
                 },

@@ -88,7 +88,7 @@ pub struct Bwrap {
 }
 
 /// The smallest address-space limit: enough for V8's WebAssembly reservations.
-pub(crate) const ADDRESS_SPACE_FLOOR: u64 = 16 << 30;
+const ADDRESS_SPACE_FLOOR: u64 = 16 << 30;
 
 /// Joins the cgroups named by its first arguments, then becomes the sandbox.
 const JOIN: &str =
@@ -157,14 +157,6 @@ impl Bwrap {
     /// The control groups commands get, if any.
     pub fn cgroups(&self) -> Option<&Cgroups> {
         self.cgroups.as_ref()
-    }
-
-    /// The address-space limit: none needed when a memory cgroup counts real use.
-    fn address_space(&self) -> Option<u64> {
-        match &self.cgroups {
-            Some(c) if c.limits_memory() => None,
-            _ => Some(self.policy.limits.memory.max(ADDRESS_SPACE_FLOOR)),
-        }
     }
 
     /// Runs `true` in a sandbox with this policy's shape; returns how long that took.
@@ -247,8 +239,9 @@ impl Bwrap {
         push(&["--seccomp", &seccomp_fd.to_string()]);
         push(&["--", &self.prlimit.to_string_lossy()]);
         let l = self.policy.limits;
-        let processes = l.processes + processes_of(self.sandbox_uid());
-        a.push(format!("--as={}", self.address_space().map_or("unlimited".to_string(), |b| b.to_string())));
+        let processes = process_limit(&self.policy);
+        let address_space = address_space(&self.policy, self.cgroups.as_ref());
+        a.push(format!("--as={}", address_space.map_or("unlimited".to_string(), |b| b.to_string())));
         a.push(format!("--fsize={}", l.file_size));
         a.push(format!("--nofile={}", l.open_files));
         a.push(format!("--nproc={processes}"));
@@ -271,15 +264,25 @@ impl Bwrap {
         a.extend(spec.args.iter().cloned());
         a
     }
+}
 
-    fn sandbox_uid(&self) -> u32 {
-        if self.setpriv.is_some() { SANDBOX_UID } else { nix::unistd::getuid().as_raw() }
+/// The address-space limit: none needed when a memory cgroup counts real use.
+pub(crate) fn address_space(policy: &Policy, cgroups: Option<&Cgroups>) -> Option<u64> {
+    match cgroups {
+        Some(c) if c.limits_memory() => None,
+        _ => Some(policy.limits.memory.max(ADDRESS_SPACE_FLOOR)),
     }
 }
 
-/// How many processes `uid` has now: RLIMIT_NPROC counts all of them, so the limit is set
-/// relative to this.
-pub(crate) fn processes_of(uid: u32) -> u64 {
+/// RLIMIT_NPROC for a command: it counts every process of the identity the command runs as
+/// (65534 when wright is root, else the user), so the limit is set above what it has now.
+pub(crate) fn process_limit(policy: &Policy) -> u64 {
+    let uid = if running_as_root() { SANDBOX_UID } else { nix::unistd::getuid().as_raw() };
+    policy.limits.processes + processes_of(uid)
+}
+
+/// How many processes `uid` has now.
+fn processes_of(uid: u32) -> u64 {
     let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
     let mut n = 0;
     for e in entries.flatten() {

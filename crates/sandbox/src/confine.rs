@@ -8,8 +8,8 @@
 //! caught when wright may make a cgroup for the command.
 
 use crate::bwrap::{
-    ETC_FILES, ETC_NETWORK, GroupNames, Policy, SANDBOX_UID, SYSTEM_DIRS, hand_over_writable, launch, probe_with,
-    running_as_root,
+    ETC_FILES, ETC_NETWORK, GroupNames, Policy, SANDBOX_UID, SYSTEM_DIRS, address_space, hand_over_writable, launch,
+    probe_with, process_limit, running_as_root,
 };
 use crate::cgroup::Cgroups;
 use crate::runner::{CommandSpec, Isolation, RunError, find_program};
@@ -91,14 +91,11 @@ impl Landlock {
         if let Some(dir) = program.parent() {
             flag("--ro", dir.to_string_lossy().into_owned());
         }
-        let address_space = match &self.cgroups {
-            Some(c) if c.limits_memory() => 0,
-            _ => l.memory.max(crate::bwrap::ADDRESS_SPACE_FLOOR),
-        };
-        flag("--as", address_space.to_string());
+        // 0 is "unlimited" to the helper.
+        flag("--as", address_space(&self.policy, self.cgroups.as_ref()).unwrap_or(0).to_string());
         flag("--fsize", l.file_size.to_string());
         flag("--nofile", l.open_files.to_string());
-        flag("--nproc", (l.processes + crate::bwrap::processes_of(self.sandbox_uid())).to_string());
+        flag("--nproc", process_limit(&self.policy).to_string());
         flag("--cpu", l.cpu_seconds.to_string());
         if running_as_root() {
             flag("--uid", SANDBOX_UID.to_string());
@@ -110,10 +107,6 @@ impl Landlock {
         a.push(program.to_string_lossy().into_owned());
         a.extend(spec.args.iter().cloned());
         a
-    }
-
-    fn sandbox_uid(&self) -> u32 {
-        if running_as_root() { SANDBOX_UID } else { nix::unistd::getuid().as_raw() }
     }
 }
 
