@@ -240,6 +240,12 @@ struct EmitterState {
     closed: bool,
 }
 
+/// Now, as events (and the store) write it: RFC 3339 UTC with milliseconds, which sorts as
+/// text.
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 /// Stamps and fans out the events of one build. Cheap to clone; clones share the sequence.
 #[derive(Clone)]
 pub struct Emitter {
@@ -274,12 +280,7 @@ impl Emitter {
             return;
         }
         let is_complete = matches!(kind, EventKind::Complete { .. });
-        let event = Event {
-            seq: state.next_seq,
-            build: self.build.to_string(),
-            ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            kind,
-        };
+        let event = Event { seq: state.next_seq, build: self.build.to_string(), ts: now(), kind };
         state.next_seq += 1;
         state.closed = is_complete;
         for sink in self.sinks.iter() {

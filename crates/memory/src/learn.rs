@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use std::collections::HashSet;
 use wright_provider::Message;
-use wright_store::note::tag_words;
+use wright_store::note::{tag_key, tag_words};
 use wright_store::{Note, Store, StoreError};
 
 /// What the note model is shown.
@@ -210,7 +210,7 @@ pub async fn remember(
         ..Note::new(wright_store::new_id("n"), draft.trigger.clone(), draft.lesson.clone())
     };
     let mut keys = note.keys();
-    keys.extend(tag_words(&note.trigger).into_iter().map(|w| format!("tag:{w}")));
+    keys.extend(tag_words(&note.trigger).iter().map(|w| tag_key(w)));
     for hit in store.find_notes(&keys, 20).await? {
         if similar(&hit.note, &draft) {
             let updated = store.record_note_outcome(std::slice::from_ref(&hit.note.id), true).await?;

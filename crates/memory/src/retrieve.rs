@@ -1,7 +1,7 @@
 //! Choosing the notes a build gets.
 
 use std::collections::HashSet;
-use wright_store::note::{UNIVERSAL_KEY, pattern_words, tag_words};
+use wright_store::note::{UNIVERSAL_KEY, err_key, lib_key, pattern_words, tag_key, tag_words};
 use wright_store::{Note, Store, StoreError};
 
 /// Tokens of notes a prompt gets unless told otherwise (`--note-budget`).
@@ -28,21 +28,12 @@ pub struct Query<'a> {
 /// libraries in requests ("with express").
 pub fn query_keys(q: &Query<'_>) -> Vec<String> {
     let mut keys = vec![UNIVERSAL_KEY.to_string()];
-    for l in q.libraries {
-        let l = l.trim().to_ascii_lowercase();
-        if !l.is_empty() {
-            keys.push(format!("lib:{l}"));
-        }
-    }
-    for w in tag_words(q.template) {
-        keys.push(format!("tag:{w}"));
-    }
-    for w in pattern_words(q.errors).into_iter().take(64) {
-        keys.push(format!("err:{w}"));
-    }
+    keys.extend(q.libraries.iter().filter_map(|l| lib_key(l)));
+    keys.extend(tag_words(q.template).iter().map(|w| tag_key(w)));
+    keys.extend(pattern_words(q.errors).iter().take(64).map(|w| err_key(w)));
     for w in tag_words(q.prompt) {
-        keys.push(format!("lib:{w}"));
-        keys.push(format!("tag:{w}"));
+        keys.extend(lib_key(&w));
+        keys.push(tag_key(&w));
     }
     let mut seen = HashSet::new();
     keys.retain(|k| seen.insert(k.clone()));

@@ -114,10 +114,8 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
     }
 }
 
-/// Now, as stored: RFC 3339 UTC with milliseconds (sorts as text).
-pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
+/// Now, as stored: the events' timestamp form, so rows and events sort together as text.
+pub use wright_events::now;
 
 /// A short random id with a prefix (`n-3fa2c1d09e4b`); 48 random bits.
 pub fn new_id(prefix: &str) -> String {

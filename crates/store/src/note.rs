@@ -144,22 +144,12 @@ impl Note {
 
     /// The index keys retrieval looks notes up by: `lib:`, `tag:`, `err:` and `any:universal`.
     pub fn keys(&self) -> Vec<String> {
-        let mut keys = Vec::new();
-        for l in &self.libraries {
-            let l = l.trim().to_ascii_lowercase();
-            if !l.is_empty() {
-                keys.push(format!("lib:{l}"));
-            }
-        }
+        let mut keys: Vec<String> = self.libraries.iter().filter_map(|l| lib_key(l)).collect();
         for t in &self.tags {
-            for w in tag_words(t) {
-                keys.push(format!("tag:{w}"));
-            }
+            keys.extend(tag_words(t).iter().map(|w| tag_key(w)));
         }
         for p in &self.error_patterns {
-            for w in pattern_words(p) {
-                keys.push(format!("err:{w}"));
-            }
+            keys.extend(pattern_words(p).iter().map(|w| err_key(w)));
         }
         if self.is_universal() {
             keys.push(UNIVERSAL_KEY.to_string());
@@ -172,6 +162,24 @@ impl Note {
 
 /// The key every universal note carries.
 pub const UNIVERSAL_KEY: &str = "any:universal";
+
+// The index and its lookups must spell keys the same way; these are the only spellings.
+
+/// The `lib:` key of a package name (trimmed, lower-cased); none for a blank one.
+pub fn lib_key(name: &str) -> Option<String> {
+    let name = name.trim().to_ascii_lowercase();
+    (!name.is_empty()).then(|| format!("lib:{name}"))
+}
+
+/// The `tag:` key of one word from [`tag_words`].
+pub fn tag_key(word: &str) -> String {
+    format!("tag:{word}")
+}
+
+/// The `err:` key of one word from [`pattern_words`].
+pub fn err_key(word: &str) -> String {
+    format!("err:{word}")
+}
 
 /// Normalised words of a tag or a request: lower case, split on anything but letters, digits,
 /// `-`, `.`, `@` and `/`, plurals folded (`timers` → `timer`), the hyphenated whole kept too.

@@ -529,24 +529,8 @@ impl Store for SqliteStore {
             let mut note = note_row(&row)?;
             note.record(helped);
             note.updated_at = crate::now();
-            sqlx::query("UPDATE notes SET help_count=?, fail_count=?, confidence=?, status=?, updated_at=? WHERE id=?")
-                .bind(i64::from(note.help_count))
-                .bind(i64::from(note.fail_count))
-                .bind(note.confidence)
-                .bind(note.status.as_str())
-                .bind(&note.updated_at)
-                .bind(&note.id)
-                .execute(&mut *tx)
-                .await?;
-            if note.status == NoteStatus::Deprecated {
-                sqlx::query("DELETE FROM note_keys WHERE note_id = ?").bind(&note.id).execute(&mut *tx).await?;
-            } else {
-                sqlx::query("UPDATE note_keys SET rank = ? WHERE note_id = ?")
-                    .bind(note.confidence)
-                    .bind(&note.id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
+            // Writing the note also re-ranks its keys (or drops them once it is deprecated).
+            write_note(&mut tx, &note).await?;
             out.push(note);
         }
         tx.commit().await?;
