@@ -53,6 +53,24 @@ const STUCK_NOTICE: &str = "You seem to be repeating yourself: you";
 
 impl AgentLoop {
     /// Run one phase on `messages` (which it extends with everything said and done).
+    /// Account one model call: its price, the stats, the usage log and a `usage` event.
+    /// Returns the price.
+    pub async fn charge(&self, answered_by: &str, usage: Usage, stats: &mut LoopStats) -> f64 {
+        let cost = self.pricing.cost(answered_by, usage);
+        if let Some(j) = &self.journal {
+            j.usage(answered_by, usage, cost).await;
+        }
+        stats.usage.add(usage);
+        stats.cost_usd += cost;
+        self.ctx.emitter.emit(EventKind::Usage {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cached_tokens: usage.cached_tokens,
+            cost_usd: cost,
+        });
+        cost
+    }
+
     pub async fn run(&self, messages: &mut Vec<Message>, stats: &mut LoopStats) -> PhaseEnd {
         let tools = self.registry.specs();
         let mut stuck = StuckDetector::new(3);
@@ -112,19 +130,8 @@ impl AgentLoop {
                 Err(e) => return PhaseEnd::Provider(e),
             };
             let answered_by = response.model.clone().unwrap_or_else(|| self.model.clone());
-            let cost = self.pricing.cost(&answered_by, response.usage);
+            let cost = self.charge(&answered_by, response.usage, stats).await;
             let call_usage = (response.usage, cost);
-            if let Some(j) = &self.journal {
-                j.usage(&answered_by, response.usage, cost).await;
-            }
-            stats.usage.add(response.usage);
-            stats.cost_usd += cost;
-            emitter.emit(EventKind::Usage {
-                input_tokens: response.usage.input_tokens,
-                output_tokens: response.usage.output_tokens,
-                cached_tokens: response.usage.cached_tokens,
-                cost_usd: cost,
-            });
             if let Some(max) = self.max_cost_usd {
                 if stats.cost_usd >= max {
                     messages.push(Message::assistant_calls(

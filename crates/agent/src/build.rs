@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use wright_events::{EventKind, Level, Phase};
 use wright_memory::{LessonInput, Query};
 use wright_provider::{ChatRequest, Message, Provider, ProviderError, RetryPolicy, Role, Usage, complete};
-use wright_store::{Attempt, AttemptError, BuildFinish, BuildStatus, NewBuild, Note, Store, Tokens};
+use wright_store::{Attempt, AttemptError, BuildFinish, BuildStatus, NewBuild, Note, Store};
 use wright_tools::{Registry, ToolContext};
 
 /// Price of a model per million tokens, in USD.
@@ -411,12 +411,7 @@ impl Ending<'_> {
                 tracing::warn!(build = %build_id, "note outcomes not stored: {e}");
             }
         }
-        let tokens = Tokens {
-            input_tokens: p.stats.usage.input_tokens,
-            output_tokens: p.stats.usage.output_tokens,
-            cached_tokens: p.stats.usage.cached_tokens,
-            cost_usd: p.stats.cost_usd,
-        };
+        let tokens = crate::journal::tokens(p.stats.usage, p.stats.cost_usd);
         let attempt = Attempt {
             id: wright_store::new_id("a"),
             build_id: build_id.to_string(),
@@ -518,7 +513,9 @@ async fn drive(
     let emitter = &ctx.emitter;
     enter(ctx, journal, Phase::Planning, 0, prompts::narrate(req.lang, Narration::Planning(template)));
     let existing = wright_tools::project_files(ctx.workspace.root());
-    let libraries = project_libraries(&ctx.workspace, &existing, &req.prompt);
+    // Libraries and snapshots only serve lessons, which need a store.
+    let libraries =
+        if journal.is_some() { project_libraries(&ctx.workspace, &existing, &req.prompt) } else { Vec::new() };
     if let Some(j) = journal {
         let q = Query { prompt: &req.prompt, template: template.as_str(), libraries: &libraries, errors: "" };
         let notes = find_notes(j, &q, req.note_budget, &[], "GENERATING").await;
@@ -596,11 +593,11 @@ async fn drive(
             });
         }
         let details = failure_text(&v.failures);
-        if before_fix.is_none() {
-            before_fix = Some((details.clone(), snapshot(&ctx.workspace)));
-        }
         if p.fix_attempts >= req.max_fix_attempts {
             return BuildEnd::VerificationFailed;
+        }
+        if before_fix.is_none() && journal.is_some() {
+            before_fix = Some((details.clone(), snapshot(&ctx.workspace)));
         }
         p.fix_attempts += 1;
         let attempt = p.fix_attempts;
@@ -743,16 +740,7 @@ async fn learn(
         }
     };
     let answered_by = response.model.clone().unwrap_or(model);
-    let cost = agent.pricing.cost(&answered_by, response.usage);
-    p.stats.usage.add(response.usage);
-    p.stats.cost_usd += cost;
-    journal.usage(&answered_by, response.usage, cost).await;
-    emitter.emit(EventKind::Usage {
-        input_tokens: response.usage.input_tokens,
-        output_tokens: response.usage.output_tokens,
-        cached_tokens: response.usage.cached_tokens,
-        cost_usd: cost,
-    });
+    agent.charge(&answered_by, response.usage, &mut p.stats).await;
     let draft = match wright_memory::parse_lesson(&response.content) {
         Ok(d) => d,
         Err(e) => {

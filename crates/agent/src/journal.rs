@@ -80,12 +80,7 @@ impl Journal {
         let ts = wright_store::now();
         for (i, m) in new.iter().enumerate() {
             let tokens = match (usage, Some(i) == last_assistant) {
-                (Some((u, cost)), true) => Tokens {
-                    input_tokens: u.input_tokens,
-                    output_tokens: u.output_tokens,
-                    cached_tokens: u.cached_tokens,
-                    cost_usd: cost,
-                },
+                (Some((u, cost)), true) => tokens(u, cost),
                 _ => Tokens::default(),
             };
             let turn = Turn {
@@ -110,12 +105,7 @@ impl Journal {
             phase: self.phase().as_str().to_string(),
             provider: self.provider.clone(),
             model: model.to_string(),
-            tokens: Tokens {
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-                cached_tokens: usage.cached_tokens,
-                cost_usd: cost,
-            },
+            tokens: tokens(usage, cost),
             ts: wright_store::now(),
         };
         if let Err(e) = self.store.log_usage(&entry).await {
@@ -139,6 +129,11 @@ pub fn conversation_from_turns(turns: &[Turn]) -> Vec<Message> {
     let messages: Vec<Message> = turns.iter().filter_map(|t| serde_json::from_value(t.message.clone()).ok()).collect();
     let start = messages.iter().rposition(|m| m.role == wright_provider::Role::System).unwrap_or(0);
     messages[start..].to_vec()
+}
+
+/// A model call's usage and price, as the store keeps them.
+pub(crate) fn tokens(u: Usage, cost_usd: f64) -> Tokens {
+    Tokens { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cached_tokens: u.cached_tokens, cost_usd }
 }
 
 #[cfg(test)]
