@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 use wright_events::{EventKind, Stream};
-use wright_sandbox::PathError;
+use wright_sandbox::{CommandRunner, CommandSpec, PathError, ProcessRunner, RunError};
 
 /// What the model is told when an install inside a shell line failed for lack of network.
 pub(crate) const OFFLINE_HINT: &str = "commands run without network access; to install packages run `npm install NAME…` on its own (command 'npm', args ['install', …]) and wright installs them from its package cache";
@@ -120,6 +120,8 @@ impl Section {
 }
 
 /// The package.json sections that decide what gets installed.
+/// The package.json sections that list dependencies.
+const DEP_SECTIONS: [&str; 3] = ["dependencies", "devDependencies", "optionalDependencies"];
 const SECTIONS: &[&str] = &["dependencies", "devDependencies", "optionalDependencies", "overrides"];
 
 /// An npm install the model asked for.
@@ -438,7 +440,7 @@ async fn install_inner(ctx: &ToolContext, cache_root: &Path, req: &NpmInstall) -
                 (wanted.name, spec)
             }
         };
-        for other in ["dependencies", "devDependencies", "optionalDependencies"] {
+        for other in DEP_SECTIONS {
             if let Some(Value::Object(m)) = manifest.get_mut(other) {
                 m.shift_remove(&name);
             }
@@ -451,7 +453,7 @@ async fn install_inner(ctx: &ToolContext, cache_root: &Path, req: &NpmInstall) -
             m.insert(name, Value::String(spec));
         }
     }
-    for key in ["dependencies", "devDependencies", "optionalDependencies"] {
+    for key in DEP_SECTIONS {
         if manifest.get(key).is_some_and(|v| v.as_object().is_some_and(Map::is_empty)) && !before.contains_key(key) {
             manifest.shift_remove(key);
         }
@@ -459,7 +461,7 @@ async fn install_inner(ctx: &ToolContext, cache_root: &Path, req: &NpmInstall) -
 
     // 2. Every dependency must be one the host's npm may fetch.
     let mut direct: Vec<String> = Vec::new();
-    for key in ["dependencies", "devDependencies", "optionalDependencies"] {
+    for key in DEP_SECTIONS {
         match manifest.get(key) {
             None => {}
             Some(Value::Object(m)) => {
@@ -522,7 +524,8 @@ async fn install_inner(ctx: &ToolContext, cache_root: &Path, req: &NpmInstall) -
     if manifest != before {
         write_json(ctx, "package.json", &Value::Object(manifest.clone()))?;
     }
-    copy_lock(ctx, &entry, &manifest, &mut notes)?;
+    let entry_lock = read_json(&entry.join("package-lock.json"));
+    copy_lock(ctx, entry_lock.clone(), lock.as_ref(), &manifest, &mut notes)?;
     let versions = direct
         .iter()
         .map(|name| {
@@ -532,7 +535,7 @@ async fn install_inner(ctx: &ToolContext, cache_root: &Path, req: &NpmInstall) -
             (name.clone(), v)
         })
         .collect();
-    let total = read_json(&entry.join("package-lock.json"))
+    let total = entry_lock
         .and_then(|l| l.get("packages").and_then(Value::as_object).map(|p| p.keys().filter(|k| !k.is_empty()).count()))
         .unwrap_or(direct.len());
     Ok(Installed { versions, total, cached, npm_output, notes })
@@ -558,9 +561,7 @@ fn new_manifest(root: &Path) -> Map<String, Value> {
 
 /// The spec package.json already has for `name`, in any section (`-D` moves it, keeping it).
 fn existing_spec(manifest: &Map<String, Value>, name: &str) -> Option<String> {
-    ["dependencies", "devDependencies", "optionalDependencies"]
-        .iter()
-        .find_map(|k| manifest.get(*k)?.get(name)?.as_str().map(str::to_string))
+    DEP_SECTIONS.iter().find_map(|k| manifest.get(*k)?.get(name)?.as_str().map(str::to_string))
 }
 
 /// A `file:` package: it must be a folder inside the project with a package.json naming it.
@@ -901,14 +902,16 @@ fn link_node_modules(link: &Path, target: &Path) -> Result<(), DepsError> {
     })
 }
 
-/// Copy the entry's lockfile into the project, named after the project.
+/// Copy the entry's lockfile into the project, named after the project, unless the project's
+/// (`old`) already says the same.
 fn copy_lock(
     ctx: &ToolContext,
-    entry: &Path,
+    entry_lock: Option<Value>,
+    old: Option<&Value>,
     manifest: &Map<String, Value>,
     notes: &mut Vec<String>,
 ) -> Result<(), DepsError> {
-    let Some(mut lock) = read_json(&entry.join("package-lock.json")) else { return Ok(()) };
+    let Some(mut lock) = entry_lock else { return Ok(()) };
     if let Some(o) = lock.as_object_mut() {
         for field in ["name", "version"] {
             match manifest.get(field) {
@@ -925,7 +928,7 @@ fn copy_lock(
             }
         }
     }
-    if read_lock(ctx)?.is_some_and(|old| old == lock) {
+    if old.is_some_and(|old| *old == lock) {
         return Ok(());
     }
     match write_json(ctx, "package-lock.json", &lock) {
@@ -976,8 +979,8 @@ fn npm_error(stderr: &str, package: Option<&str>) -> DepsError {
         .filter(|l| l.starts_with("npm error") || l.starts_with("npm ERR!"))
         .filter(|l| !l.contains("A complete log of this run") && !l.contains("_logs/"))
         .collect();
-    let detail = if lines.is_empty() { crate::clip_tail(stderr.trim(), 1500) } else { lines.join("\n") };
-    let detail = crate::clip_tail(&detail, 1500);
+    let joined = lines.join("\n");
+    let detail = crate::clip_tail(if lines.is_empty() { stderr.trim() } else { &joined }, 1500);
     let has = |words: &[&str]| words.iter().any(|w| stderr.contains(w));
     if has(&["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRESET", "ENETUNREACH", "EHOSTUNREACH"]) {
         return DepsError::Unreachable(detail);
@@ -1003,7 +1006,8 @@ struct HostOutput {
 }
 
 /// Run a host program with wright's own environment (so npm finds the host's config and
-/// registry), outside the sandbox, bounded by `timeout` and the build's cancel token.
+/// registry), outside the sandbox, bounded by `timeout` and the build's cancel token. The
+/// unconfined runner still ends npm's whole process group on a timeout or cancel.
 async fn host(
     ctx: &ToolContext,
     program: &'static str,
@@ -1011,29 +1015,27 @@ async fn host(
     cwd: &Path,
     timeout: Duration,
 ) -> Result<HostOutput, DepsError> {
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args)
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    let child = cmd.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => DepsError::Missing(program),
-        _ => DepsError::Io { op: "start", path: program.to_string(), message: e.to_string() },
+    let mut spec = CommandSpec::new(
+        program,
+        args.iter().map(|a| a.to_string()).collect(),
+        cwd.to_path_buf(),
+        std::env::vars().collect(),
+    );
+    spec.timeout = timeout;
+    // npm's error lines come last and matter; keep generous head and tail.
+    spec.capture_head = 256 * 1024;
+    spec.capture_tail = 256 * 1024;
+    let out = ProcessRunner::default().run(spec, &(), &ctx.cancel).await.map_err(|e| match e {
+        RunError::NotFound { .. } => DepsError::Missing(program),
+        other => DepsError::Io { op: "start", path: program.to_string(), message: other.to_string() },
     })?;
-    tokio::select! {
-        out = child.wait_with_output() => {
-            let out = out.map_err(|e| DepsError::Io { op: "run", path: program.to_string(), message: e.to_string() })?;
-            Ok(HostOutput {
-                code: out.status.code(),
-                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            })
-        }
-        _ = tokio::time::sleep(timeout) => Err(DepsError::Timeout(timeout.as_secs())),
-        _ = ctx.cancel.cancelled() => Err(DepsError::Cancelled),
+    if out.timed_out {
+        return Err(DepsError::Timeout(timeout.as_secs()));
     }
+    if out.cancelled {
+        return Err(DepsError::Cancelled);
+    }
+    Ok(HostOutput { code: out.exit_code, stdout: out.stdout.render(), stderr: out.stderr.render() })
 }
 
 #[cfg(test)]
