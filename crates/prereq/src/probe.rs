@@ -1,0 +1,164 @@
+//! Looking at the machine: commands on a PATH, libclang in the folders bindgen searches, pip.
+
+use crate::{Probe, Requirement};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The parts of the machine the probes look at. [`Host::from_env`] reads the real ones; tests
+/// build one with another PATH or library folders.
+#[derive(Debug, Clone)]
+pub struct Host {
+    /// Searched for commands, like the shell does.
+    pub path: OsString,
+    /// Folders searched (two levels deep) for a libclang shared library.
+    pub lib_dirs: Vec<PathBuf>,
+    /// `LIBCLANG_PATH`, which bindgen honours before anything else.
+    pub libclang_path: Option<PathBuf>,
+    /// The Python that fetches the offline model (`WRIGHT_PYTHON`, default `python3`).
+    pub python: String,
+    /// Whether this process runs as root (so no `sudo` is needed).
+    pub root: bool,
+}
+
+/// Where clang-sys looks for libclang on Linux and macOS when nothing points at it.
+const LIB_DIRS: &[&str] = &[
+    "/usr/lib",
+    "/usr/lib64",
+    "/usr/local/lib",
+    "/usr/local/lib64",
+    "/opt/homebrew/opt/llvm/lib",
+    "/usr/local/opt/llvm/lib",
+    "/Library/Developer/CommandLineTools/usr/lib",
+    "/Applications/Xcode.app/Contents/Developer/Toolchains/XcodeDefault.xctoolchain/usr/lib",
+];
+
+impl Host {
+    /// This process's machine, from its environment.
+    pub fn from_env() -> Host {
+        Host {
+            path: std::env::var_os("PATH").unwrap_or_default(),
+            lib_dirs: LIB_DIRS.iter().map(PathBuf::from).collect(),
+            libclang_path: std::env::var_os("LIBCLANG_PATH").filter(|p| !p.is_empty()).map(PathBuf::from),
+            python: std::env::var("WRIGHT_PYTHON").ok().filter(|p| !p.is_empty()).unwrap_or_else(|| "python3".into()),
+            root: running_as_root(),
+        }
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.root
+    }
+
+    /// The executable `name` on this host's PATH (or `name` itself when it is a path).
+    pub fn find(&self, name: &str) -> Option<PathBuf> {
+        if name.contains('/') {
+            let p = PathBuf::from(name);
+            return is_executable(&p).then_some(p);
+        }
+        std::env::split_paths(&self.path).map(|dir| dir.join(name)).find(|p| is_executable(p))
+    }
+
+    /// Whether `req` is met here.
+    pub fn has(&self, req: &Requirement) -> bool {
+        match req.probe {
+            Probe::Command(names) => names.iter().any(|n| self.find(n).is_some()),
+            Probe::Libclang => self.libclang().is_some(),
+            Probe::Pip => self.pip_works(),
+        }
+    }
+
+    /// A libclang library bindgen would load: under `LIBCLANG_PATH` if set, else in the
+    /// usual library folders and one or two levels below them (`/usr/lib/llvm-14/lib`).
+    pub fn libclang(&self) -> Option<PathBuf> {
+        if let Some(p) = &self.libclang_path {
+            if p.is_file() {
+                return Some(p.clone());
+            }
+            return find_libclang_in(p);
+        }
+        for root in &self.lib_dirs {
+            if let Some(found) = find_libclang_in(root) {
+                return Some(found);
+            }
+            for sub in subdirs(root) {
+                if let Some(found) = find_libclang_in(&sub).or_else(|| subdirs(&sub).find_map(|d| find_libclang_in(&d)))
+                {
+                    return Some(found);
+                }
+            }
+        }
+        None
+    }
+
+    /// `python -m pip --version` exits 0, with the host's PATH.
+    fn pip_works(&self) -> bool {
+        let Some(python) = self.find(&self.python) else {
+            return false;
+        };
+        Command::new(python)
+            .args(["-m", "pip", "--version"])
+            .env("PATH", &self.path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+/// `libclang.so`, `libclang.so.1`, `libclang-14.so.1`, `libclang.dylib`; not `libclang-cpp`.
+pub fn is_libclang_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("libclang") else {
+        return false;
+    };
+    let rest = match rest.strip_prefix('-') {
+        Some(version) => {
+            let digits = version.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(version.len());
+            if digits == 0 {
+                return false;
+            }
+            &version[digits..]
+        }
+        None => rest,
+    };
+    rest == ".dylib" || rest == ".so" || rest.starts_with(".so.")
+}
+
+fn find_libclang_in(dir: &Path) -> Option<PathBuf> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let mut names: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(is_libclang_name))
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    names.sort();
+    names.into_iter().next()
+}
+
+fn subdirs(dir: &Path) -> impl Iterator<Item = PathBuf> {
+    std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir())
+}
+
+#[cfg(unix)]
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(p: &Path) -> bool {
+    p.is_file()
+}
+
+/// Root, from `/proc/self/status` (Linux) or `id -u` elsewhere.
+fn running_as_root() -> bool {
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        return status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|rest| rest.split_whitespace().nth(1))
+            .is_some_and(|euid| euid == "0");
+    }
+    Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0")
+}
