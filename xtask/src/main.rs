@@ -143,7 +143,10 @@ fn setup(host: &Host, stages: &[Stage], no_install: bool) -> Result<(), Stop> {
     }
     if no_install || manager != Some(Manager::Apt) {
         let why = if no_install { "--no-install was given" } else { "this launcher installs packages only with apt" };
-        return Err(Stop(2, format!("{why}.\n{}\nThen run the same command again.", how_to_install(manager, &lacking, host.is_root()))));
+        return Err(Stop(
+            2,
+            format!("{why}.\n{}\nThen run the same command again.", how_to_install(manager, &lacking, host.is_root())),
+        ));
     }
     let packages = Manager::Apt.packages_for(&lacking);
     let sudo: &[&str] = if host.is_root() {
@@ -183,9 +186,11 @@ fn apt(sudo: &[&str], args: &[&str]) -> Result<(), Stop> {
     let mut argv: Vec<&str> = sudo.to_vec();
     argv.push("apt-get");
     argv.extend_from_slice(args);
+    // apt's progress goes to stderr: stdout stays wright's (its `--events jsonl` stream).
     let status = Command::new(argv[0])
         .args(&argv[1..])
         .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdout(std::io::stderr())
         .status()
         .map_err(|e| Stop(1, format!("could not start {}: {e}", argv.join(" "))))?;
     if status.success() {
@@ -207,7 +212,8 @@ fn cargo() -> Command {
 
 /// Run cargo with `args` and pass its exit code on.
 fn cargo_status(args: &[OsString]) -> Result<u8, Stop> {
-    let status = cargo().current_dir(root()).args(args).status().map_err(|e| Stop(1, format!("could not start cargo: {e}")))?;
+    let status =
+        cargo().current_dir(root()).args(args).status().map_err(|e| Stop(1, format!("could not start cargo: {e}")))?;
     Ok(status.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1))
 }
 

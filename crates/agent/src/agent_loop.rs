@@ -6,7 +6,7 @@ use crate::journal::Journal;
 use crate::stuck::{Stuck, StuckDetector};
 use std::sync::Arc;
 use wright_events::{EventKind, Level};
-use wright_provider::{ChatRequest, Message, Provider, ProviderError, RetryPolicy, Role, Usage, complete};
+use wright_provider::{ChatRequest, Message, Provider, ProviderError, RetryPolicy, Usage, compact, complete};
 use wright_tools::{Registry, ToolContext};
 
 /// Why a phase of the loop ended.
@@ -49,6 +49,9 @@ pub struct AgentLoop {
     pub journal: Option<Arc<Journal>>,
 }
 
+/// Compactions after context overflows in one phase; each must shrink the conversation.
+const MAX_COMPACTIONS: u32 = 3;
+
 const STUCK_NOTICE: &str = "You seem to be repeating yourself: you";
 
 impl AgentLoop {
@@ -74,7 +77,7 @@ impl AgentLoop {
     pub async fn run(&self, messages: &mut Vec<Message>, stats: &mut LoopStats) -> PhaseEnd {
         let tools = self.registry.specs();
         let mut stuck = StuckDetector::new(3);
-        let mut compacted = false;
+        let mut compactions = 0u32;
         let mut turns = 0u32;
         loop {
             if self.ctx.cancel.is_cancelled() {
@@ -117,18 +120,30 @@ impl AgentLoop {
             let response = match result {
                 Ok(r) => r,
                 Err(ProviderError::Cancelled) => return PhaseEnd::Cancelled,
-                Err(ProviderError::ContextTooLong(m)) if !compacted => {
-                    compacted = true;
-                    let removed = compact(messages, 6);
-                    tracing::warn!(removed, "context too long ({m}); compacted older tool output");
+                Err(ProviderError::ContextTooLong(m)) if compactions < MAX_COMPACTIONS => {
+                    // The same rules as the in-process engine: shorten old tool output, then
+                    // drop the oldest exchanges, to the size the server's answer implies.
+                    let target = compact::target_after_overflow(messages, &m);
+                    let done = compact::compact_to(messages, target);
+                    if !done.changed() {
+                        return PhaseEnd::Provider(ProviderError::ContextTooLong(m));
+                    }
+                    compactions += 1;
+                    tracing::warn!(?done, "context too long ({m}); conversation compacted");
                     emitter.status(
                         Level::Warning,
-                        "The conversation got too long for the model; older tool output was shortened.",
+                        format!(
+                            "The conversation got too long for the model; wright shortened {} old tool output(s) and dropped {} old exchange(s) ({} → {} characters).",
+                            done.shortened, done.dropped, done.chars_before, done.chars_after
+                        ),
                     );
                     continue;
                 }
                 Err(e) => return PhaseEnd::Provider(e),
             };
+            for notice in &response.notices {
+                emitter.status(Level::Warning, notice.clone());
+            }
             let answered_by = response.model.clone().unwrap_or_else(|| self.model.clone());
             let cost = self.charge(&answered_by, response.usage, stats).await;
             let call_usage = (response.usage, cost);
@@ -198,25 +213,13 @@ impl AgentLoop {
     }
 }
 
-/// Shorten tool results older than the last `keep` messages; returns how many were shortened.
-fn compact(messages: &mut [Message], keep: usize) -> usize {
-    let cut = messages.len().saturating_sub(keep);
-    let mut n = 0;
-    for m in messages.iter_mut().take(cut) {
-        if m.role == Role::Tool && m.content.as_ref().is_some_and(|c| c.len() > 200) {
-            m.content = Some("{\"ok\":true,\"note\":\"earlier tool output removed to fit the context window\"}".into());
-            n += 1;
-        }
-    }
-    n
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
     use wright_events::{Emitter, MemorySink};
     use wright_provider::scripted::{ScriptStep, ScriptedProvider};
+    use wright_provider::{ChatResponse, Role};
     use wright_sandbox::{ProcessRunner, Workspace, WorkspaceLimits};
     use wright_tools::{ExecConfig, builtin_registry};
 
@@ -303,20 +306,52 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn context_overflow_compacts_once() {
-        let (_d, l, _s, _p) = setup(vec![]);
-        let p = ScriptedProvider::new(vec![
-            ScriptStep::Fail(ProviderError::ContextTooLong("too long".into())),
-            ScriptStep::text("ok"),
-        ]);
+    async fn context_overflow_compacts_with_the_shared_rules_until_nothing_more_can_go() {
+        let (_d, l, sink, _p) = setup(vec![]);
+        let overflow = || {
+            ScriptStep::Fail(ProviderError::ContextTooLong(
+                "request (9000 tokens) exceeds the available context size (8192 tokens)".into(),
+            ))
+        };
+        let p = ScriptedProvider::new(vec![overflow(), overflow(), ScriptStep::text("ok")]);
         let l = AgentLoop { provider: Arc::new(p.clone()), ..l };
-        let mut msgs: Vec<Message> = vec![Message::user("u")];
+        let mut msgs: Vec<Message> = vec![Message::system("s"), Message::user("u")];
         for i in 0..10 {
-            msgs.push(Message::tool_result(format!("c{i}"), "readFile", "x".repeat(1000)));
+            let id = format!("c{i}");
+            let call = wright_provider::ToolCall { id: id.clone(), name: "readFile".into(), arguments: "{}".into() };
+            msgs.push(Message::assistant_calls(None, vec![call]));
+            msgs.push(Message::tool_result(id, "readFile", "x".repeat(1000)));
         }
         assert_eq!(l.run(&mut msgs, &mut LoopStats::default()).await, PhaseEnd::Finished("ok".into()));
-        let sent = &p.requests()[1].messages;
-        assert!(sent[1].content.as_deref().unwrap().contains("removed to fit"));
-        assert_eq!(sent[10].content.as_deref().unwrap().len(), 1000);
+        let first_retry = &p.requests()[1].messages;
+        assert!(first_retry[3].content.as_deref().unwrap().contains("shortened to fit"), "old output shortened");
+        assert_eq!(first_retry.last().unwrap().content.as_deref().unwrap().len(), 1000, "latest output kept");
+        assert!(p.requests()[2].messages.len() < first_retry.len(), "the second overflow dropped old exchanges");
+        let said = sink.events().iter().filter(|e| matches!(&e.kind, EventKind::Status { level: Level::Warning, message } if message.contains("too long for the model"))).count();
+        assert_eq!(said, 2);
+
+        // A conversation that cannot shrink any more ends the phase with the overflow.
+        let p = ScriptedProvider::new(vec![]).with_fallback(overflow());
+        let l = AgentLoop { provider: Arc::new(p.clone()), ..l };
+        let end = l.run(&mut vec![Message::system("s"), Message::user("u")], &mut LoopStats::default()).await;
+        assert!(matches!(end, PhaseEnd::Provider(ProviderError::ContextTooLong(_))), "{end:?}");
+        assert_eq!(p.requests().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn what_the_wire_adapted_to_is_said_as_status() {
+        let (_d, l, sink, _p) = setup(vec![]);
+        let reply = ChatResponse {
+            content: "done".into(),
+            notices: vec!["whole answers from now on".into()],
+            ..Default::default()
+        };
+        let l = AgentLoop { provider: Arc::new(ScriptedProvider::new(vec![ScriptStep::Reply(reply)])), ..l };
+        l.run(&mut vec![Message::user("u")], &mut LoopStats::default()).await;
+        assert!(
+            sink.events().iter().any(
+                |e| matches!(&e.kind, EventKind::Status { message, .. } if message == "whole answers from now on")
+            )
+        );
     }
 }

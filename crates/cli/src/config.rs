@@ -20,6 +20,8 @@ pub struct FileConfig {
     pub max_turns: Option<u32>,
     pub timeout: Option<u64>,
     pub call_timeout: Option<u64>,
+    /// Longest wait for a whole (non-streamed) answer, in seconds [default: 600].
+    pub generation_timeout: Option<u64>,
     pub max_retries: Option<u32>,
     pub stream: Option<bool>,
     pub temperature: Option<f32>,
@@ -65,6 +67,11 @@ impl FileConfig {
     /// The longest wait for a model response to start or go on: the flag, else wright.toml, else 45 s.
     pub fn call_timeout(&self, flag: Option<u64>) -> std::time::Duration {
         std::time::Duration::from_secs(flag.or(self.call_timeout).unwrap_or(45).max(1))
+    }
+
+    /// The longest wait for a whole (non-streamed) answer: the flag, else wright.toml, else 600 s.
+    pub fn generation_timeout(&self, flag: Option<u64>) -> std::time::Duration {
+        std::time::Duration::from_secs(flag.or(self.generation_timeout).unwrap_or(600).max(1))
     }
 
     /// Whether model responses stream: not with `--no-stream` or `stream = false`.

@@ -98,6 +98,8 @@ pub async fn explain(args: ExplainArgs, config_path: Option<PathBuf>) -> Result<
     let wire = providers::Wire {
         stream: file.stream(args.no_stream),
         call_timeout: file.call_timeout(None),
+        generation_timeout: file.generation_timeout(None),
+        memory: Default::default(),
         data_dir: &data_dir,
         env: &env_var,
         local: Default::default(),

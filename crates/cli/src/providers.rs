@@ -10,12 +10,16 @@ use wright_provider::Provider;
 use wright_provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use wright_provider::fallback::{BreakerConfig, CircuitBreaker, FallbackProvider, Link};
 use wright_provider::gemini::{GeminiConfig, GeminiProvider};
-use wright_provider::openai::{OpenAiConfig, OpenAiProvider};
+use wright_provider::openai::{EndpointMemory, OpenAiConfig, OpenAiProvider};
 
 /// Settings shared by every provider of a run.
 pub struct Wire<'a> {
     pub stream: bool,
     pub call_timeout: Duration,
+    /// Longest wait for a whole (non-streamed) answer.
+    pub generation_timeout: Duration,
+    /// What the process learned about endpoints (e.g. one that cannot stream tool calls).
+    pub memory: Arc<EndpointMemory>,
     pub data_dir: &'a Path,
     pub env: &'a dyn Fn(&str) -> Option<String>,
     /// The offline model once loaded: llama.cpp's backend is process-wide, so `local` as both
@@ -52,6 +56,8 @@ pub async fn build(
                 api_key,
                 stream: wire.stream,
                 call_timeout: wire.call_timeout,
+                generation_timeout: wire.generation_timeout,
+                memory: wire.memory.clone(),
             })
             .map_err(unusable)?;
             (Arc::new(p), model.unwrap_or_else(|| "gpt-4o-mini".into()))

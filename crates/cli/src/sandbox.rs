@@ -145,18 +145,27 @@ fn select(
         });
     }
     let mut why = Vec::new();
+    let mut not_installed = false;
     if mode != Mode::Landlock {
         match bwrap() {
             Ok((b, took)) => return Ok(Choice { summary: describe(&b, took), isolation: Box::new(b), warning: None }),
             Err(e) if mode == Mode::Bwrap => return Err(usage(anyhow!("--sandbox bwrap: {e}"))),
-            Err(e) => why.push(format!("bubblewrap: {e}")),
+            Err(e) => {
+                not_installed = matches!(e, Unavailable::NoBwrap);
+                why.push(format!("bubblewrap: {e}"));
+            }
         }
     }
     match landlock() {
         Ok((l, took)) => {
             let summary = describe_landlock(&l, took);
-            let warning = (mode == Mode::Auto)
-                .then(|| format!("wright: bubblewrap is not usable here, so commands run in the weaker {summary}"));
+            let warning = (mode == Mode::Auto).then(|| match wright_prereq::requirement("bubblewrap") {
+                // Not installed: what still works, and the one command that fixes it.
+                Some(req) if not_installed => {
+                    format!("wright: {}", wright_prereq::explain_missing(req, &wright_prereq::Host::from_env()))
+                }
+                _ => format!("wright: bubblewrap is not usable here, so commands run in the weaker {summary}"),
+            });
             Ok(Choice { summary, isolation: Box::new(l), warning })
         }
         Err(e) if mode == Mode::Landlock => Err(usage(anyhow!("--sandbox landlock: {e}"))),
@@ -176,18 +185,51 @@ fn select(
     }
 }
 
+/// A `doctor` row for a tool builds need: where it is, or what still works without it.
+fn tool_line(key: &'static str, name: &str) -> (&'static str, String) {
+    let host = wright_prereq::Host::from_env();
+    let line = match wright_prereq::requirement(name) {
+        Some(req) if host.has(req) => match req.probe {
+            wright_prereq::Probe::Command(names) => {
+                let path = names.iter().find_map(|n| host.find(n));
+                format!("ok ({}): {}", path.map_or_else(String::new, |p| p.display().to_string()), req.why)
+            }
+            _ => format!("ok ({} -m pip): {}", host.python, req.why),
+        },
+        Some(req) => wright_prereq::explain_missing(req, &host),
+        None => format!("{name}: unknown"),
+    };
+    (key, line)
+}
+
 #[derive(clap::Args)]
 pub struct DoctorArgs {
     #[command(flatten)]
     sandbox: SandboxArgs,
+    /// With `--provider openai --base-url URL [--model M]`: also try that server for real (its
+    /// model list, one tool call streamed and one whole) and say what wright will do about it.
+    #[command(flatten)]
+    llm: crate::ModelArgs,
     /// Print the findings as JSON.
     #[arg(long)]
     json: bool,
 }
 
-/// `wright doctor`: which isolation `run` would use here, and why.
-pub fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
+/// `wright doctor`: which isolation `run` would use here, and why; and, when an endpoint is
+/// named, what that server can do.
+pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let (file, _) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
+    let endpoint = if args.llm.provider.is_some() || args.llm.base_url.is_some() {
+        let (kind, model, base_url) = args.llm.clone().resolve(&file)?;
+        if kind != crate::config::ProviderKind::OpenAi {
+            return Err(usage(anyhow!("the endpoint check is for OpenAI-compatible servers: use --provider openai")));
+        }
+        let base = base_url.unwrap_or_else(|| "https://api.openai.com/v1".into());
+        let key = crate::env_var("OPENAI_API_KEY").filter(|k| !k.trim().is_empty());
+        Some(crate::endpoint::check(&base, key, model, file.call_timeout(None)).await)
+    } else {
+        None
+    };
     let mode = args.sandbox.mode(&file)?;
     let network = args.sandbox.network(&file)?;
     let policy = Policy { network, limits: limits(&file), writable: vec![std::env::temp_dir()], read_only: vec![] };
@@ -254,6 +296,9 @@ pub fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8, Exit
                 l.cpu_seconds
             ),
         ),
+        tool_line("node", "Node.js"),
+        tool_line("npm", "npm"),
+        tool_line("pip", "pip"),
         (
             "secrets",
             "commands get a fresh environment (no API keys, no host variables) and see no host files but the system's"
@@ -275,6 +320,9 @@ pub fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8, Exit
         for (k, v) in &checks {
             obj.insert((*k).into(), json!(v));
         }
+        if let Some(e) = &endpoint {
+            obj.insert("endpoint".into(), e.to_json());
+        }
         println!("{}", serde_json::Value::Object(obj));
     } else {
         println!("sandbox mode: {}", format!("{mode:?}").to_lowercase());
@@ -285,9 +333,12 @@ pub fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8, Exit
         if let Some(w) = warning {
             println!("{w}");
         }
+        if let Some(e) = &endpoint {
+            e.print();
+        }
     }
     Ok(match choice {
-        Ok(c) if c.isolation.name() != "refuse" => 0,
+        Ok(c) if c.isolation.name() != "refuse" && endpoint.as_ref().is_none_or(|e| e.usable()) => 0,
         _ => 1,
     })
 }

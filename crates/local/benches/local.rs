@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use wright_local::protocol::{self, ChatTurn};
 use wright_local::{DEFAULT_MODEL, EngineConfig, LocalEngine};
+use wright_provider::Message;
 
 fn peak_rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
@@ -39,23 +39,14 @@ fn main() {
         description: "Create a file with the given content.".into(),
         parameters: serde_json::json!({"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}),
     }];
-    let system = ChatTurn {
-        role: "system",
-        content: format!(
-            "{}{}",
-            "You are a helpful coding assistant. ".repeat(40),
-            protocol::tool_instructions(&tools)
-        ),
-    };
+    let system = Message::system("You are a helpful coding assistant. ".repeat(40));
     for (i, ask) in ["Write index.html with a page that says Hello.", "Now write styles.css that makes the text blue."]
         .iter()
         .enumerate()
     {
-        let chat = vec![system.clone(), ChatTurn { role: "user", content: (*ask).to_string() }];
+        let messages = vec![system.clone(), Message::user(*ask)];
         let before = engine.stats();
-        let g = rt
-            .block_on(engine.generate(chat, Some(protocol::grammar_schema(&tools)), Some(256), Some(0.0)))
-            .expect("generate");
+        let g = rt.block_on(engine.generate(messages, tools.clone(), Some(256), Some(0.0))).expect("generate");
         let after = engine.stats();
         let pt = after.prompt_tokens - before.prompt_tokens;
         let ptime = (after.prompt_time - before.prompt_time).as_secs_f64();

@@ -5,7 +5,7 @@
 //! agent loop share most of their prompt, so the KV cache is kept between requests and only
 //! the part after the common prefix is evaluated again.
 
-use crate::protocol::{ChatTurn, shrink};
+use crate::protocol::{ChatTurn, render};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -20,6 +20,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 use wright_provider::ProviderError;
+use wright_provider::compact::{KEEP_TAIL, drop_oldest_exchange, shorten_old_tool_output};
+use wright_provider::{Message, ToolSpec};
 
 /// How to load and run a model.
 #[derive(Debug, Clone)]
@@ -77,7 +79,8 @@ pub struct Generation {
 }
 
 struct Job {
-    chat: Vec<ChatTurn>,
+    messages: Vec<Message>,
+    tools: Vec<ToolSpec>,
     grammar: Option<String>,
     max_new: u32,
     temperature: f32,
@@ -129,25 +132,30 @@ impl LocalEngine {
         self.stats.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
-    /// Generate one answer. Dropping the returned future cancels generation at the next token.
+    /// Generate one answer to `messages`; with `tools`, sampling is constrained to a call of
+    /// one of them or a plain answer. Dropping the returned future cancels generation at the
+    /// next token.
     pub async fn generate(
         &self,
-        chat: Vec<ChatTurn>,
-        grammar_schema: Option<serde_json::Value>,
+        messages: Vec<Message>,
+        tools: Vec<ToolSpec>,
         max_tokens: Option<u32>,
         temperature: Option<f32>,
     ) -> Result<Generation, ProviderError> {
-        let grammar = match grammar_schema {
-            None => None,
-            Some(schema) => Some(
+        let grammar = if tools.is_empty() {
+            None
+        } else {
+            let schema = crate::protocol::grammar_schema(&tools);
+            Some(
                 llama_cpp_2::json_schema_to_grammar(&schema.to_string())
                     .map_err(|e| ProviderError::BadRequest(format!("tool schemas could not become a grammar: {e}")))?,
-            ),
+            )
         };
         let cancel = Arc::new(AtomicBool::new(false));
         let (tx, rx) = tokio::sync::oneshot::channel();
         let job = Job {
-            chat,
+            messages,
+            tools,
             grammar,
             max_new: max_tokens.unwrap_or(self.cfg.max_new_tokens),
             temperature: temperature.unwrap_or(self.cfg.temperature),
@@ -287,12 +295,13 @@ impl Runner<'_, '_> {
         Ok(s)
     }
 
-    /// Tokenize, shrinking the conversation until prompt plus answer fit the window.
-    fn fit(&self, chat: &[ChatTurn], max_new: u32) -> Result<Vec<LlamaToken>, ProviderError> {
-        let mut current = chat.to_vec();
+    /// Tokenize, shrinking the conversation until prompt plus answer fit the window, by the
+    /// rules every provider shares (`wright_provider::compact`), one step at a time.
+    fn fit(&self, messages: &[Message], tools: &[ToolSpec], max_new: u32) -> Result<Vec<LlamaToken>, ProviderError> {
+        let mut current = messages.to_vec();
         let mut step = 0;
         loop {
-            let text = self.format(&current)?;
+            let text = self.format(&render(&current, tools))?;
             let tokens = self.model.vocab().tokenize(text.as_bytes(), true, true);
             if tokens.len() as u64 + u64::from(max_new) <= u64::from(self.n_ctx) {
                 if step > 0 {
@@ -300,15 +309,14 @@ impl Runner<'_, '_> {
                 }
                 return Ok(tokens);
             }
-            match shrink(&current, step) {
-                Some(next) => current = next,
-                None => {
-                    return Err(ProviderError::ContextTooLong(format!(
-                        "the request needs {} tokens plus {max_new} for the answer; the model's window is {}",
-                        tokens.len(),
-                        self.n_ctx
-                    )));
-                }
+            let shrank = (step == 0 && shorten_old_tool_output(&mut current, KEEP_TAIL) > 0)
+                || drop_oldest_exchange(&mut current, KEEP_TAIL);
+            if !shrank {
+                return Err(ProviderError::ContextTooLong(format!(
+                    "the request needs {} tokens plus {max_new} for the answer; the model's window is {}",
+                    tokens.len(),
+                    self.n_ctx
+                )));
             }
             step += 1;
         }
@@ -316,7 +324,7 @@ impl Runner<'_, '_> {
 
     fn generate(&mut self, job: &Job, cached: &mut Vec<LlamaToken>) -> Result<Generation, ProviderError> {
         let max_new = job.max_new.clamp(16, self.n_ctx / 2);
-        let tokens = self.fit(&job.chat, max_new)?;
+        let tokens = self.fit(&job.messages, &job.tools, max_new)?;
         if tokens.is_empty() {
             return Err(ProviderError::BadRequest("empty prompt".into()));
         }

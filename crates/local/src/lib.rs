@@ -49,9 +49,7 @@ impl Provider for LocalProvider {
 use futures::StreamExt;
 
 async fn run(engine: Arc<LocalEngine>, request: ChatRequest) -> Result<Vec<Delta>, ProviderError> {
-    let chat = protocol::render(&request.messages, &request.tools);
-    let grammar = if request.tools.is_empty() { None } else { Some(protocol::grammar_schema(&request.tools)) };
-    let out = engine.generate(chat, grammar, request.max_tokens, request.temperature).await?;
+    let out = engine.generate(request.messages, request.tools.clone(), request.max_tokens, request.temperature).await?;
     let mut deltas = Vec::new();
     let finish = match (protocol::parse_output(&out.text, &request.tools), out.truncated) {
         (protocol::Parsed::Call { name, arguments }, _) => {

@@ -180,41 +180,6 @@ pub fn parse_output(text: &str, tools: &[ToolSpec]) -> Parsed {
     Parsed::Raw(trimmed.to_string())
 }
 
-/// Make a conversation shorter, one step at a time, so it fits the context window:
-/// step 0 shortens old tool results, later steps drop the oldest exchanges (the system message,
-/// the first request and the latest two turns always stay). `None`: nothing left to drop.
-pub fn shrink(turns: &[ChatTurn], step: usize) -> Option<Vec<ChatTurn>> {
-    let keep_tail = 2;
-    if step == 0 {
-        let n = turns.len();
-        let mut changed = false;
-        let out = turns
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                if i + keep_tail < n && t.role == "user" && t.content.starts_with("Result of ") && t.content.len() > 300
-                {
-                    changed = true;
-                    let head: String = t.content.chars().take(200).collect();
-                    ChatTurn { role: t.role, content: format!("{head}… [shortened to fit the context window]") }
-                } else {
-                    t.clone()
-                }
-            })
-            .collect();
-        return if changed { Some(out) } else { shrink(turns, 1) };
-    }
-    // Protected: leading system turn(s) and first user turn; the last `keep_tail` turns.
-    let first_user = turns.iter().position(|t| t.role == "user" && !t.content.starts_with("(Example)"))?;
-    let removable_end = turns.len().checked_sub(keep_tail)?;
-    if first_user + 1 >= removable_end {
-        return None;
-    }
-    let mut out = turns.to_vec();
-    out.remove(first_user + 1);
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,28 +237,5 @@ mod tests {
             Parsed::Raw("{\"tool\":\"nope\",\"arguments\":{}}".into())
         );
         assert_eq!(parse_output("{\"tool\":\"crea", &tools()), Parsed::Raw("{\"tool\":\"crea".into()));
-    }
-
-    #[test]
-    fn shrink_keeps_the_request_and_the_latest_turns() {
-        let t = |role: &'static str, c: &str| ChatTurn { role, content: c.into() };
-        let big = format!("Result of readFile: {}", "x".repeat(1000));
-        let turns = vec![
-            t("system", "s"),
-            t("user", "req"),
-            t("assistant", "a1"),
-            t("user", &big),
-            t("assistant", "a2"),
-            t("user", "last"),
-        ];
-        let s0 = shrink(&turns, 0).unwrap();
-        assert!(s0[3].content.len() < 300);
-        let mut cur = turns.clone();
-        let mut step = 1;
-        while let Some(next) = shrink(&cur, step) {
-            cur = next;
-            step += 1;
-        }
-        assert_eq!(cur.iter().map(|t| t.content.as_str()).collect::<Vec<_>>(), vec!["s", "req", "a2", "last"]);
     }
 }

@@ -106,7 +106,13 @@ pub const REQUIREMENTS: &[Requirement] = &[
         why: "its headers let bindgen read llama.cpp's C API",
         without: "",
         probe: Probe::Command(&["clang"]),
-        packages: Packages { apt: &["clang"], dnf: &["clang"], pacman: &["clang"], zypper: &["clang"], brew: &["llvm"] },
+        packages: Packages {
+            apt: &["clang"],
+            dnf: &["clang"],
+            pacman: &["clang"],
+            zypper: &["clang"],
+            brew: &["llvm"],
+        },
     },
     Requirement {
         name: "libclang",
@@ -156,7 +162,13 @@ pub const REQUIREMENTS: &[Requirement] = &[
         why: "runs the tests of interactive and full-stack projects",
         without: "static pages still build and verify; interactive and full-stack apps cannot run their tests",
         probe: Probe::Command(&["node", "nodejs"]),
-        packages: Packages { apt: &["nodejs"], dnf: &["nodejs"], pacman: &["nodejs"], zypper: &["nodejs"], brew: &["node"] },
+        packages: Packages {
+            apt: &["nodejs"],
+            dnf: &["nodejs"],
+            pacman: &["nodejs"],
+            zypper: &["nodejs"],
+            brew: &["node"],
+        },
     },
     Requirement {
         name: "npm",

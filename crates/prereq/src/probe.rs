@@ -108,20 +108,19 @@ impl Host {
 
 /// `libclang.so`, `libclang.so.1`, `libclang-14.so.1`, `libclang.dylib`; not `libclang-cpp`.
 pub fn is_libclang_name(name: &str) -> bool {
+    let version_like = |s: &str| s.chars().all(|c| c.is_ascii_digit() || c == '.');
     let Some(rest) = name.strip_prefix("libclang") else {
         return false;
     };
-    let rest = match rest.strip_prefix('-') {
-        Some(version) => {
-            let digits = version.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(version.len());
-            if digits == 0 {
-                return false;
-            }
-            &version[digits..]
-        }
-        None => rest,
+    let (version, suffix) = match rest.find(".so").or_else(|| rest.find(".dylib")) {
+        Some(at) => rest.split_at(at),
+        None => return false,
     };
-    rest == ".dylib" || rest == ".so" || rest.starts_with(".so.")
+    let version_ok = version.is_empty()
+        || version.strip_prefix('-').is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()) && version_like(v));
+    let suffix_ok = suffix == ".dylib"
+        || suffix.strip_prefix(".so").is_some_and(|v| v.is_empty() || (v.starts_with('.') && version_like(v)));
+    version_ok && suffix_ok
 }
 
 fn find_libclang_in(dir: &Path) -> Option<PathBuf> {

@@ -19,6 +19,7 @@ pub struct ResponseAssembler {
     usage: Usage,
     finish: Option<crate::FinishReason>,
     model: Option<String>,
+    notices: Vec<String>,
 }
 
 impl ResponseAssembler {
@@ -57,6 +58,7 @@ impl ResponseAssembler {
             }
             Delta::Finish(f) => self.finish = Some(f),
             Delta::Model(m) => self.model = Some(m),
+            Delta::Notice(n) => self.notices.push(n),
         }
     }
 
@@ -81,6 +83,7 @@ impl ResponseAssembler {
             usage: self.usage,
             finish_reason: self.finish,
             model: self.model,
+            notices: self.notices,
         }
     }
 }

@@ -18,6 +18,10 @@ pub enum ProviderError {
     ContextTooLong(String),
     #[error("the provider did not answer within {}s", .0.as_secs())]
     Timeout(Duration),
+    /// A whole (non-streamed) answer did not arrive in time. Not retried: the server may still
+    /// be generating the abandoned answer, and a retry would queue behind it.
+    #[error("the provider did not finish its answer within {}s (it may still be working on it; use streaming or a longer --generation-timeout)", .0.as_secs())]
+    GenerationTimeout(Duration),
     #[error("the provider sent a response wright could not read: {0}")]
     Protocol(String),
     #[error("cancelled")]
@@ -45,6 +49,7 @@ impl ProviderError {
             Self::BadRequest(_) => "bad_request",
             Self::ContextTooLong(_) => "context_too_long",
             Self::Timeout(_) => "timeout",
+            Self::GenerationTimeout(_) => "generation_timeout",
             Self::Protocol(_) => "protocol",
             Self::Cancelled => "cancelled",
             Self::Config(_) => "config",

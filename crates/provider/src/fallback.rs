@@ -8,6 +8,7 @@
 use crate::{ChatRequest, DeltaStream, Provider, ProviderError};
 use futures::StreamExt;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -99,6 +100,11 @@ impl CircuitBreaker {
         *self.lock() = State::Closed { failures: VecDeque::new() };
     }
 
+    /// Open the breaker now, whatever its count: the caller gave up on this provider.
+    pub fn trip(&self, now: Instant) {
+        *self.lock() = State::Open { until: now + self.cfg.cooldown };
+    }
+
     pub fn record_failure(&self, now: Instant) {
         let mut s = self.lock();
         let open = State::Open { until: now + self.cfg.cooldown };
@@ -143,11 +149,15 @@ pub struct Link {
 /// Providers tried in order, each behind its breaker.
 pub struct FallbackProvider {
     links: Vec<Link>,
+    /// The link the latest call went to, which [`Provider::fail_over`] gives up on.
+    last: AtomicUsize,
+    /// The link whose taking over was last announced (so it is said once per switch).
+    announced: AtomicUsize,
 }
 
 impl FallbackProvider {
     pub fn new(links: Vec<Link>) -> Self {
-        Self { links }
+        Self { links, last: AtomicUsize::new(0), announced: AtomicUsize::new(0) }
     }
 
     pub fn links(&self) -> &[Link] {
@@ -162,8 +172,8 @@ impl Provider for FallbackProvider {
 
     fn stream(&self, request: ChatRequest) -> DeltaStream {
         let now = Instant::now();
-        let chosen = self.links.iter().find(|l| l.breaker.allow(now));
-        let Some(link) = chosen else {
+        let chosen = self.links.iter().position(|l| l.breaker.allow(now));
+        let Some(index) = chosen else {
             // Every breaker is open: wait for the first one to admit a probe rather than fail;
             // the caller's cancel (the build's timeout) bounds the wait.
             let wake = self.links.iter().filter_map(|l| l.breaker.reopens_at()).min().unwrap_or(now);
@@ -173,9 +183,19 @@ impl Provider for FallbackProvider {
                 message: "every provider in the fallback chain is cooling down after failures".into(),
             })]));
         };
-        if !std::ptr::eq(link, &self.links[0]) {
+        let link = &self.links[index];
+        self.last.store(index, Ordering::Relaxed);
+        let switched = self.announced.swap(index, Ordering::Relaxed) != index;
+        if index > 0 {
             tracing::warn!(to = %link.label, "falling back to another provider");
         }
+        let notice = switched.then(|| {
+            crate::Delta::Notice(if index == 0 {
+                format!("Calls go to {} again.", link.label)
+            } else {
+                format!("{} keeps failing; calls go to the fallback {} for now.", self.links[0].label, link.label)
+            })
+        });
         let mut request = request;
         let mut answered_by = None;
         if let Some(m) = &link.model {
@@ -186,11 +206,11 @@ impl Provider for FallbackProvider {
         }
         let breaker = link.breaker.clone();
         let mut first = true;
-        let inner = link.provider.stream(request);
+        let inner = StreamExt::chain(futures::stream::iter(notice.map(Ok)), link.provider.stream(request));
         // Say which model answered so its own price is used; only once the link has answered.
         let tail = futures::stream::iter(answered_by.map(|m| Ok(crate::Delta::Model(m))));
         Box::pin(StreamExt::chain(inner, tail).map(move |item| {
-            if first {
+            if first && !matches!(item, Ok(crate::Delta::Notice(_))) {
                 first = false;
                 match &item {
                     Ok(_) => breaker.record_success(),
@@ -200,6 +220,18 @@ impl Provider for FallbackProvider {
             }
             item
         }))
+    }
+
+    /// The caller spent its retries on the link that answers now: open its breaker so the
+    /// next call goes down the chain, whatever the retry budget was. `false` when no other
+    /// link is left to take it.
+    fn fail_over(&self) -> bool {
+        let now = Instant::now();
+        let last = self.last.load(Ordering::Relaxed);
+        if let Some(link) = self.links.get(last) {
+            link.breaker.trip(now);
+        }
+        self.links.iter().enumerate().any(|(i, l)| i != last && l.breaker.reopens_at().is_none_or(|at| at <= now))
     }
 }
 
@@ -279,6 +311,47 @@ mod tests {
         complete(&chain, &req, &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
         assert_eq!(primary.requests().len(), 3);
         assert_eq!(backup.requests().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn the_fallback_gets_the_call_whatever_the_retry_budget() {
+        let primary =
+            ScriptedProvider::new(vec![]).with_fallback(ScriptStep::Fail(ProviderError::Transient("HTTP 500".into())));
+        let backup = ScriptedProvider::new(vec![]).with_fallback(ScriptStep::text("from backup"));
+        let chain = FallbackProvider::new(vec![
+            link("primary", &primary, None, BreakerConfig::default()),
+            link("backup", &backup, None, BreakerConfig::default()),
+        ]);
+        let policy = RetryPolicy {
+            max_retries: 1,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(2),
+            ..RetryPolicy::default()
+        };
+        let req = ChatRequest {
+            model: "m".into(),
+            messages: vec![Message::user("hi")],
+            tools: vec![],
+            temperature: None,
+            max_tokens: None,
+        };
+        let r = complete(&chain, &req, &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
+        assert_eq!(r.content, "from backup");
+        assert_eq!(primary.requests().len(), 2, "the first try and one retry");
+        assert_eq!(r.notices, vec!["primary keeps failing; calls go to the fallback backup for now.".to_string()]);
+        // Said once: the next call goes to the backup without a word.
+        let r = complete(&chain, &req, &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
+        assert!(r.notices.is_empty());
+        assert_eq!(primary.requests().len(), 2);
+
+        // With every link failing, the call ends with the error once each has had its turn.
+        let down = FallbackProvider::new(vec![
+            link("a", &primary, None, BreakerConfig::default()),
+            link("b", &primary, None, BreakerConfig::default()),
+        ]);
+        let e = complete(&down, &req, &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap_err();
+        assert!(matches!(e, ProviderError::Transient(_)));
+        assert_eq!(primary.requests().len(), 6);
     }
 
     #[tokio::test]

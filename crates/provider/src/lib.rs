@@ -7,6 +7,7 @@
 
 pub mod anthropic;
 mod assemble;
+pub mod compact;
 mod error;
 pub mod fallback;
 pub mod gemini;
@@ -33,4 +34,9 @@ pub trait Provider: Send + Sync {
     /// Start one model call. Errors before the first increment arrive as the stream's first item,
     /// which lets callers retry a call that produced nothing without special cases.
     fn stream(&self, request: ChatRequest) -> DeltaStream;
+    /// The caller spent its retries on whoever answers calls now. A chain moves later calls to
+    /// its next provider and returns `true`; a single provider has nothing to move to.
+    fn fail_over(&self) -> bool {
+        false
+    }
 }

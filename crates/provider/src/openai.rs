@@ -6,9 +6,10 @@
 pub use crate::http::parse_retry_after;
 use crate::http::{SseHandler, SseStep, body_text, clip, send, sse_deltas};
 use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage};
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Settings for one OpenAI-compatible endpoint.
@@ -21,6 +22,11 @@ pub struct OpenAiConfig {
     pub stream: bool,
     /// Longest wait for the response to start, and for each streamed chunk after it.
     pub call_timeout: Duration,
+    /// Longest wait for a whole (non-streamed) answer, which a local server on a CPU may take
+    /// minutes to write; `max_tokens` shortens it when the request sets one.
+    pub generation_timeout: Duration,
+    /// What this process has learned about endpoints (shared by the providers it makes).
+    pub memory: Arc<EndpointMemory>,
 }
 
 impl Default for OpenAiConfig {
@@ -30,8 +36,36 @@ impl Default for OpenAiConfig {
             api_key: None,
             stream: true,
             call_timeout: Duration::from_secs(45),
+            generation_timeout: Duration::from_secs(600),
+            memory: Arc::default(),
         }
     }
+}
+
+/// What wright learned about endpoints while using them, kept for the life of the process by
+/// whoever wires the providers (one per process, passed in; no global state).
+#[derive(Debug, Default)]
+pub struct EndpointMemory {
+    no_streamed_tools: Mutex<HashSet<String>>,
+}
+
+impl EndpointMemory {
+    /// Whether tool calls may be streamed from `base_url` (until it showed it cannot).
+    pub fn streams_tools(&self, base_url: &str) -> bool {
+        self.no_streamed_tools.lock().map_or(true, |s| !s.contains(base_url))
+    }
+
+    /// Remember that `base_url` cannot stream tool calls; `true` the first time.
+    pub fn forbid_streamed_tools(&self, base_url: &str) -> bool {
+        self.no_streamed_tools.lock().is_ok_and(|mut s| s.insert(base_url.to_string()))
+    }
+}
+
+/// The wait for a whole answer: the call timeout plus a tenth of a second per token the
+/// answer may have, never more than the ceiling (nor less than the call timeout).
+pub fn whole_answer_wait(call_timeout: Duration, ceiling: Duration, max_tokens: Option<u32>) -> Duration {
+    let by_size = max_tokens.map_or(ceiling, |n| call_timeout + Duration::from_millis(100) * n);
+    by_size.min(ceiling).max(call_timeout)
 }
 
 /// The adapter. Cheap to clone.
@@ -92,7 +126,9 @@ fn message_to_wire(m: &Message) -> Value {
     match m.role {
         Role::System | Role::User => json!({"role": m.role, "content": m.content.clone().unwrap_or_default()}),
         Role::Assistant => {
-            let mut v = json!({"role": "assistant", "content": m.content});
+            // Never null: llama-cpp-python rejects a null content (its schema wants a string)
+            // and its chat templates fail on a missing one; "" is accepted by every server.
+            let mut v = json!({"role": "assistant", "content": m.content.clone().unwrap_or_default()});
             if !m.tool_calls.is_empty() {
                 v["tool_calls"] = m
                     .tool_calls
@@ -110,31 +146,129 @@ fn message_to_wire(m: &Message) -> Value {
 
 impl Inner {
     async fn open(self: Arc<Self>, req: ChatRequest) -> Result<DeltaStream, ProviderError> {
+        let base = self.cfg.base_url.trim_end_matches('/');
+        let tools = !req.tools.is_empty();
+        if !self.cfg.stream || (tools && !self.cfg.memory.streams_tools(base)) {
+            return self.whole(&req).await;
+        }
+        let first_try = match self.streamed(&req).await {
+            Ok(mut stream) => match stream.next().await {
+                Some(Ok(first)) => return Ok(Box::pin(futures::stream::once(async { Ok(first) }).chain(stream))),
+                Some(Err(e)) => e,
+                None => return Ok(stream),
+            },
+            Err(e) => e,
+        };
+        if !(tools && cannot_stream_tools(&first_try)) {
+            return Err(first_try);
+        }
+        // The server broke off a streamed tool request before answering anything (as
+        // llama-cpp-python does: "Automatic streaming tool choice is not supported"). Ask for
+        // the whole answer instead; if that works, this endpoint gets whole answers from now on.
+        tracing::warn!(endpoint = base, error = %first_try, "streamed tool call failed; asking for a whole answer");
+        let whole = self.whole(&req).await?;
+        let notice = self.cfg.memory.forbid_streamed_tools(base).then(|| {
+            Delta::Notice(format!(
+                "The model server at {base} cannot stream tool calls ({}); wright asks it for whole answers from now on.",
+                clip(&first_try.to_string(), 160)
+            ))
+        });
+        Ok(Box::pin(futures::stream::iter(notice.map(Ok)).chain(whole)))
+    }
+
+    fn post(&self, body: &Value) -> (reqwest::RequestBuilder, String) {
         let url = format!("{}/chat/completions", self.cfg.base_url.trim_end_matches('/'));
-        let body = request_body(&req, self.cfg.stream);
-        let mut builder = self.http.post(&url).json(&body);
+        let mut builder = self.http.post(&url).json(body);
         if let Some(key) = self.cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
             builder = builder.bearer_auth(key);
         }
+        (builder, url)
+    }
+
+    async fn streamed(&self, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
+        let (builder, url) = self.post(&request_body(req, true));
         let timeout = self.cfg.call_timeout;
         let resp = send(builder, &url, timeout, classify_status).await?;
-        if !self.cfg.stream {
-            let deltas = parse_completion(&body_text(resp, &url, timeout).await?)?;
-            return Ok(Box::pin(futures::stream::iter(deltas.into_iter().map(Ok))));
-        }
-        Ok(sse_deltas(resp, timeout, ChunkReader))
+        Ok(sse_deltas(resp, timeout, ChunkReader::default()))
+    }
+
+    /// One JSON answer. A server writes nothing until it has generated the whole answer, so
+    /// the wait is [`whole_answer_wait`], and running out of it is not retried.
+    async fn whole(&self, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
+        let (builder, url) = self.post(&request_body(req, false));
+        let wait = whole_answer_wait(self.cfg.call_timeout, self.cfg.generation_timeout, req.max_tokens);
+        let late = |e: ProviderError| match e {
+            ProviderError::Timeout(_) => ProviderError::GenerationTimeout(wait),
+            other => other,
+        };
+        let started = std::time::Instant::now();
+        let resp = send(builder, &url, wait, classify_status).await.map_err(late)?;
+        let left = wait.saturating_sub(started.elapsed()).max(Duration::from_secs(1));
+        let deltas = parse_completion(&body_text(resp, &url, left).await.map_err(late)?)?;
+        Ok(Box::pin(futures::stream::iter(deltas.into_iter().map(Ok))))
     }
 }
 
-/// Reads `chat.completion.chunk` events until `[DONE]`.
-struct ChunkReader;
+/// The model ids an endpoint serves (`GET {base_url}/models`), for `wright doctor`.
+pub async fn list_models(cfg: &OpenAiConfig) -> Result<Vec<String>, ProviderError> {
+    let http = crate::http::client()?;
+    let url = format!("{}/models", cfg.base_url.trim_end_matches('/'));
+    let mut builder = http.get(&url);
+    if let Some(key) = cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
+        builder = builder.bearer_auth(key);
+    }
+    let resp = send(builder, &url, cfg.call_timeout, classify_status).await?;
+    let text = body_text(resp, &url, cfg.call_timeout).await?;
+    parse_models(&text)
+}
+
+/// The ids in a `/models` answer (`{"data": [{"id": …}, …]}`, as every server here sends).
+pub fn parse_models(text: &str) -> Result<Vec<String>, ProviderError> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| ProviderError::Protocol(format!("model list is not JSON ({e}): {}", clip(text, 200))))?;
+    let data = v
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ProviderError::Protocol(format!("model list has no `data`: {}", clip(text, 200))))?;
+    Ok(data.iter().filter_map(|m| m.get("id").and_then(Value::as_str)).map(str::to_string).collect())
+}
+
+/// Whether a streamed tool request failed the way servers fail when they cannot stream tool
+/// calls: an error that says so, or a stream that broke off before its first piece.
+fn cannot_stream_tools(e: &ProviderError) -> bool {
+    let text = e.to_string().to_ascii_lowercase();
+    let says_so = text.contains("stream")
+        && (text.contains("not supported") || text.contains("cannot use tools") || text.contains("unsupported"));
+    let broke_off = matches!(e, ProviderError::Transient(m) | ProviderError::Protocol(m)
+        if m.starts_with("stream interrupted") || m.starts_with("the stream ended"));
+    says_so || broke_off
+}
+
+/// Reads `chat.completion.chunk` events until `[DONE]`. A stream that ends before `[DONE]`
+/// or a finish reason was cut off (a server that failed after sending its headers), and must
+/// not pass for a complete, empty answer.
+#[derive(Default)]
+struct ChunkReader {
+    finished: bool,
+}
 
 impl SseHandler for ChunkReader {
     fn on_data(&mut self, data: &str) -> Result<SseStep, ProviderError> {
         if data == "[DONE]" {
+            self.finished = true;
             return Ok(SseStep { deltas: Vec::new(), stop: true });
         }
-        Ok(SseStep { deltas: parse_chunk(data)?, stop: false })
+        let deltas = parse_chunk(data)?;
+        self.finished |= deltas.iter().any(|d| matches!(d, Delta::Finish(_)));
+        Ok(SseStep { deltas, stop: false })
+    }
+
+    fn on_end(&mut self) -> Result<(), ProviderError> {
+        if self.finished {
+            Ok(())
+        } else {
+            Err(ProviderError::Transient("the stream ended before the answer was finished".into()))
+        }
     }
 }
 
@@ -236,19 +370,31 @@ fn error_message(body: &str) -> (String, String) {
         .or_else(|| err.as_str())
         .map(str::to_string)
         .unwrap_or_else(|| clip(body.trim(), 300));
-    let code = err.get("code").or_else(|| err.get("type")).and_then(Value::as_str).unwrap_or("").to_string();
-    (msg, code)
+    // Both tags, when they are strings: llama.cpp's `code` is the number 400 and its `type`
+    // (`exceed_context_size_error`) is what tells the error apart.
+    let tags: Vec<&str> = ["code", "type"].iter().filter_map(|k| err.get(*k).and_then(Value::as_str)).collect();
+    (msg, tags.join(" "))
 }
 
 fn looks_like_context_overflow(msg: &str, code: &str) -> bool {
     let m = msg.to_ascii_lowercase();
-    code == "context_length_exceeded"
+    code.contains("context_length_exceeded")
+        || code.contains("exceed_context_size")
         || m.contains("context length")
         || m.contains("context window")
         || m.contains("maximum context")
         || m.contains("too many tokens")
         || m.contains("prompt is too long")
         || m.contains("exceeds the context")
+        || m.contains("exceeds the available context size")
+        || m.contains("context size has been exceeded")
+        || m.contains("input token count")
+}
+
+/// A request the server's schema refused, reported as a 500 (llama-cpp-python turns every
+/// exception, pydantic's validation errors included, into one): sending it again cannot help.
+fn looks_like_validation_error(msg: &str) -> bool {
+    msg.contains("'loc': (") || msg.contains("validation error") || msg.contains("Input should be")
 }
 
 /// Map an HTTP error status and body to the error class that decides retrying.
@@ -257,9 +403,13 @@ pub fn classify_status(status: u16, retry_after: Option<Duration>, body: &str) -
     let msg = if msg.is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {msg}") };
     match status {
         401 | 403 => ProviderError::Auth(msg),
-        429 if code == "insufficient_quota" => ProviderError::Auth(msg),
+        429 if code.contains("insufficient_quota") => ProviderError::Auth(msg),
         429 => ProviderError::RateLimited { retry_after, message: msg },
-        400 | 413 | 422 if looks_like_context_overflow(&msg, &code) => ProviderError::ContextTooLong(msg),
+        // Older llama.cpp servers answer an overflow with 500.
+        400 | 413 | 422 | 500 if looks_like_context_overflow(&msg, &code) => ProviderError::ContextTooLong(msg),
+        500 if looks_like_validation_error(&msg) => {
+            ProviderError::BadRequest(format!("{msg} (the server's schema refused wright's request)"))
+        }
         404 => ProviderError::BadRequest(format!("{msg} (check --base-url and --model)")),
         408 | 409 | 425 | 500..=599 => ProviderError::Transient(msg),
         _ => ProviderError::BadRequest(msg),
@@ -351,7 +501,7 @@ mod tests {
         assert_eq!(b["tools"][0]["type"], "function");
         assert_eq!(b["tools"][0]["function"]["name"], "readFile");
         assert_eq!(b["messages"][2]["tool_calls"][0]["function"]["arguments"], "{\"path\":\"a\"}");
-        assert_eq!(b["messages"][2]["content"], Value::Null);
+        assert_eq!(b["messages"][2]["content"], "");
         assert_eq!(b["messages"][3]["tool_call_id"], "c1");
         let b = request_body(&req, false);
         assert!(b.get("stream").is_none());
@@ -390,7 +540,14 @@ mod tests {
     }
 
     fn provider(base_url: String, api_key: Option<String>, stream: bool) -> OpenAiProvider {
-        OpenAiProvider::new(OpenAiConfig { base_url, api_key, stream, call_timeout: Duration::from_secs(5) }).unwrap()
+        OpenAiProvider::new(OpenAiConfig {
+            base_url,
+            api_key,
+            stream,
+            call_timeout: Duration::from_secs(5),
+            ..OpenAiConfig::default()
+        })
+        .unwrap()
     }
 
     fn req() -> ChatRequest {
@@ -492,6 +649,7 @@ mod tests {
             api_key: None,
             stream: true,
             call_timeout: Duration::from_millis(200),
+            ..OpenAiConfig::default()
         })
         .unwrap();
         let policy = RetryPolicy {
@@ -505,6 +663,48 @@ mod tests {
         assert!(matches!(e, ProviderError::Timeout(d) if d == Duration::from_millis(200)), "{e:?}");
         assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 3, "first try plus two retries");
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn a_whole_answer_that_takes_too_long_is_not_asked_for_again() {
+        use axum::{Router, routing::post};
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let h = hits.clone();
+        let app = Router::new().route(
+            "/v1/chat/completions",
+            post(move || {
+                h.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async {
+                    tokio::time::sleep(Duration::from_secs(30)).await;
+                    "late"
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let p = OpenAiProvider::new(OpenAiConfig {
+            base_url: format!("http://{addr}/v1"),
+            stream: false,
+            call_timeout: Duration::from_millis(100),
+            generation_timeout: Duration::from_millis(300),
+            ..OpenAiConfig::default()
+        })
+        .unwrap();
+        let policy = RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(1), ..RetryPolicy::default() };
+        let e = complete(&p, &req(), &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap_err();
+        assert_eq!(e, ProviderError::GenerationTimeout(Duration::from_millis(300)));
+        assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1, "never retried while the server works on it");
+    }
+
+    #[test]
+    fn a_whole_answer_gets_time_for_its_tokens_within_the_ceiling() {
+        let call = Duration::from_secs(45);
+        let ceiling = Duration::from_secs(600);
+        assert_eq!(whole_answer_wait(call, ceiling, None), ceiling);
+        assert_eq!(whole_answer_wait(call, ceiling, Some(1000)), Duration::from_secs(145));
+        assert_eq!(whole_answer_wait(call, ceiling, Some(100_000)), ceiling);
+        assert_eq!(whole_answer_wait(call, Duration::from_secs(10), Some(10)), call);
     }
 
     proptest::proptest! {

@@ -89,6 +89,13 @@ pub async fn complete(
                 }
                 attempt += 1;
             }
+            // Retries spent on one provider of a chain: the next one gets the call, with a
+            // budget of its own.
+            Err(err) if err.is_retryable() && provider.fail_over() => {
+                tracing::warn!(provider = provider.name(), error = %err, "retries spent; the next provider takes the call");
+                on_retry(&err, attempt + 1, Duration::ZERO);
+                attempt = 0;
+            }
             Err(err) => return Err(err),
         }
     }

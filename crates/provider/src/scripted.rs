@@ -82,7 +82,7 @@ impl Provider for ScriptedProvider {
 
 /// The deltas a streaming wire would have produced for `resp`.
 pub fn response_to_deltas(resp: ChatResponse) -> Vec<Delta> {
-    let mut out = Vec::new();
+    let mut out: Vec<Delta> = resp.notices.into_iter().map(Delta::Notice).collect();
     if !resp.content.is_empty() {
         out.push(Delta::Text(resp.content));
     }

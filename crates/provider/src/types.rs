@@ -138,6 +138,9 @@ pub enum Delta {
     Finish(FinishReason),
     /// The model that actually answered, when it differs from the request's (a fallback).
     Model(String),
+    /// Something the wire adapted to that the user should hear about once (e.g. "this server
+    /// cannot stream tool calls; asking for whole answers"). Not part of the answer.
+    Notice(String),
 }
 
 /// A complete answer, assembled from deltas.
@@ -149,4 +152,6 @@ pub struct ChatResponse {
     pub finish_reason: Option<FinishReason>,
     /// Set when another model than the requested one answered (cost is priced by this one).
     pub model: Option<String>,
+    /// What the wire adapted to while answering ([`Delta::Notice`]), to be shown as status.
+    pub notices: Vec<String>,
 }
