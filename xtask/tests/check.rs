@@ -1,5 +1,5 @@
 //! The launcher's prerequisite check, run as the real binary with a PATH the test chooses.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::process::Command;
 

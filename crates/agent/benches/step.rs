@@ -1,6 +1,7 @@
 //! Orchestration overhead per agent step: an instant scripted model and a cheap tool
 //! (announceStatus), so what is measured is wright's own work per turn: request assembly,
 //! dispatch, validation, events, history. Run: `cargo bench -p wright-agent --bench step`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use serde_json::json;
 use std::sync::Arc;

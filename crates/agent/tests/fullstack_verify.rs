@@ -1,5 +1,6 @@
 //! The full-stack template's own check: wright starts the project's server and asks it for `/`.
 //! Real `node` processes, real sockets; every test also checks no server is left running.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! `wright doctor --provider openai --base-url URL`: the endpoint check, against a local server
 //! speaking the OpenAI wire (only the model's answers are scripted).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

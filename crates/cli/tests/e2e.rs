@@ -1,5 +1,6 @@
 //! End to end through the real `wright` binary and a mock model server speaking the real
 //! OpenAI wire. Files, processes, node's test runner and HTTP are all real.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! learns a lesson; the next related build gets it in its prompt and succeeds first try; note
 //! counts and lifecycle follow the formula; everything survives across processes; notes
 //! export and import; `--continue` and `explain` work on stored builds.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! What `wright run` says when a tool it needs at run time is missing: one line, what still
 //! works, and how to get it; never a crash or a wasted build.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

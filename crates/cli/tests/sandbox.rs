@@ -2,6 +2,7 @@
 //! behind and plant a symlink out of the workspace. Each attempt comes back to it as an
 //! ordinary tool result, nothing escapes, and the build goes on to publish. Run once in the
 //! bubblewrap sandbox and once in the Landlock fallback (wright confining through itself).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! End to end through the real `wright` binary over the Anthropic and Gemini wires, plus rate-limit
 //! storms, the fallback chain and the cost budget. The mock model server speaks each provider's
 //! real wire format (see `support`); files, processes, node's test runner and HTTP are all real.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -3,6 +3,7 @@
 //!
 //! The model is kept in `WRIGHT_TEST_DATA_DIR` (default: `target/wright-test-data` of this
 //! workspace) so CI steps and repeated runs share one download.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -4,6 +4,7 @@
 //! Notes get 2–4 tags from a 600-word vocabulary, 0–2 libraries from 150 packages and one
 //! error pattern from 80 shapes, with a few universal ones: broad enough that common words
 //! match thousands of notes, which is the case that costs.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::time::Instant;
 use wright_memory::{DEFAULT_NOTE_BUDGET, Query, retrieve};

@@ -46,18 +46,27 @@ impl Default for OpenAiConfig {
 /// whoever wires the providers (one per process, passed in; no global state).
 #[derive(Debug, Default)]
 pub struct EndpointMemory {
-    no_streamed_tools: Mutex<HashSet<String>>,
+    quirks: Mutex<HashSet<(String, Quirk)>>,
+}
+
+/// Something an endpoint showed it cannot do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Quirk {
+    /// Tool calls cannot be streamed (llama-cpp-python's `chatml-function-calling`).
+    NoStreamedTools,
+    /// `stream_options` is refused as an unknown field (vLLM before 0.6.5, some proxies).
+    NoStreamOptions,
 }
 
 impl EndpointMemory {
-    /// Whether tool calls may be streamed from `base_url` (until it showed it cannot).
-    pub fn streams_tools(&self, base_url: &str) -> bool {
-        self.no_streamed_tools.lock().map_or(true, |s| !s.contains(base_url))
+    /// Whether `base_url` showed `quirk`.
+    pub fn has(&self, base_url: &str, quirk: Quirk) -> bool {
+        self.quirks.lock().is_ok_and(|s| s.contains(&(base_url.to_string(), quirk)))
     }
 
-    /// Remember that `base_url` cannot stream tool calls; `true` the first time.
-    pub fn forbid_streamed_tools(&self, base_url: &str) -> bool {
-        self.no_streamed_tools.lock().is_ok_and(|mut s| s.insert(base_url.to_string()))
+    /// Remember that `base_url` has `quirk`; `true` the first time.
+    pub fn learn(&self, base_url: &str, quirk: Quirk) -> bool {
+        self.quirks.lock().is_ok_and(|mut s| s.insert((base_url.to_string(), quirk)))
     }
 }
 
@@ -99,6 +108,11 @@ impl Provider for OpenAiProvider {
 
 /// The JSON body for a request; public so wire tests can assert on exactly what is sent.
 pub fn request_body(req: &ChatRequest, stream: bool) -> Value {
+    request_body_for(req, stream, true)
+}
+
+/// [`request_body`], leaving out `stream_options` for servers that refuse it.
+fn request_body_for(req: &ChatRequest, stream: bool, stream_options: bool) -> Value {
     let messages: Vec<Value> = req.messages.iter().map(message_to_wire).collect();
     let mut body = json!({ "model": req.model, "messages": messages });
     if !req.tools.is_empty() {
@@ -117,7 +131,9 @@ pub fn request_body(req: &ChatRequest, stream: bool) -> Value {
     }
     if stream {
         body["stream"] = json!(true);
-        body["stream_options"] = json!({"include_usage": true});
+        if stream_options {
+            body["stream_options"] = json!({"include_usage": true});
+        }
     }
     body
 }
@@ -148,7 +164,7 @@ impl Inner {
     async fn open(self: Arc<Self>, req: ChatRequest) -> Result<DeltaStream, ProviderError> {
         let base = self.cfg.base_url.trim_end_matches('/');
         let tools = !req.tools.is_empty();
-        if !self.cfg.stream || (tools && !self.cfg.memory.streams_tools(base)) {
+        if !self.cfg.stream || (tools && self.cfg.memory.has(base, Quirk::NoStreamedTools)) {
             return self.whole(&req).await;
         }
         let first_try = match self.streamed(&req).await {
@@ -167,7 +183,7 @@ impl Inner {
         // the whole answer instead; if that works, this endpoint gets whole answers from now on.
         tracing::warn!(endpoint = base, error = %first_try, "streamed tool call failed; asking for a whole answer");
         let whole = self.whole(&req).await?;
-        let notice = self.cfg.memory.forbid_streamed_tools(base).then(|| {
+        let notice = self.cfg.memory.learn(base, Quirk::NoStreamedTools).then(|| {
             Delta::Notice(format!(
                 "The model server at {base} cannot stream tool calls ({}); wright asks it for whole answers from now on.",
                 clip(&first_try.to_string(), 160)
@@ -186,9 +202,21 @@ impl Inner {
     }
 
     async fn streamed(&self, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
-        let (builder, url) = self.post(&request_body(req, true));
+        let base = self.cfg.base_url.trim_end_matches('/');
         let timeout = self.cfg.call_timeout;
-        let resp = send(builder, &url, timeout, classify_status).await?;
+        let options = !self.cfg.memory.has(base, Quirk::NoStreamOptions);
+        let (builder, url) = self.post(&request_body_for(req, true, options));
+        let resp = match send(builder, &url, timeout, classify_status).await {
+            // A server that refuses the field gets the request again without it (usage is then
+            // whatever it reports, often nothing), and never sees the field again.
+            Err(ProviderError::BadRequest(m)) if options && m.contains("stream_options") => {
+                self.cfg.memory.learn(base, Quirk::NoStreamOptions);
+                tracing::warn!(endpoint = base, "the server refuses stream_options; leaving it out");
+                let (builder, url) = self.post(&request_body_for(req, true, false));
+                send(builder, &url, timeout, classify_status).await?
+            }
+            other => other?,
+        };
         Ok(sse_deltas(resp, timeout, ChunkReader::default()))
     }
 
@@ -234,14 +262,15 @@ pub fn parse_models(text: &str) -> Result<Vec<String>, ProviderError> {
 }
 
 /// Whether a streamed tool request failed the way servers fail when they cannot stream tool
-/// calls: an error that says so, or a stream that broke off before its first piece.
+/// calls: an error that says so, or a connection or stream that broke off before its first
+/// piece (llama-cpp-python raises after sending its status line, so the client sees "connection
+/// closed before message completed" or an empty stream). Not a timeout: a server that is slow
+/// to start is still working, and a second request would queue behind the first.
 fn cannot_stream_tools(e: &ProviderError) -> bool {
     let text = e.to_string().to_ascii_lowercase();
     let says_so = text.contains("stream")
         && (text.contains("not supported") || text.contains("cannot use tools") || text.contains("unsupported"));
-    let broke_off = matches!(e, ProviderError::Transient(m) | ProviderError::Protocol(m)
-        if m.starts_with("stream interrupted") || m.starts_with("the stream ended"));
-    says_so || broke_off
+    says_so || matches!(e, ProviderError::Transient(_) | ProviderError::Protocol(_))
 }
 
 /// Reads `chat.completion.chunk` events until `[DONE]`. A stream that ends before `[DONE]`

@@ -1,5 +1,6 @@
 //! Wire tests for the Anthropic Messages adapter against a local HTTP server that replays
 //! transcripts copied from Anthropic's documentation (see `fixtures/anthropic/README.md`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use futures::StreamExt;

@@ -1,5 +1,6 @@
 //! Gemini adapter against recorded wire data (tests/fixtures/gemini, sources in its README),
 //! served by a local HTTP server that also records what the adapter sent.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 // One module so `cargo test gemini` selects these tests by path.
 mod gemini {

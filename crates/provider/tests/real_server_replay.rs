@@ -3,6 +3,7 @@
 //! normal suite guards what the ignored `real_servers` suite found without building servers.
 //! The server here only plays the recorded status, content type and body; wright's wire code
 //! and retry policy are the real ones.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use axum::Router;
 use axum::body::Bytes;
@@ -151,6 +152,81 @@ async fn an_empty_tool_stream_falls_back_to_whole_answers_for_the_endpoint() {
     assert_eq!(sent, [true, false, false], "streamed once, then whole answers only");
 }
 
+/// A server that hangs up on every streamed request before answering: what
+/// wright's own streamed tool requests met from llama-cpp-python (its exception comes after
+/// uvicorn logged "200 OK"). Whole requests get the recorded whole answer.
+async fn hang_up_on_streams(whole: Answer) -> (String, Arc<Mutex<Vec<bool>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let (log, whole) = (log.clone(), whole.clone());
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 8192];
+                // Read the head, then as many body bytes as it announces.
+                let body_start = loop {
+                    let n = sock.read(&mut chunk).await.unwrap();
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break i + 4;
+                    }
+                };
+                let head = String::from_utf8_lossy(&buf[..body_start]).to_ascii_lowercase();
+                let len: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .map_or(0, |v| v.trim().parse().unwrap());
+                while buf.len() < body_start + len {
+                    let n = sock.read(&mut chunk).await.unwrap();
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                let body: Value = serde_json::from_slice(&buf[body_start..]).unwrap();
+                let stream = body["stream"] == true;
+                log.lock().unwrap().push(stream);
+                if stream {
+                    // Nothing at all: hyper's "connection closed before message completed",
+                    // as wright met it (uvicorn had logged "200 OK" already).
+                    return;
+                }
+                let Answer(status, ct, text) = whole;
+                let reply = format!(
+                    "HTTP/1.1 {status} OK\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+                let _ = sock.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    (format!("http://{addr}/v1"), seen)
+}
+
+#[tokio::test]
+async fn a_connection_that_breaks_off_a_streamed_tool_request_gets_whole_answers() {
+    let (url, seen) = hang_up_on_streams(recorded("llama-cpp-python", "wright_shaped_whole")).await;
+    let p = provider(&url, true);
+    let r = call(&p, &tool_request(), 0).await.unwrap();
+    assert!(!r.tool_calls.is_empty(), "{r:?}");
+    assert_eq!(r.notices.len(), 1);
+    call(&p, &tool_request(), 0).await.unwrap();
+    // Without tools there is nothing to fall back for: the break is an ordinary failure.
+    let mut plain = tool_request();
+    plain.tools.clear();
+    let e = call(&p, &plain, 0).await.unwrap_err();
+    assert!(matches!(&e, ProviderError::Transient(m) if m.contains("connection closed")), "{e:?}");
+    assert_eq!(*seen.lock().unwrap(), [true, false, false, true]);
+}
+
 #[tokio::test]
 async fn a_streamed_answer_without_tools_still_streams() {
     let (url, _) = replay(vec![recorded("llama-server", "chat_streamed")]).await;
@@ -185,6 +261,26 @@ async fn both_servers_overflow_answers_are_context_too_long_with_their_sizes() {
     let (url, _) = replay(vec![recorded("llama-server", "overflow_streamed")]).await;
     let e = call(&provider(&url, true), &tool_request(), 0).await.unwrap_err();
     assert!(matches!(e, ProviderError::ContextTooLong(_)), "{e:?}");
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_stream_options_is_asked_again_without_it() {
+    // vLLM before 0.6.5 forbade unknown fields; this is its answer (from vllm#10463's report).
+    let refusal = Answer(
+        400,
+        "application/json",
+        json!({"object": "error", "message": "[{'type': 'extra_forbidden', 'loc': ('body', 'stream_options'), 'msg': 'Extra inputs are not permitted'}]", "type": "BadRequestError", "param": null, "code": 400}).to_string(),
+    );
+    let (url, state) = replay(vec![refusal, recorded("llama-server", "chat_streamed")]).await;
+    let p = provider(&url, true);
+    let mut req = tool_request();
+    req.tools.clear();
+    let r = call(&p, &req, 0).await.unwrap();
+    assert!(r.content.starts_with("Hello"));
+    call(&p, &req, 0).await.unwrap();
+    let sent = state.requests.lock().unwrap();
+    let with_options: Vec<bool> = sent.iter().map(|b| b.get("stream_options").is_some()).collect();
+    assert_eq!(with_options, [true, false, false]);
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! suite, plain vs in bubblewrap (and vs the Landlock fallback when `WRIGHT_BIN` names a
 //! built `wright` binary, which confines commands through itself).
 //! Run: `cargo bench -p wright-sandbox --bench overhead` (add `-- 50` for 50 runs each).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::path::Path;
 use std::time::{Duration, Instant};

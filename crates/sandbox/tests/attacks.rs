@@ -1,6 +1,7 @@
 //! The attack suite: hostile commands run through the real bubblewrap sandbox, each one
 //! contained, bounded and turned into an ordinary outcome (never a hang or a crash).
 //! Needs `bwrap`, `node` and `perl` (`.ci/run` installs them); fails loudly without them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::path::Path;
 use std::time::{Duration, Instant};

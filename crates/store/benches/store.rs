@@ -3,6 +3,7 @@
 //!
 //! Two figures: `append_event` awaited one by one (the store alone), and events emitted through
 //! an `Emitter` whose first sink is the `PersistSink` (persist-before-emit, what a build does).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::Arc;
 use std::time::Instant;

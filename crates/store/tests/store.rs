@@ -1,4 +1,5 @@
 //! The SQLite store against a real database file.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::{Arc, Mutex};
 use wright_events::{Emitter, Event, EventKind, EventSink, Level};

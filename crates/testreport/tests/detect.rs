@@ -1,4 +1,5 @@
 //! `detect` on throwaway project directories, one per rule.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::path::{Path, PathBuf};
 

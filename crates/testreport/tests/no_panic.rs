@@ -1,4 +1,5 @@
 //! Whatever a runner (or a broken project) prints, parsing must not panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use proptest::prelude::*;
 use wright_testreport::{Format, parse};

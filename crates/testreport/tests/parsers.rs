@@ -1,4 +1,5 @@
 //! Parser tests against output recorded from the real tools (see tests/fixtures/README.md).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use wright_testreport::{
     Format, ParseError, TestFailure, TestReport, parse, parse_jest_json, parse_junit_xml, parse_libtest, parse_tap,

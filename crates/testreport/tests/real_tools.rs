@@ -4,6 +4,7 @@
 //! on PATH. Run with `cargo test -p wright-testreport --test real_tools -- --ignored`.
 //! The jest case also needs `WRIGHT_JEST_NODE_MODULES` pointing at a `node_modules`
 //! that contains jest (it is symlinked into the scratch project).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::path::Path;
 use std::process::Command;

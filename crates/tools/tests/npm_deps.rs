@@ -1,5 +1,6 @@
 //! npm installs through wright's package cache, with the real host npm and a local package (no
 //! network needed): filled once, reused, linked into the project, loadable by node.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

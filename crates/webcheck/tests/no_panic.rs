@@ -1,4 +1,5 @@
 //! Arbitrary input must never panic the checker: it runs on whatever a model wrote.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use proptest::prelude::*;
 use wright_webcheck::{check_html, local_references};

@@ -1,4 +1,5 @@
 //! check_site against real directories.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::fs;
 use std::path::Path;
