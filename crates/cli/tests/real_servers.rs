@@ -177,7 +177,23 @@ async fn run_wright(server: &Running, stream: bool) -> Run {
 async fn check(server: Server, stream: bool) {
     let scratch = tempfile::tempdir().unwrap();
     let running = start(server, scratch.path()).await;
+    let started = Instant::now();
     let run = run_wright(&running, stream).await;
+    // One line per run for the record (shown with --nocapture).
+    let statuses: Vec<&str> = run.of_type("status").iter().filter_map(|e| e["message"].as_str()).collect();
+    eprintln!(
+        "{server:?} {}: exit {} in {:.0} s; {} model calls, {} tool calls run; phases {:?}; wire notices {:?}",
+        if stream { "streamed" } else { "whole" },
+        run.code,
+        started.elapsed().as_secs_f64(),
+        run.of_type("usage").len(),
+        run.of_type("tool_result").len(),
+        run.phases(),
+        statuses
+            .iter()
+            .filter(|m| m.contains("cannot stream") || m.contains("too long") || m.contains("trying again"))
+            .collect::<Vec<_>>()
+    );
     let context = || format!("exit {}\nstderr:\n{}\nserver log:\n{}", run.code, run.stderr, running.log_text());
     // 0 built, 1 the build failed (a 135M model rarely passes); never 3 (provider unusable) nor a crash.
     assert!(run.code == 0 || run.code == 1, "{}", context());

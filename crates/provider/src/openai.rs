@@ -182,7 +182,13 @@ impl Inner {
         // llama-cpp-python does: "Automatic streaming tool choice is not supported"). Ask for
         // the whole answer instead; if that works, this endpoint gets whole answers from now on.
         tracing::warn!(endpoint = base, error = %first_try, "streamed tool call failed; asking for a whole answer");
-        let whole = self.whole(&req).await?;
+        // On a client of its own: the broken connection must not be reused, and a server that
+        // just reset one may reset the next; one more try on a connection error, then give up.
+        let fresh = crate::http::client()?;
+        let whole = match self.whole_with(&fresh, &req).await {
+            Err(ProviderError::Transient(_) | ProviderError::Unreachable(_)) => self.whole_with(&fresh, &req).await?,
+            other => other?,
+        };
         let notice = self.cfg.memory.learn(base, Quirk::NoStreamedTools).then(|| {
             Delta::Notice(format!(
                 "The model server at {base} cannot stream tool calls ({}); wright asks it for whole answers from now on.",
@@ -193,8 +199,12 @@ impl Inner {
     }
 
     fn post(&self, body: &Value) -> (reqwest::RequestBuilder, String) {
+        self.post_with(&self.http, body)
+    }
+
+    fn post_with(&self, http: &reqwest::Client, body: &Value) -> (reqwest::RequestBuilder, String) {
         let url = format!("{}/chat/completions", self.cfg.base_url.trim_end_matches('/'));
-        let mut builder = self.http.post(&url).json(body);
+        let mut builder = http.post(&url).json(body);
         if let Some(key) = self.cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
             builder = builder.bearer_auth(key);
         }
@@ -223,7 +233,11 @@ impl Inner {
     /// One JSON answer. A server writes nothing until it has generated the whole answer, so
     /// the wait is [`whole_answer_wait`], and running out of it is not retried.
     async fn whole(&self, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
-        let (builder, url) = self.post(&request_body(req, false));
+        self.whole_with(&self.http, req).await
+    }
+
+    async fn whole_with(&self, http: &reqwest::Client, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
+        let (builder, url) = self.post_with(http, &request_body(req, false));
         let wait = whole_answer_wait(self.cfg.call_timeout, self.cfg.generation_timeout, req.max_tokens);
         let late = |e: ProviderError| match e {
             ProviderError::Timeout(_) => ProviderError::GenerationTimeout(wait),
