@@ -159,19 +159,7 @@ async fn run_wright(server: &Running, stream: bool) -> Run {
         .await
         .expect("wright ended within 900 s (its --timeout is 600)")
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let events = stdout
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        events,
-        stdout,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        dir,
-    }
+    Run::from_output(out, true, dir)
 }
 
 async fn check(server: Server, stream: bool) {

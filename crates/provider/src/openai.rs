@@ -669,8 +669,8 @@ mod tests {
         assert!(matches!(e, ProviderError::Unreachable(_)), "{e:?}");
     }
 
-    #[tokio::test]
-    async fn a_server_that_never_answers_times_out_and_is_retried() {
+    /// A server that takes every request and answers nothing for 30 s; counts the requests.
+    async fn silent_server() -> (std::net::SocketAddr, std::sync::Arc<std::sync::atomic::AtomicU32>) {
         use axum::{Router, routing::post};
         let hits = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
         let h = hits.clone();
@@ -687,6 +687,12 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        (addr, hits)
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_times_out_and_is_retried() {
+        let (addr, hits) = silent_server().await;
         let p = OpenAiProvider::new(OpenAiConfig {
             base_url: format!("http://{addr}/v1"),
             api_key: None,
@@ -710,22 +716,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_whole_answer_that_takes_too_long_is_not_asked_for_again() {
-        use axum::{Router, routing::post};
-        let hits = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
-        let h = hits.clone();
-        let app = Router::new().route(
-            "/v1/chat/completions",
-            post(move || {
-                h.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                async {
-                    tokio::time::sleep(Duration::from_secs(30)).await;
-                    "late"
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let (addr, hits) = silent_server().await;
         let p = OpenAiProvider::new(OpenAiConfig {
             base_url: format!("http://{addr}/v1"),
             stream: false,

@@ -547,23 +547,29 @@ pub async fn wright_in(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().await.unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let events = if !jsonl {
-        vec![]
-    } else {
-        stdout
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-            .collect()
-    };
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        events,
-        stdout,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        dir,
+    Run::from_output(cmd.output().await.unwrap(), jsonl, dir)
+}
+
+impl Run {
+    /// A finished `wright run`; its stdout is read as JSON lines when `jsonl`.
+    pub fn from_output(out: std::process::Output, jsonl: bool, dir: tempfile::TempDir) -> Run {
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let events = if !jsonl {
+            vec![]
+        } else {
+            stdout
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+                .collect()
+        };
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            events,
+            stdout,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            dir,
+        }
     }
 }
 
