@@ -18,7 +18,8 @@ pub async fn ensure_default_model(data_dir: &Path, force: bool, show: bool) -> R
         return Ok(DEFAULT_MODEL.path_in(data_dir));
     }
     // Said before anything starts: without pip the model cannot come, but other providers can.
-    let host = wright_prereq::Host { python: python(), ..wright_prereq::Host::from_env() };
+    // `Host::from_env` reads `WRIGHT_PYTHON` the same way `python()` does.
+    let host = wright_prereq::Host::from_env();
     if let Some(pip) = wright_prereq::requirement("pip").filter(|r| !host.has(r)) {
         return Err(Exit(
             3,

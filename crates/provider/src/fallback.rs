@@ -265,6 +265,22 @@ mod tests {
         assert_eq!(b.state(), BreakerState::Closed);
     }
 
+    /// `policy` with millisecond back-off, so tests do not wait.
+    fn fast(policy: RetryPolicy) -> RetryPolicy {
+        RetryPolicy { base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(2), ..policy }
+    }
+
+    /// A one-message request to `model`.
+    fn hi(model: &str) -> ChatRequest {
+        ChatRequest {
+            model: model.into(),
+            messages: vec![Message::user("hi")],
+            tools: vec![],
+            temperature: None,
+            max_tokens: None,
+        }
+    }
+
     fn link(label: &str, p: &ScriptedProvider, model: Option<&str>, cfg: BreakerConfig) -> Link {
         Link {
             label: label.into(),
@@ -288,19 +304,8 @@ mod tests {
             link("primary", &primary, None, cfg),
             link("local", &backup, Some("small-model"), cfg),
         ]);
-        let policy = RetryPolicy {
-            max_retries: 4,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(2),
-            ..RetryPolicy::default()
-        };
-        let req = ChatRequest {
-            model: "big-model".into(),
-            messages: vec![Message::user("hi")],
-            tools: vec![],
-            temperature: None,
-            max_tokens: None,
-        };
+        let policy = fast(RetryPolicy { max_retries: 4, ..RetryPolicy::default() });
+        let req = hi("big-model");
         let r = complete(&chain, &req, &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
         assert_eq!(r.content, "from backup");
         assert_eq!(primary.requests().len(), 3);
@@ -322,19 +327,8 @@ mod tests {
             link("primary", &primary, None, BreakerConfig::default()),
             link("backup", &backup, None, BreakerConfig::default()),
         ]);
-        let policy = RetryPolicy {
-            max_retries: 1,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(2),
-            ..RetryPolicy::default()
-        };
-        let req = ChatRequest {
-            model: "m".into(),
-            messages: vec![Message::user("hi")],
-            tools: vec![],
-            temperature: None,
-            max_tokens: None,
-        };
+        let policy = fast(RetryPolicy { max_retries: 1, ..RetryPolicy::default() });
+        let req = hi("m");
         let r = complete(&chain, &req, &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
         assert_eq!(r.content, "from backup");
         assert_eq!(primary.requests().len(), 2, "the first try and one retry");
