@@ -1,12 +1,13 @@
 //! `wright explain ID`: the code of a build explained to a beginner, streamed as it is written.
 
-use crate::config::{FileConfig, ProviderKind};
-use crate::{DbArgs, Exit, ModelArgs, database_url, env_var, open_url, parse_lang, providers, usage};
+use crate::{DbArgs, Exit, ModelArgs, parse_lang};
 use anyhow::anyhow;
 use std::io::Write;
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 use wright_agent::Lang;
+use wright_engine::config::{FileConfig, ProviderKind};
+use wright_engine::{Engine, Overrides};
 use wright_provider::{ChatRequest, Delta, Message, RetryPolicy, complete};
 use wright_sandbox::{Workspace, WorkspaceLimits};
 
@@ -78,33 +79,31 @@ fn project_text(ws: &Workspace, budget: usize) -> (String, usize) {
 }
 
 pub async fn explain(args: ExplainArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
-    let (file, _) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
-    let data_dir = file.data_dir(args.db.data_dir.clone());
-    let store = open_url(&database_url(args.db.db.clone(), &file, &data_dir)).await?;
-    let build = store.resolve_build(&args.id).await.map_err(|e| Exit(1, anyhow!("{e}; see `wright builds list`")))?;
-    let lang_name = args.lang.clone().or(file.lang.clone()).unwrap_or_else(|| build.start.lang.clone());
-    let lang = parse_lang(&lang_name)?;
+    let (file, _) = FileConfig::load(config_path.as_deref())?;
+    let lang_setting = args.lang.clone().or(file.lang.clone());
+    let overrides = Overrides {
+        provider: args.llm.provider,
+        model: args.llm.model,
+        base_url: args.llm.base_url,
+        db: args.db.db,
+        data_dir: args.db.data_dir,
+        no_stream: args.no_stream,
+        ..Overrides::default()
+    };
+    let engine = Engine::new(file, overrides).await?;
+    let build =
+        engine.store().resolve_build(&args.id).await.map_err(|e| Exit(1, anyhow!("{e}; see `wright builds list`")))?;
+    let lang = parse_lang(&lang_setting.unwrap_or_else(|| build.start.lang.clone()))?;
     let ws = Workspace::open(&build.start.workspace, WorkspaceLimits::default()).map_err(|e| {
         Exit(1, anyhow!("the files of build {} ({}) cannot be read: {e}", build.start.id, build.start.workspace))
     })?;
-
-    let (kind, model, base_url) = args.llm.resolve(&file)?;
     // The offline model has an 8k-token window; hosted ones can read much more.
-    let budget = if kind == ProviderKind::Local { 12_000 } else { 60_000 };
+    let budget = if engine.provider_kind() == ProviderKind::Local { 12_000 } else { 60_000 };
     let (files, shown) = project_text(&ws, budget);
     if shown == 0 {
         return Err(Exit(1, anyhow!("build {} has no readable files in {}", build.start.id, build.start.workspace)));
     }
-    let wire = providers::Wire {
-        stream: file.stream(args.no_stream),
-        call_timeout: file.call_timeout(None),
-        generation_timeout: file.generation_timeout(None),
-        memory: Default::default(),
-        data_dir: &data_dir,
-        env: &env_var,
-        local: Default::default(),
-    };
-    let (provider, model) = providers::build(kind, model, base_url, &wire).await?;
+    let (provider, model) = engine.provider().await?;
     let request = ChatRequest {
         model,
         messages: vec![

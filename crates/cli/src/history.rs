@@ -696,6 +696,7 @@ fn show_build(
             None => format!("failed after {fixes}"),
         },
         BuildStatus::Running => "running, or stopped before it could finish".to_string(),
+        BuildStatus::Queued => "queued, waiting for a worker of `wright serve`".to_string(),
     };
     field(out, "outcome", &outcome)?;
     field(out, "template", &format!("{} · language {}", b.start.template, b.start.lang))?;

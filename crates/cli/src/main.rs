@@ -1,29 +1,25 @@
 //! `wright`: describe a program in plain words; wright has an AI write it, runs its tests,
 //! fixes what fails, and shows every step.
 
-mod config;
 mod endpoint;
 mod explain;
 mod history;
-mod local;
-mod providers;
 mod render;
 mod sandbox;
+mod serve;
+mod users;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use clap::{Parser, Subcommand, ValueEnum};
-use config::{FileConfig, ProviderKind, choose_provider};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use wright_agent::{BuildDeps, BuildEnd, BuildRequest, Lang, Pricing, Template, run_build};
-use wright_events::{Emitter, EventSink};
-use wright_provider::RetryPolicy;
-use wright_sandbox::{ProcessRunner, Workspace, WorkspaceLimits};
-use wright_tools::{ExecConfig, ToolContext, builtin_registry};
+use wright_agent::{BuildEnd, Lang};
+use wright_engine::config::{FileConfig, ProviderKind, choose_provider};
+use wright_engine::{Engine, EngineError, Job, Overrides};
+use wright_events::EventSink;
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -87,6 +83,15 @@ enum Command {
     /// Which sandbox generated code runs in on this machine and why, which tools builds need are
     /// here, and (with --provider openai --base-url URL) what that model server can do.
     Doctor(Box<sandbox::DoctorArgs>),
+    /// Serve builds to many users over HTTP: a queue, workers, resumable event streams, previews.
+    Serve(Box<serve::ServeArgs>),
+    /// The people who may use `wright serve`: add (prints a token once), list, remove.
+    Users {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: users::UsersCommand,
+    },
 }
 
 /// Where the store is.
@@ -119,8 +124,7 @@ impl ModelArgs {
     /// Flags over wright.toml: the provider kind, the model and the endpoint root.
     pub fn resolve(self, file: &FileConfig) -> Result<(ProviderKind, Option<String>, Option<String>), Exit> {
         let model = self.model.or(file.model.clone());
-        let kind = choose_provider(self.provider.as_deref().or(file.provider.as_deref()), model.as_deref(), &env_var)
-            .map_err(usage)?;
+        let kind = choose_provider(self.provider.as_deref().or(file.provider.as_deref()), model.as_deref(), &env_var)?;
         Ok((kind, model, self.base_url.or(file.base_url.clone())))
     }
 }
@@ -233,6 +237,12 @@ pub fn usage<E: Into<anyhow::Error>>(e: E) -> Exit {
     Exit(2, e.into())
 }
 
+impl From<EngineError> for Exit {
+    fn from(e: EngineError) -> Self {
+        Exit(e.exit_code(), anyhow!(e))
+    }
+}
+
 fn main() -> ExitCode {
     // The Landlock sandbox starts commands through wright itself; this never returns when
     // the command starts.
@@ -281,6 +291,11 @@ fn main() -> ExitCode {
             }
             Command::Explain(args) => explain::explain(*args, cli.config).await,
             Command::Doctor(args) => sandbox::doctor(*args, cli.config).await,
+            Command::Serve(args) => serve::serve(*args, cli.config).await,
+            Command::Users { db, command } => {
+                let store = open_store(db, cli.config.as_deref()).await?;
+                done(users::users(command, store.as_ref(), &mut std::io::stdout()).await)
+            }
         }
     });
     match result {
@@ -293,11 +308,11 @@ fn main() -> ExitCode {
 }
 
 async fn models(cmd: ModelsCommand, config_path: Option<PathBuf>) -> Result<u8, Exit> {
-    let (file, _) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
+    let (file, _) = FileConfig::load(config_path.as_deref())?;
     let dir = |d: Option<PathBuf>| file.data_dir(d);
     match cmd {
         ModelsCommand::Pull { force, data_dir } => {
-            let path = local::ensure_default_model(&dir(data_dir), force, true).await?;
+            let path = wright_engine::local::ensure_default_model(&dir(data_dir), force, true).await?;
             println!("{}", path.display());
         }
         ModelsCommand::List { data_dir } => {
@@ -310,20 +325,10 @@ async fn models(cmd: ModelsCommand, config_path: Option<PathBuf>) -> Result<u8, 
     Ok(0)
 }
 
-/// The database URL: flag/env, then wright.toml, then `wright.db` in the data dir.
-pub fn database_url(db: Option<String>, file: &FileConfig, data_dir: &std::path::Path) -> String {
-    db.or(file.database_url.clone()).unwrap_or_else(|| format!("sqlite://{}", data_dir.join("wright.db").display()))
-}
-
-/// Open the store at `url`; one that cannot be opened is a configuration error.
-pub async fn open_url(url: &str) -> Result<Arc<dyn wright_store::Store>, Exit> {
-    wright_store::open(url).await.map_err(|e| usage(anyhow!("database {url}: {e}")))
-}
-
 /// The store a history command names with its `--db`/`--data-dir`.
 async fn open_store(db: DbArgs, config_path: Option<&std::path::Path>) -> Result<Arc<dyn wright_store::Store>, Exit> {
-    let (file, _) = FileConfig::load(config_path).map_err(usage)?;
-    open_url(&database_url(db.db, &file, &file.data_dir(db.data_dir))).await
+    let (file, _) = FileConfig::load(config_path)?;
+    Ok(wright_engine::open_store(&wright_engine::database_url(db.db, &file, &file.data_dir(db.data_dir))).await?)
 }
 
 /// A history command's result as an exit code: its errors (unknown id, bad file) exit 1.
@@ -331,159 +336,70 @@ fn done(r: anyhow::Result<()>) -> Result<u8, Exit> {
     r.map(|_| 0).map_err(|e| Exit(1, e))
 }
 
-pub fn env_var(k: &str) -> Option<String> {
-    std::env::var(k).ok()
-}
-
-fn parse_template(name: &str) -> Result<Template, Exit> {
-    Template::parse(name)
-        .ok_or_else(|| usage(anyhow!("unknown template `{name}`; use static, interactive, fullstack or auto")))
-}
+pub use wright_engine::env_var;
 
 pub fn parse_lang(name: &str) -> Result<Lang, Exit> {
-    Lang::parse(name).ok_or_else(|| usage(anyhow!("unknown language `{name}`; use en or pt")))
+    Ok(wright_engine::parse_lang(name)?)
+}
+
+impl RunArgs {
+    /// The flags that override wright.toml, as the engine takes them.
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            provider: self.llm.provider.clone(),
+            model: self.llm.model.clone(),
+            base_url: self.llm.base_url.clone(),
+            sandbox: self.sandbox.sandbox.clone(),
+            network: self.sandbox.network.clone(),
+            db: self.db.db.clone(),
+            data_dir: self.db.data_dir.clone(),
+            max_fix_attempts: self.max_fix_attempts,
+            max_turns: self.max_turns,
+            timeout: self.timeout,
+            call_timeout: self.call_timeout,
+            generation_timeout: self.generation_timeout,
+            max_retries: self.max_retries,
+            no_stream: self.no_stream,
+            command_timeout: self.command_timeout,
+            temperature: self.temperature,
+            max_cost: self.max_cost,
+            fix_model: self.fix_model.clone(),
+            prices: self.prices.clone(),
+            note_budget: self.note_budget,
+            note_model: self.note_model.clone(),
+        }
+    }
 }
 
 async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
-    let (file, _) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
+    let (file, _) = FileConfig::load(config_path.as_deref())?;
     if args.prompt.trim().is_empty() {
         return Err(usage(anyhow!("the prompt is empty; say what to build, e.g. wright run \"a counter app\"")));
     }
     // Names the user typed are checked before anything is opened or created.
-    if let Some(t) = args.template.as_ref().or(file.template.as_ref()) {
-        parse_template(t)?;
+    if let Some(t) = &args.template {
+        wright_engine::parse_template(t)?;
     }
-    if let Some(l) = args.lang.as_ref().or(file.lang.as_ref()) {
+    if let Some(l) = &args.lang {
         parse_lang(l)?;
     }
-    let sandbox_mode = args.sandbox.mode(&file)?;
-    let network = args.sandbox.network(&file)?;
-    let data_dir = file.data_dir(args.db.data_dir.clone());
-    let db_url = database_url(args.db.db.clone(), &file, &data_dir);
-    let store = open_url(&db_url).await?;
-    let parent = match &args.continue_from {
-        Some(id) => Some(
-            store
-                .resolve_build(id)
-                .await
-                .map_err(|e| usage(anyhow!("--continue {id}: {e}; see `wright builds list`")))?,
-        ),
-        None => None,
+    let engine = Engine::new(file, args.overrides()).await?;
+    let job = Job {
+        id: wright_engine::new_build_id(),
+        prompt: args.prompt,
+        template: args.template,
+        lang: args.lang,
+        checks: args.checks,
+        continue_from: args.continue_from,
+        workspace: args.workspace,
+        model: None,
     };
-    let template_name = args
-        .template
-        .or(parent.as_ref().map(|p| p.start.template.clone()))
-        .or(file.template.clone())
-        .unwrap_or_else(|| "auto".into());
-    let template = parse_template(&template_name)?;
-    let lang_name = args
-        .lang
-        .or(file.lang.clone())
-        .or(parent.as_ref().map(|p| p.start.lang.clone()))
-        .unwrap_or_else(|| "en".into());
-    let lang = parse_lang(&lang_name)?;
-    let (provider_kind, model, base_url) = args.llm.resolve(&file)?;
-    let max_fix_attempts = args.max_fix_attempts.or(file.max_fix_attempts).unwrap_or(3);
-    let max_turns = args.max_turns.or(file.max_turns).unwrap_or(100).max(1);
-    let timeout = Duration::from_secs(args.timeout.or(file.timeout).unwrap_or(600).max(1));
-    let call_timeout = file.call_timeout(args.call_timeout);
-    let retry =
-        RetryPolicy { max_retries: args.max_retries.or(file.max_retries).unwrap_or(4), ..RetryPolicy::default() };
-    let stream = file.stream(args.no_stream);
-    let mut checks = file.checks.clone();
-    checks.extend(args.checks);
-
-    let wire = providers::Wire {
-        stream,
-        call_timeout,
-        generation_timeout: file.generation_timeout(args.generation_timeout),
-        memory: Default::default(),
-        data_dir: &data_dir,
-        env: &env_var,
-        local: Default::default(),
-    };
-    let (primary, model) = providers::build(provider_kind, model, base_url, &wire).await?;
-    let label = format!("{}:{model}", provider_kind.as_str());
-    let provider = providers::chain(primary, label.clone(), &file.fallback, &wire).await?;
-    let mut pricing = Pricing::builtin();
-    if let Some(path) = args.prices.as_ref().or(file.prices_file.as_ref()) {
-        let text = std::fs::read_to_string(path).map_err(|e| usage(anyhow!("price table {}: {e}", path.display())))?;
-        pricing.extend(Pricing::parse(&text).map_err(|e| usage(anyhow!("price table {}: {e}", path.display())))?);
-    }
-    pricing.extend(file.pricing.clone());
-    let build_id = new_build_id();
-    let (ws_path, history) = match &parent {
-        Some(p) => {
-            if args.workspace.is_some() {
-                return Err(usage(anyhow!("--continue works in the earlier build's folder; leave out --workspace")));
-            }
-            let path = PathBuf::from(&p.start.workspace);
-            if !path.is_dir() {
-                return Err(usage(anyhow!(
-                    "build {} had its files in {}, which no longer exists",
-                    p.start.id,
-                    path.display()
-                )));
-            }
-            let turns =
-                store.turns(&p.start.id).await.map_err(|e| usage(anyhow!("reading build {}: {e}", p.start.id)))?;
-            (path, wright_agent::journal::conversation_from_turns(&turns))
-        }
-        None => (args.workspace.unwrap_or_else(|| data_dir.join("builds").join(&build_id)), Vec::new()),
-    };
-    let defaults = WorkspaceLimits::default();
-    let limits = WorkspaceLimits {
-        max_file_bytes: file.max_file_bytes.unwrap_or(defaults.max_file_bytes),
-        max_total_bytes: file.max_workspace_bytes.unwrap_or(defaults.max_total_bytes),
-    };
-    let workspace =
-        Workspace::open(&ws_path, limits).map_err(|e| usage(anyhow!("workspace {}: {e}", ws_path.display())))?;
-    std::fs::create_dir_all(data_dir.join("tmp"))
-        .with_context(|| format!("creating {}", data_dir.display()))
-        .map_err(usage)?;
-    let scratch = tempfile::Builder::new()
-        .prefix(&format!("{build_id}-"))
-        .tempdir_in(data_dir.join("tmp"))
-        .context("creating the build's temp folder")
-        .map_err(usage)?;
-    let mut exec = ExecConfig::for_build(&scratch.path().join("home"), &scratch.path().join("tmp"))
-        .context("preparing the build's home")
-        .map_err(usage)?;
-    if let Some(secs) = args.command_timeout.or(file.command_timeout) {
-        exec.command_timeout = Duration::from_secs(secs.max(1));
-    }
-    // What the model and the user see hides the values of secret-looking host variables and
-    // the host's home folder (builds get a private HOME, so only wright knows the real one).
-    let host_vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
-    let host_home = std::env::var_os("HOME").map(PathBuf::from);
-    exec.redactor = wright_sandbox::Redactor::from_host_env(host_vars, host_home.as_deref());
-    // npm installs are served from this cache, filled outside the sandbox and mounted read-only.
-    let deps_cache = std::path::absolute(data_dir.join("deps"))
-        .and_then(|p| std::fs::create_dir_all(&p).map(|_| p))
-        .context("creating the package cache")
-        .map_err(usage)?;
-    exec.deps_cache = Some(deps_cache);
-
-    // Commands see the workspace and the build's scratch folder (HOME, TMPDIR) read-write and
-    // the dependency cache read-only; nothing else of the data dir.
-    let policy = wright_sandbox::Policy {
-        network,
-        limits: sandbox::limits(&file),
-        writable: vec![workspace.root().to_path_buf(), scratch.path().to_path_buf()],
-        // The npm cache the workspace's node_modules link points into, at that same path.
-        read_only: exec.deps_cache.iter().cloned().collect(),
-    };
-    let confinement = sandbox::choose(sandbox_mode, policy)?;
-    if let Some(w) = &confinement.warning {
+    let build = engine.prepare(job).await?;
+    for w in &build.warnings {
         eprintln!("{w}");
     }
-    // Apps with JavaScript tests need Node.js; say so now rather than after three failed fixes.
-    if template.resolve(&args.prompt) != Template::Static {
-        let host = wright_prereq::Host::from_env();
-        if let Some(node) = wright_prereq::requirement("Node.js").filter(|r| !host.has(r)) {
-            eprintln!("wright: {}", wright_prereq::explain_missing(node, &host));
-        }
-    }
+    let build_id = build.id.clone();
+    let root = build.workspace.root().to_path_buf();
     let format =
         args.events.unwrap_or(if std::io::stdout().is_terminal() { EventsFormat::Human } else { EventsFormat::Jsonl });
     let sink: Arc<dyn EventSink> = match format {
@@ -491,19 +407,19 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         EventsFormat::Human => {
             println!(
                 "wright · {} · {} · {} · build {build_id}\n  commands: {}",
-                provider_kind.as_str(),
-                model,
-                workspace.root().display(),
-                confinement.summary
+                build.provider_kind,
+                build.model,
+                root.display(),
+                build.sandbox
             );
-            Arc::new(render::HumanSink::new(lang, max_fix_attempts, args.verbose, std::io::stderr().is_terminal()))
+            Arc::new(render::HumanSink::new(
+                build.lang,
+                build.max_fix_attempts,
+                args.verbose,
+                std::io::stderr().is_terminal(),
+            ))
         }
     };
-    // The store comes first: every event is saved before anyone is shown it.
-    let persist =
-        Arc::new(wright_store::PersistSink::new(store.clone()).context("starting the event writer").map_err(usage)?);
-    let emitter = Emitter::new(build_id.clone(), vec![persist.clone(), sink]);
-
     let cancel = CancellationToken::new();
     {
         let cancel = cancel.clone();
@@ -517,55 +433,19 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
             }
         });
     }
-
-    let ctx = ToolContext {
-        workspace: workspace.clone(),
-        runner: Arc::new(ProcessRunner::new(confinement.isolation)),
-        emitter,
-        cancel,
-        exec,
-    };
-    let req = BuildRequest {
-        prompt: args.prompt,
-        template,
-        lang,
-        checks,
-        max_fix_attempts,
-        max_turns,
-        timeout,
-        model,
-        temperature: args.temperature.or(file.temperature),
-        max_tokens: None,
-        retry,
-        pricing,
-        max_cost_usd: args.max_cost.or(file.max_cost),
-        fix_model: args.fix_model.or(file.fix_model.clone()),
-        note_budget: args.note_budget.or(file.note_budget).unwrap_or(wright_memory_budget()),
-        note_model: args.note_model.or(file.note_model.clone()),
-        parent: parent.as_ref().map(|p| p.start.id.clone()),
-        history,
-    };
-    let deps = BuildDeps {
-        provider,
-        registry: Arc::new(builtin_registry()),
-        ctx,
-        store: Some(store.clone()),
-        provider_label: label,
-    };
-    let report = run_build(req, deps).await;
-    if persist.failures() > 0 {
-        eprintln!("wright: {} event(s) could not be saved to {db_url}", persist.failures());
+    let finished = build.run(vec![sink], cancel, 1).await;
+    let report = finished.report;
+    if finished.unsaved_events > 0 {
+        eprintln!("wright: {} event(s) could not be saved to {}", finished.unsaved_events, engine.db_url());
     }
-    drop(scratch);
     if matches!(format, EventsFormat::Human) {
         println!(
             "{} {}",
             if report.success() { "Your project is in" } else { "The files are kept in" },
-            workspace.root().display()
+            root.display()
         );
         if report.success() {
-            let page =
-                ["index.html", "client/index.html"].into_iter().map(|p| workspace.root().join(p)).find(|p| p.exists());
+            let page = ["index.html", "client/index.html"].into_iter().map(|p| root.join(p)).find(|p| p.exists());
             if let Some(p) = page {
                 println!("Open it in your browser: file://{}", p.display());
             }
@@ -582,13 +462,4 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         }
         BuildEnd::VerificationFailed | BuildEnd::TimedOut(_) | BuildEnd::Cancelled | BuildEnd::BudgetSpent(_) => 1,
     })
-}
-
-fn wright_memory_budget() -> u32 {
-    wright_agent::BuildRequest::default().note_budget
-}
-
-/// Sortable, readable, unique enough: `20261121-153501-3fa2`.
-fn new_build_id() -> String {
-    format!("{}-{:04x}", chrono::Utc::now().format("%Y%m%d-%H%M%S"), fastrand::u16(..))
 }

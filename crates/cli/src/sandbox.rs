@@ -1,13 +1,13 @@
-//! Choosing how generated code is confined (`--sandbox`, `--network`) and `wright doctor`,
-//! which says what that choice is on this machine and why.
+//! `--sandbox`, `--network` and `wright doctor`, which says what the sandbox choice is on this
+//! machine and why.
 
-use crate::config::FileConfig;
 use crate::{Exit, usage};
 use anyhow::anyhow;
 use serde_json::json;
 use std::path::PathBuf;
-use std::time::Duration;
-use wright_sandbox::{Bwrap, Isolation, Landlock, Limits, NoIsolation, Policy, Refuse, SANDBOX_UID, Unavailable};
+use wright_engine::config::FileConfig;
+use wright_engine::sandbox::{Mode, limits, mib, parse_network, probe_bwrap, probe_landlock, select};
+use wright_sandbox::{Policy, SANDBOX_UID};
 
 /// `--sandbox` and `--network`, shared by `run` and `doctor`.
 #[derive(clap::Args, Clone, Default)]
@@ -21,167 +21,13 @@ pub struct SandboxArgs {
     pub network: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Auto,
-    Bwrap,
-    Landlock,
-    None,
-}
-
-/// What was chosen, with the words to say about it.
-pub struct Choice {
-    pub isolation: Box<dyn Isolation>,
-    /// One line for the human header and `doctor`.
-    pub summary: String,
-    /// Said on stderr when commands are not confined or cannot run.
-    pub warning: Option<String>,
-}
-
 impl SandboxArgs {
     pub fn mode(&self, file: &FileConfig) -> Result<Mode, Exit> {
-        match self.sandbox.as_deref().or(file.sandbox.as_deref()).unwrap_or("auto") {
-            "auto" => Ok(Mode::Auto),
-            "bwrap" | "bubblewrap" => Ok(Mode::Bwrap),
-            "landlock" => Ok(Mode::Landlock),
-            "none" => Ok(Mode::None),
-            other => Err(usage(anyhow!("unknown sandbox `{other}`; use auto, bwrap, landlock or none"))),
-        }
+        Mode::parse(self.sandbox.as_deref().or(file.sandbox.as_deref()).unwrap_or("auto")).map_err(Exit::from)
     }
 
     pub fn network(&self, file: &FileConfig) -> Result<bool, Exit> {
-        match self.network.as_deref().or(file.network.as_deref()).unwrap_or("deny") {
-            "deny" | "off" => Ok(false),
-            "allow" | "on" => Ok(true),
-            other => Err(usage(anyhow!("unknown network mode `{other}`; use deny or allow"))),
-        }
-    }
-}
-
-/// Limits from wright.toml over the defaults.
-pub fn limits(file: &FileConfig) -> Limits {
-    let d = Limits::default();
-    Limits {
-        memory: file.memory_limit_mb.map(|m| m << 20).unwrap_or(d.memory),
-        file_size: file.file_size_limit_mb.map(|m| m << 20).unwrap_or(d.file_size),
-        open_files: d.open_files,
-        processes: file.process_limit.unwrap_or(d.processes),
-        cpu_seconds: file.cpu_limit_secs.unwrap_or(d.cpu_seconds),
-    }
-}
-
-fn mib(bytes: u64) -> String {
-    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
-        format!("{} GiB", bytes >> 30)
-    } else {
-        format!("{} MiB", bytes >> 20)
-    }
-}
-
-fn describe(b: &Bwrap, took: Duration) -> String {
-    let p = b.policy();
-    format!(
-        "bubblewrap sandbox ({} ms to start): {}, {}, seccomp filter, {} memory, {} files, {} processes",
-        took.as_millis(),
-        if p.network { "network allowed" } else { "no network (loopback only)" },
-        if b.drops_root() { format!("runs as uid {SANDBOX_UID}") } else { "no privileges".to_string() },
-        mib(p.limits.memory),
-        mib(p.limits.file_size),
-        p.limits.processes
-    )
-}
-
-fn describe_landlock(l: &Landlock, took: Duration) -> String {
-    let p = l.policy();
-    format!(
-        "Landlock sandbox ({} ms to start; bubblewrap is not available): read-only system, {}, {}, seccomp filter, {} memory{}",
-        took.as_millis(),
-        if p.network { "network allowed" } else { "no TCP at all (no loopback servers)" },
-        if wright_sandbox::running_as_root() {
-            format!("runs as uid {SANDBOX_UID}")
-        } else {
-            "no privileges".to_string()
-        },
-        mib(p.limits.memory),
-        if l.cgroups().is_some() { "" } else { ", no cgroup: detached daemons can outlive a command" }
-    )
-}
-
-/// The executable that confines commands for the Landlock sandbox: wright itself.
-fn helper() -> Result<PathBuf, String> {
-    std::env::current_exe().map_err(|e| format!("cannot find wright's own executable: {e}"))
-}
-
-fn probe_bwrap(policy: &Policy) -> Result<(Bwrap, Duration), Unavailable> {
-    let b = Bwrap::new(policy.clone())?;
-    let took = b.probe()?;
-    Ok((b, took))
-}
-
-fn probe_landlock(policy: &Policy) -> Result<(Landlock, Duration), String> {
-    let l = Landlock::new(helper()?, policy.clone());
-    let took = l.probe()?;
-    Ok((l, took))
-}
-
-/// The isolation for `mode`: `bwrap` and `landlock` must work or it is a configuration error;
-/// `auto` takes bubblewrap, else Landlock, else refuses to run commands (with the reason);
-/// `none` runs them as they are. Only the sandboxes the mode may need are probed.
-pub fn choose(mode: Mode, policy: Policy) -> Result<Choice, Exit> {
-    select(mode, || probe_bwrap(&policy), || probe_landlock(&policy))
-}
-
-/// [`choose`] over probes given as functions (so `doctor` can reuse the ones it made).
-fn select(
-    mode: Mode,
-    bwrap: impl FnOnce() -> Result<(Bwrap, Duration), Unavailable>,
-    landlock: impl FnOnce() -> Result<(Landlock, Duration), String>,
-) -> Result<Choice, Exit> {
-    if mode == Mode::None {
-        return Ok(Choice {
-            isolation: Box::new(NoIsolation),
-            summary: "no sandbox (--sandbox none): commands run with your permissions".into(),
-            warning: Some("wright: --sandbox none: generated code runs unconfined, with your files and network".into()),
-        });
-    }
-    let mut why = Vec::new();
-    let mut not_installed = false;
-    if mode != Mode::Landlock {
-        match bwrap() {
-            Ok((b, took)) => return Ok(Choice { summary: describe(&b, took), isolation: Box::new(b), warning: None }),
-            Err(e) if mode == Mode::Bwrap => return Err(usage(anyhow!("--sandbox bwrap: {e}"))),
-            Err(e) => {
-                not_installed = matches!(e, Unavailable::NoBwrap);
-                why.push(format!("bubblewrap: {e}"));
-            }
-        }
-    }
-    match landlock() {
-        Ok((l, took)) => {
-            let summary = describe_landlock(&l, took);
-            let warning = (mode == Mode::Auto).then(|| match wright_prereq::requirement("bubblewrap") {
-                // Not installed: what still works, and the one command that fixes it.
-                Some(req) if not_installed => {
-                    format!("wright: {}", wright_prereq::explain_missing(req, &wright_prereq::Host::from_env()))
-                }
-                _ => format!("wright: bubblewrap is not usable here, so commands run in the weaker {summary}"),
-            });
-            Ok(Choice { summary, isolation: Box::new(l), warning })
-        }
-        Err(e) if mode == Mode::Landlock => Err(usage(anyhow!("--sandbox landlock: {e}"))),
-        Err(e) => {
-            why.push(format!("Landlock: {e}"));
-            let reason = format!(
-                "no sandbox works on this machine ({}), so wright does not run generated code; \
-                 install bubblewrap, or pass --sandbox none to run it unconfined",
-                why.join("; ")
-            );
-            Ok(Choice {
-                isolation: Box::new(Refuse(reason.clone())),
-                summary: "no sandbox available: commands are refused".into(),
-                warning: Some(format!("wright: {reason}")),
-            })
-        }
+        parse_network(self.network.as_deref().or(file.network.as_deref()).unwrap_or("deny")).map_err(Exit::from)
     }
 }
 
@@ -221,7 +67,7 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
     let (file, _) = FileConfig::load(config_path.as_deref()).map_err(usage)?;
     let endpoint = if args.llm.provider.is_some() || args.llm.base_url.is_some() {
         let (kind, model, base_url) = args.llm.clone().resolve(&file)?;
-        if kind != crate::config::ProviderKind::OpenAi {
+        if kind != wright_engine::config::ProviderKind::OpenAi {
             return Err(usage(anyhow!("the endpoint check is for OpenAI-compatible servers: use --provider openai")));
         }
         let base = base_url.unwrap_or_else(|| "https://api.openai.com/v1".into());
@@ -307,7 +153,7 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
     ];
     let (active, warning) = match &choice {
         Ok(c) => (c.summary.clone(), c.warning.clone()),
-        Err(e) => (format!("none: {}", e.1), None),
+        Err(e) => (format!("none: {e}"), None),
     };
     if args.json {
         let mut obj = serde_json::Map::new();

@@ -256,9 +256,15 @@ pub struct Emitter {
 
 impl Emitter {
     pub fn new(build: impl Into<String>, sinks: Vec<Arc<dyn EventSink>>) -> Self {
+        Self::starting_at(build, 1, sinks)
+    }
+
+    /// An emitter whose first event gets `seq` `first_seq`: for a build whose stream already
+    /// holds events (the server's queue notices), so the sequence stays gapless.
+    pub fn starting_at(build: impl Into<String>, first_seq: u64, sinks: Vec<Arc<dyn EventSink>>) -> Self {
         Self {
             build: Arc::from(build.into()),
-            state: Arc::new(Mutex::new(EmitterState { next_seq: 1, closed: false })),
+            state: Arc::new(Mutex::new(EmitterState { next_seq: first_seq.max(1), closed: false })),
             sinks: Arc::new(sinks),
         }
     }

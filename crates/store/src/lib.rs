@@ -9,11 +9,13 @@
 pub mod note;
 mod sink;
 mod sqlite;
+mod sqlite_service;
 pub mod types;
 
 pub use note::{Note, NoteStatus};
 pub use sink::PersistSink;
 pub use sqlite::SqliteStore;
+pub use sqlite_service::new_user;
 pub use types::*;
 
 use async_trait::async_trait;
@@ -98,6 +100,46 @@ pub trait Store: Send + Sync {
 
     /// Aggregates for `wright stats`.
     async fn stats(&self) -> Result<Stats>;
+
+    // The service's queue. It lives here, not in a process, so any number of servers and
+    // workers can share it; a claimed build carries a lease its worker renews.
+    /// Queue a build, unless the owner already has it: the same `idempotency_key`, or an
+    /// identical request (`dedup_key`) still queued or running.
+    async fn enqueue_build(&self, build: &QueuedBuild) -> Result<Enqueued>;
+    /// Take the oldest queued build for `worker`, running until `lease_until` unless renewed.
+    async fn claim_build(&self, worker: &str, lease_until: &str) -> Result<Option<BuildRecord>>;
+    /// Extend a claimed build's lease; false when the worker no longer holds it.
+    async fn renew_lease(&self, id: &str, worker: &str, lease_until: &str) -> Result<bool>;
+    /// Take the running builds whose lease ended before `now` (their worker is gone), so that
+    /// exactly one caller ends each of them.
+    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str) -> Result<Vec<BuildRecord>>;
+    /// Builds ahead of this one in the queue (0 when it is next or not queued).
+    async fn queue_position(&self, id: &str) -> Result<u64>;
+    /// Queued builds in all.
+    async fn queue_depth(&self) -> Result<u64>;
+    async fn request_cancel(&self, id: &str, now: &str) -> Result<CancelOutcome>;
+    async fn cancel_requested(&self, id: &str) -> Result<bool>;
+    /// The highest `seq` stored for a build (0 when none).
+    async fn last_seq(&self, build_id: &str) -> Result<u64>;
+    /// Newest first; only `owner`'s when given.
+    async fn builds_of(&self, owner: Option<&str>, limit: u32) -> Result<Vec<BuildRecord>>;
+    /// How many builds `owner` queued since `since`, and when the oldest of them was queued.
+    async fn builds_since(&self, owner: &str, since: &str) -> Result<(u64, Option<String>)>;
+    /// `owner`'s builds that are queued or running.
+    async fn active_builds(&self, owner: &str) -> Result<u64>;
+
+    // Users and sessions of the service. Secrets are stored as their SHA-256 only.
+    async fn create_user(&self, user: &User, token_hash: &str) -> Result<()>;
+    async fn users(&self) -> Result<Vec<User>>;
+    /// False when there was no such user.
+    async fn remove_user(&self, name: &str) -> Result<bool>;
+    async fn user_by_token(&self, token_hash: &str) -> Result<Option<User>>;
+    async fn put_session(&self, token_hash: &str, user_id: &str, kind: SessionKind, expires_at: &str) -> Result<()>;
+    /// The user of a live session or login link; a login link is used up by this call.
+    async fn session_user(&self, token_hash: &str, kind: SessionKind, now: &str) -> Result<Option<User>>;
+    async fn end_session(&self, token_hash: &str) -> Result<()>;
+    /// Remember a request a limit refused.
+    async fn log_refusal(&self, user_id: &str, reason: &str) -> Result<()>;
 }
 
 /// Open the store a URL names: `sqlite://PATH` (created if missing) or `sqlite::memory:`.

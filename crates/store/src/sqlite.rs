@@ -23,7 +23,7 @@ const PER_KEY: u32 = 128;
 /// [`Store`] on SQLite.
 #[derive(Clone)]
 pub struct SqliteStore {
-    pool: SqlitePool,
+    pub(crate) pool: SqlitePool,
 }
 
 impl SqliteStore {
@@ -75,7 +75,7 @@ fn unjson<T: serde::de::DeserializeOwned>(s: &str, what: &str) -> Result<T> {
     serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
 }
 
-fn u(v: i64) -> u64 {
+pub(crate) fn u(v: i64) -> u64 {
     v.max(0) as u64
 }
 
@@ -88,7 +88,7 @@ fn tokens(r: &SqliteRow) -> Result<Tokens> {
     })
 }
 
-fn build_row(r: &SqliteRow) -> Result<BuildRecord> {
+pub(crate) fn build_row(r: &SqliteRow) -> Result<BuildRecord> {
     let status: String = r.try_get("status")?;
     let files: String = r.try_get("files")?;
     Ok(BuildRecord {
@@ -112,6 +112,9 @@ fn build_row(r: &SqliteRow) -> Result<BuildRecord> {
         files: unjson(&files, "build files")?,
         report: r.try_get("report")?,
         finished_at: r.try_get("finished_at")?,
+        owner: r.try_get("owner")?,
+        preview_key: r.try_get("preview_key")?,
+        request: r.try_get("request")?,
     })
 }
 
@@ -212,7 +215,9 @@ impl Store for SqliteStore {
     async fn create_build(&self, b: &NewBuild) -> Result<()> {
         sqlx::query(
             "INSERT INTO builds (id, parent_id, prompt, template, lang, provider, model, workspace, status, started_at) \
-             VALUES (?,?,?,?,?,?,?,?,'running',?)",
+             VALUES (?,?,?,?,?,?,?,?,'running',?) ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, \
+             template = excluded.template, lang = excluded.lang, provider = excluded.provider, model = excluded.model, \
+             workspace = excluded.workspace, status = 'running'",
         )
         .bind(&b.id)
         .bind(&b.parent_id)
@@ -561,9 +566,70 @@ impl Store for SqliteStore {
         rows.iter().map(|r| Ok(r.try_get("note_id")?)).collect()
     }
 
+    async fn enqueue_build(&self, build: &QueuedBuild) -> Result<Enqueued> {
+        self.svc_enqueue(build).await
+    }
+    async fn claim_build(&self, worker: &str, lease_until: &str) -> Result<Option<BuildRecord>> {
+        self.svc_claim(worker, lease_until).await
+    }
+    async fn renew_lease(&self, id: &str, worker: &str, lease_until: &str) -> Result<bool> {
+        self.svc_renew(id, worker, lease_until).await
+    }
+    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str) -> Result<Vec<BuildRecord>> {
+        self.svc_take_expired(now, reaper, lease_until).await
+    }
+    async fn queue_position(&self, id: &str) -> Result<u64> {
+        self.svc_queue_position(id).await
+    }
+    async fn queue_depth(&self) -> Result<u64> {
+        self.svc_queue_depth().await
+    }
+    async fn request_cancel(&self, id: &str, now: &str) -> Result<CancelOutcome> {
+        self.svc_request_cancel(id, now).await
+    }
+    async fn cancel_requested(&self, id: &str) -> Result<bool> {
+        self.svc_cancel_requested(id).await
+    }
+    async fn last_seq(&self, build_id: &str) -> Result<u64> {
+        self.svc_last_seq(build_id).await
+    }
+    async fn builds_of(&self, owner: Option<&str>, limit: u32) -> Result<Vec<BuildRecord>> {
+        self.svc_builds_of(owner, limit).await
+    }
+    async fn builds_since(&self, owner: &str, since: &str) -> Result<(u64, Option<String>)> {
+        self.svc_builds_since(owner, since).await
+    }
+    async fn active_builds(&self, owner: &str) -> Result<u64> {
+        self.svc_active(owner).await
+    }
+    async fn create_user(&self, user: &User, token_hash: &str) -> Result<()> {
+        self.svc_create_user(user, token_hash).await
+    }
+    async fn users(&self) -> Result<Vec<User>> {
+        self.svc_users().await
+    }
+    async fn remove_user(&self, name: &str) -> Result<bool> {
+        self.svc_remove_user(name).await
+    }
+    async fn user_by_token(&self, token_hash: &str) -> Result<Option<User>> {
+        self.svc_user_by_token(token_hash).await
+    }
+    async fn put_session(&self, token_hash: &str, user_id: &str, kind: SessionKind, expires_at: &str) -> Result<()> {
+        self.svc_put_session(token_hash, user_id, kind, expires_at).await
+    }
+    async fn session_user(&self, token_hash: &str, kind: SessionKind, now: &str) -> Result<Option<User>> {
+        self.svc_session_user(token_hash, kind, now).await
+    }
+    async fn end_session(&self, token_hash: &str) -> Result<()> {
+        self.svc_end_session(token_hash).await
+    }
+    async fn log_refusal(&self, user_id: &str, reason: &str) -> Result<()> {
+        self.svc_log_refusal(user_id, reason).await
+    }
+
     async fn stats(&self) -> Result<Stats> {
         let mut s = Stats::default();
-        let finished = "status != 'running'";
+        let finished = "status IN ('published', 'failed')";
         let rows = sqlx::query(&format!(
             "SELECT template, COUNT(*) AS n, SUM(status = 'published') AS ok, \
              SUM(status = 'published' AND fix_attempts = 0) AS first FROM builds WHERE {finished} \

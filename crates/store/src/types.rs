@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BuildStatus {
+    /// Waiting for a worker (`wright serve`).
+    Queued,
     Running,
     Published,
     Failed,
@@ -15,6 +17,7 @@ pub enum BuildStatus {
 impl BuildStatus {
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Queued => "queued",
             Self::Running => "running",
             Self::Published => "published",
             Self::Failed => "failed",
@@ -22,6 +25,7 @@ impl BuildStatus {
     }
     pub fn parse(s: &str) -> Option<Self> {
         match s {
+            "queued" => Some(Self::Queued),
             "running" => Some(Self::Running),
             "published" => Some(Self::Published),
             "failed" => Some(Self::Failed),
@@ -86,6 +90,107 @@ pub struct BuildRecord {
     pub files: Vec<String>,
     pub report: Option<String>,
     pub finished_at: Option<String>,
+    /// The user who asked for it (`wright serve`); none for `wright run`.
+    #[serde(default)]
+    pub owner: Option<String>,
+    /// The secret part of its preview address (`wright serve`).
+    #[serde(skip)]
+    pub preview_key: Option<String>,
+    /// The request as the server received it (JSON), which a worker runs.
+    #[serde(skip)]
+    pub request: Option<String>,
+}
+
+impl BuildStatus {
+    /// Whether the build has ended (published or failed).
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Published | Self::Failed)
+    }
+}
+
+/// A build asked for over HTTP, waiting for a worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuedBuild {
+    pub build: NewBuild,
+    pub owner: String,
+    /// What a worker needs to run it (JSON).
+    pub request: String,
+    /// The client's `Idempotency-Key`: the same key from the same owner is the same build.
+    pub idempotency_key: Option<String>,
+    /// Identical requests from one owner while one of them is queued or running are one build.
+    pub dedup_key: String,
+    pub preview_key: String,
+    /// Stored with the build, before any worker can take it (the queue notice).
+    pub first_event: Option<wright_events::Event>,
+}
+
+/// What [`crate::Store::enqueue_build`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Enqueued {
+    /// A new build was queued.
+    New,
+    /// The same request (by idempotency key, or identical and still active) was already there.
+    Existing(Box<BuildRecord>),
+}
+
+/// What a cancel request found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// It was still queued and is now failed with `cancelled`; no worker will take it.
+    WasQueued,
+    /// It is running; its worker was asked to stop.
+    Running,
+    /// It had already ended.
+    AlreadyEnded,
+}
+
+/// What a user may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Admin,
+    User,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admin => "admin",
+            Self::User => "user",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "admin" => Some(Self::Admin),
+            "user" => Some(Self::User),
+            _ => None,
+        }
+    }
+}
+
+/// Someone who may use `wright serve`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct User {
+    pub id: String,
+    pub name: String,
+    pub role: Role,
+    pub created_at: String,
+}
+
+/// A browser session, or a one-time login link that becomes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionKind {
+    Session,
+    Login,
+}
+
+impl SessionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Session => "session",
+            Self::Login => "login",
+        }
+    }
 }
 
 /// One message of a build's conversation with the model.

@@ -12,6 +12,7 @@
 #![allow(dead_code)]
 
 pub mod counter;
+pub mod server;
 
 use axum::{
     Router,

@@ -1,7 +1,6 @@
 //! Getting the offline model ready: find or pull the GGUF, then load it off the runtime.
 
-use crate::Exit;
-use anyhow::anyhow;
+use crate::EngineError;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,7 +12,7 @@ pub fn python() -> String {
 }
 
 /// Download the default model if it is not there yet, with a progress bar on stderr.
-pub async fn ensure_default_model(data_dir: &Path, force: bool, show: bool) -> Result<PathBuf, Exit> {
+pub async fn ensure_default_model(data_dir: &Path, force: bool, show: bool) -> Result<PathBuf, EngineError> {
     if !force && DEFAULT_MODEL.is_present(data_dir) {
         return Ok(DEFAULT_MODEL.path_in(data_dir));
     }
@@ -21,15 +20,12 @@ pub async fn ensure_default_model(data_dir: &Path, force: bool, show: bool) -> R
     // `Host::from_env` reads `WRIGHT_PYTHON` the same way `python()` does.
     let host = wright_prereq::Host::from_env();
     if let Some(pip) = wright_prereq::requirement("pip").filter(|r| !host.has(r)) {
-        return Err(Exit(
-            3,
-            anyhow!(
-                "{} (then run the same command again; `{} -m pip --version` must work, or set WRIGHT_PYTHON \
+        return Err(EngineError::Provider(format!(
+            "{} (then run the same command again; `{} -m pip --version` must work, or set WRIGHT_PYTHON \
                  to a Python that has pip)",
-                wright_prereq::explain_missing(pip, &host),
-                python()
-            ),
-        ));
+            wright_prereq::explain_missing(pip, &host),
+            python()
+        )));
     }
     let bar = if show {
         eprintln!(
@@ -64,11 +60,11 @@ pub async fn ensure_default_model(data_dir: &Path, force: bool, show: bool) -> R
         })
     })
     .await
-    .map_err(|e| Exit(3, anyhow!("the model download stopped: {e}")))?;
+    .map_err(|e| EngineError::Provider(format!("the model download stopped: {e}")))?;
     if let Some(pb) = bar {
         pb.finish_and_clear();
     }
-    let path = result.map_err(|e| Exit(3, anyhow!("the offline model could not be fetched: {e}")))?;
+    let path = result.map_err(|e| EngineError::Provider(format!("the offline model could not be fetched: {e}")))?;
     if show {
         eprintln!("wright: model ready at {}", path.display());
     }
@@ -76,17 +72,14 @@ pub async fn ensure_default_model(data_dir: &Path, force: bool, show: bool) -> R
 }
 
 /// Load the model at `model` (a `.gguf` path) or the default one, returning it with its name.
-pub async fn load(model: Option<&str>, data_dir: &Path, show: bool) -> Result<(Arc<LocalEngine>, String), Exit> {
+pub async fn load(model: Option<&str>, data_dir: &Path, show: bool) -> Result<(Arc<LocalEngine>, String), EngineError> {
     let (path, name) = match model {
         Some(m) => {
             let p = PathBuf::from(m);
             if !p.is_file() {
-                return Err(Exit(
-                    2,
-                    anyhow!(
-                        "the local provider takes a GGUF file as --model, and {m} is not a file (leave --model out to use the built-in model)"
-                    ),
-                ));
+                return Err(EngineError::Usage(format!(
+                    "the local provider takes a GGUF file as --model, and {m} is not a file (leave --model out to use the built-in model)"
+                )));
             }
             let name = p.file_stem().map_or_else(|| m.to_string(), |s| s.to_string_lossy().into_owned());
             (p, name)
@@ -98,7 +91,7 @@ pub async fn load(model: Option<&str>, data_dir: &Path, show: bool) -> Result<(A
     }
     let engine = tokio::task::spawn_blocking(move || LocalEngine::load(EngineConfig::new(path)))
         .await
-        .map_err(|e| Exit(3, anyhow!("loading the model stopped: {e}")))?
-        .map_err(|e| Exit(3, anyhow!("the offline model could not be loaded: {e}")))?;
+        .map_err(|e| EngineError::Provider(format!("loading the model stopped: {e}")))?
+        .map_err(|e| EngineError::Provider(format!("the offline model could not be loaded: {e}")))?;
     Ok((Arc::new(engine), name))
 }

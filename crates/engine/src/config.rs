@@ -1,7 +1,7 @@
-//! Settings for a run: flags beat environment variables, which beat `wright.toml`, which beats
+//! Settings (`wright.toml`): flags beat environment variables, which beat `wright.toml`, which beats
 //! the defaults. Clap already merges flags with the environment; the file fills what is left.
 
-use anyhow::{Context, Result, bail};
+use crate::EngineError;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use wright_agent::Pricing;
@@ -61,6 +61,35 @@ pub struct FileConfig {
     pub checks: Vec<String>,
     #[serde(default)]
     pub pricing: Pricing,
+    /// `wright serve` settings (`[serve]`).
+    #[serde(default)]
+    pub serve: ServeFile,
+}
+
+/// The `[serve]` table: how `wright serve` shares itself between users. Flags beat it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeFile {
+    pub bind: Option<String>,
+    pub preview_bind: Option<String>,
+    pub workers: Option<usize>,
+    /// Builds one user may start per hour [default: 10].
+    pub builds_per_hour: Option<u32>,
+    /// Builds one user may have queued or running at once [default: 2].
+    pub max_concurrent_builds: Option<u32>,
+    /// Shortest and longest prompt, in characters [default: 10 and 2000].
+    pub prompt_min_chars: Option<usize>,
+    pub prompt_max_chars: Option<usize>,
+    /// Models a request may pick with `model`; empty means only the configured one.
+    #[serde(default)]
+    pub models: Vec<String>,
+    /// A command that reads a prompt on stdin and exits 0 to allow it; anything else (or no
+    /// answer within 10 s) refuses the build. Off when unset.
+    pub moderation_command: Option<String>,
+    /// Seconds between SSE heartbeat comments [default: 15].
+    pub heartbeat_secs: Option<u64>,
+    /// Seconds running builds get to finish on shutdown before they are cancelled [default: 30].
+    pub grace_secs: Option<u64>,
 }
 
 impl FileConfig {
@@ -85,11 +114,11 @@ impl FileConfig {
     }
 
     /// Load `path` if given (it must exist), else `./wright.toml` if present.
-    pub fn load(path: Option<&Path>) -> Result<(Self, Option<PathBuf>)> {
+    pub fn load(path: Option<&Path>) -> Result<(Self, Option<PathBuf>), EngineError> {
         let candidate = match path {
             Some(p) => {
                 if !p.exists() {
-                    bail!("config file {} does not exist", p.display());
+                    return Err(EngineError::Usage(format!("config file {} does not exist", p.display())));
                 }
                 p.to_path_buf()
             }
@@ -101,9 +130,10 @@ impl FileConfig {
                 p
             }
         };
-        let text = std::fs::read_to_string(&candidate).with_context(|| format!("reading {}", candidate.display()))?;
-        let cfg: Self =
-            toml::from_str(&text).with_context(|| format!("{} is not a valid wright.toml", candidate.display()))?;
+        let text = std::fs::read_to_string(&candidate)
+            .map_err(|e| EngineError::Usage(format!("reading {}: {e}", candidate.display())))?;
+        let cfg: Self = toml::from_str(&text)
+            .map_err(|e| EngineError::Usage(format!("{} is not a valid wright.toml: {e}", candidate.display())))?;
         Ok((cfg, Some(candidate)))
     }
 }
@@ -118,7 +148,7 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    pub fn parse(s: &str) -> Result<Self> {
+    pub fn parse(s: &str) -> Result<Self, EngineError> {
         Ok(match s.to_ascii_lowercase().as_str() {
             "local" => Self::Local,
             "openai" | "openai-compatible" | "openrouter" | "vllm" | "ollama" | "llamacpp" | "llama.cpp" => {
@@ -126,7 +156,11 @@ impl ProviderKind {
             }
             "anthropic" | "claude" => Self::Anthropic,
             "gemini" | "google" => Self::Gemini,
-            other => bail!("unknown provider `{other}`; use local, openai, anthropic or gemini"),
+            other => {
+                return Err(EngineError::Usage(format!(
+                    "unknown provider `{other}`; use local, openai, anthropic or gemini"
+                )));
+            }
         })
     }
 
@@ -163,7 +197,7 @@ pub fn choose_provider(
     explicit: Option<&str>,
     model: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<ProviderKind> {
+) -> Result<ProviderKind, EngineError> {
     if let Some(p) = explicit {
         return ProviderKind::parse(p);
     }

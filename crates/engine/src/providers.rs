@@ -1,8 +1,7 @@
 //! Building the provider a run talks to: one wire, or a fallback chain of several.
 
 use crate::config::ProviderKind;
-use crate::{Exit, local};
-use anyhow::anyhow;
+use crate::{EngineError, local};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,7 +20,7 @@ pub struct Wire<'a> {
     /// What the process learned about endpoints (e.g. one that cannot stream tool calls).
     pub memory: Arc<EndpointMemory>,
     pub data_dir: &'a Path,
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
     /// The offline model once loaded: llama.cpp's backend is process-wide, so `local` as both
     /// primary and fallback must share one engine.
     pub local: std::sync::Mutex<Option<(Arc<wright_local::LocalEngine>, String)>>,
@@ -37,19 +36,14 @@ pub async fn build(
     model: Option<String>,
     base_url: Option<String>,
     wire: &Wire<'_>,
-) -> Result<(Arc<dyn Provider>, String), Exit> {
-    let unusable = |e: wright_provider::ProviderError| Exit(3, e.into());
+) -> Result<(Arc<dyn Provider>, String), EngineError> {
+    let unusable = |e: wright_provider::ProviderError| EngineError::Provider(e.to_string());
     Ok(match kind {
         ProviderKind::OpenAi => {
             let base = base_url.unwrap_or_else(|| "https://api.openai.com/v1".into());
             let api_key = key(wire.env, "OPENAI_API_KEY");
             if api_key.is_none() && base.contains("api.openai.com") {
-                return Err(Exit(
-                    3,
-                    anyhow!(
-                        "OPENAI_API_KEY is not set. Set it, or point --base-url at an OpenAI-compatible server (llama.cpp, Ollama, vLLM) that needs no key."
-                    ),
-                ));
+                return Err(EngineError::Provider("OPENAI_API_KEY is not set. Set it, or point --base-url at an OpenAI-compatible server (llama.cpp, Ollama, vLLM) that needs no key.".into()));
             }
             let p = OpenAiProvider::new(OpenAiConfig {
                 base_url: base,
@@ -65,7 +59,7 @@ pub async fn build(
         ProviderKind::Anthropic => {
             let api_key = key(wire.env, "ANTHROPIC_API_KEY");
             if api_key.is_none() && base_url.is_none() {
-                return Err(Exit(3, anyhow!("ANTHROPIC_API_KEY is not set.")));
+                return Err(EngineError::Provider("ANTHROPIC_API_KEY is not set.".into()));
             }
             let cfg = AnthropicConfig {
                 base_url: base_url.unwrap_or_else(|| AnthropicConfig::default().base_url),
@@ -82,7 +76,7 @@ pub async fn build(
         ProviderKind::Gemini => {
             let api_key = key(wire.env, "GEMINI_API_KEY");
             if api_key.is_none() && base_url.is_none() {
-                return Err(Exit(3, anyhow!("GEMINI_API_KEY is not set.")));
+                return Err(EngineError::Provider("GEMINI_API_KEY is not set.".into()));
             }
             let cfg = GeminiConfig {
                 base_url: base_url.unwrap_or_else(|| GeminiConfig::default().base_url),
@@ -112,7 +106,7 @@ pub async fn build(
 
 /// A fallback entry: `local`, `openai:gpt-4o-mini`, `anthropic:claude-haiku-4-5`, or with an
 /// endpoint: `openai:qwen2.5-coder@http://127.0.0.1:8080/v1`.
-pub fn parse_entry(s: &str) -> Result<(ProviderKind, Option<String>, Option<String>), Exit> {
+pub fn parse_entry(s: &str) -> Result<(ProviderKind, Option<String>, Option<String>), EngineError> {
     let (spec, url) = match s.split_once('@') {
         Some((spec, url)) => (spec, Some(url.trim().to_string()).filter(|u| !u.is_empty())),
         None => (s, None),
@@ -121,7 +115,7 @@ pub fn parse_entry(s: &str) -> Result<(ProviderKind, Option<String>, Option<Stri
         Some((p, m)) => (p, Some(m.trim().to_string()).filter(|m| !m.is_empty())),
         None => (spec, None),
     };
-    let kind = ProviderKind::parse(p.trim()).map_err(|e| Exit(2, e.context(format!("fallback entry `{s}`"))))?;
+    let kind = ProviderKind::parse(p.trim()).map_err(|e| EngineError::Usage(format!("fallback entry `{s}`: {e}")))?;
     Ok((kind, m, url))
 }
 
@@ -132,7 +126,7 @@ pub async fn chain(
     label: String,
     fallbacks: &[String],
     wire: &Wire<'_>,
-) -> Result<Arc<dyn Provider>, Exit> {
+) -> Result<Arc<dyn Provider>, EngineError> {
     if fallbacks.is_empty() {
         return Ok(primary);
     }

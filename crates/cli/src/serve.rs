@@ -1,0 +1,152 @@
+//! `wright serve`: flags and `[serve]` into a [`wright_server::ServeConfig`], the engine from
+//! the same settings `wright run` reads, and a clean stop on Ctrl-C or SIGTERM.
+
+use crate::{DbArgs, Exit, ModelArgs, usage};
+use anyhow::anyhow;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use wright_engine::config::FileConfig;
+use wright_engine::{Engine, Overrides};
+use wright_server::{Moderation, ServeConfig};
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address of the API [default: 127.0.0.1:8787].
+    #[arg(long, env = "WRIGHT_BIND", value_name = "ADDR")]
+    bind: Option<SocketAddr>,
+    /// Address of the preview origin, which serves builds' pages apart from the API [default: 127.0.0.1:8788].
+    #[arg(long, env = "WRIGHT_PREVIEW_BIND", value_name = "ADDR")]
+    preview_bind: Option<SocketAddr>,
+    /// Builds run at once [default: the number of CPU cores].
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    /// Builds one user may start per hour [default: 10].
+    #[arg(long, value_name = "N")]
+    builds_per_hour: Option<u32>,
+    /// Builds one user may have queued or running at once [default: 2].
+    #[arg(long, value_name = "N")]
+    max_concurrent_builds: Option<u32>,
+    /// The API's address as browsers reach it (behind a proxy), for login links and the preview's CSP.
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
+    /// The preview origin's address as browsers reach it.
+    #[arg(long, value_name = "URL")]
+    preview_url: Option<String>,
+    /// Seconds a claimed build stays claimed without its worker; after a crash, builds that were
+    /// running end within this time of the next start [default: 15].
+    #[arg(long, value_name = "SECS")]
+    lease: Option<u64>,
+    /// Seconds running builds may finish after a shutdown signal before they are cancelled [default: 30].
+    #[arg(long, value_name = "SECS")]
+    grace: Option<u64>,
+    /// Seconds between SSE heartbeat comments [default: 15].
+    #[arg(long, value_name = "SECS")]
+    heartbeat: Option<u64>,
+    /// Time limit for each build, in seconds [default: 600].
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    #[command(flatten)]
+    llm: ModelArgs,
+    #[command(flatten)]
+    sandbox: crate::sandbox::SandboxArgs,
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
+    let (file, _) = FileConfig::load(config_path.as_deref())?;
+    let s = file.serve.clone();
+    let addr = |flag: Option<SocketAddr>, file: &Option<String>, default: &str| -> Result<SocketAddr, Exit> {
+        match flag {
+            Some(a) => Ok(a),
+            None => {
+                let text = file.as_deref().unwrap_or(default);
+                text.parse().map_err(|e| usage(anyhow!("[serve] address `{text}`: {e}")))
+            }
+        }
+    };
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    let (min_chars, max_chars) = (s.prompt_min_chars.unwrap_or(10), s.prompt_max_chars.unwrap_or(2000));
+    if min_chars > max_chars {
+        return Err(usage(anyhow!("[serve] prompt_min_chars is above prompt_max_chars")));
+    }
+    let cfg = ServeConfig {
+        bind: addr(args.bind, &s.bind, "127.0.0.1:8787")?,
+        preview_bind: addr(args.preview_bind, &s.preview_bind, "127.0.0.1:8788")?,
+        workers: args.workers.or(s.workers).unwrap_or(cores).max(1),
+        builds_per_hour: args.builds_per_hour.or(s.builds_per_hour).unwrap_or(10),
+        max_concurrent_builds: args.max_concurrent_builds.or(s.max_concurrent_builds).unwrap_or(2).max(1),
+        prompt_chars: (min_chars, max_chars),
+        allowed_models: s.models.clone(),
+        moderation: s
+            .moderation_command
+            .clone()
+            .map(|command| Moderation { command, timeout: Duration::from_secs(10) }),
+        heartbeat: Duration::from_secs(args.heartbeat.or(s.heartbeat_secs).unwrap_or(15).max(1)),
+        grace: Duration::from_secs(args.grace.or(s.grace_secs).unwrap_or(30)),
+        lease: Duration::from_secs(args.lease.unwrap_or(15).max(1)),
+        public_url: args.public_url,
+        preview_url: args.preview_url,
+    };
+    let overrides = Overrides {
+        provider: args.llm.provider,
+        model: args.llm.model,
+        base_url: args.llm.base_url,
+        sandbox: args.sandbox.sandbox,
+        network: args.sandbox.network,
+        db: args.db.db,
+        data_dir: args.db.data_dir,
+        timeout: args.timeout,
+        ..Overrides::default()
+    };
+    let engine = Arc::new(Engine::new(file, overrides).await?);
+    let shutdown = CancellationToken::new();
+    {
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            eprintln!(
+                "wright serve: stopping: no new builds; running ones get the grace time (signal again to quit at once)"
+            );
+            shutdown.cancel();
+            wait_for_signal().await;
+            std::process::exit(130);
+        });
+    }
+    let kind = engine.provider_kind().as_str();
+    let workers = cfg.workers;
+    wright_server::serve(engine, cfg, shutdown, |s| {
+        let mut out = std::io::stdout();
+        let _ = writeln!(
+            out,
+            "wright serve · API http://{} · previews http://{} · {workers} workers · provider {kind}",
+            s.api, s.preview
+        );
+        if let Some(link) = &s.login_url {
+            let _ = writeln!(out, "First start: an admin was created. Sign in (the link works once): {link}");
+        }
+        let _ = out.flush();
+    })
+    .await
+    .map_err(|e| Exit(2, anyhow!(e)))?;
+    Ok(0)
+}
+
+async fn wait_for_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}

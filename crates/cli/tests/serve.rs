@@ -1,0 +1,360 @@
+//! `wright serve` over real HTTP, with a real SQLite file, real sandboxed builds and a scripted
+//! model: create → stream → `complete`, exact resume, fan-out, auth, limits, bad input,
+//! preview on its own origin, cancel, and a kill -9 in the middle of a build.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+mod support;
+
+use serde_json::{Value, json};
+use std::io::Read;
+use std::time::Duration;
+use support::MockLlm;
+use support::server::{Server, client, create, create_ok, read_sse, stateless_model, stored_events, stream, term};
+
+async fn model(sleep_secs: u32) -> MockLlm {
+    MockLlm::start_with_fallback(vec![], stateless_model(sleep_secs)).await
+}
+
+fn types(events: &[support::server::Sse]) -> Vec<String> {
+    events.iter().map(|e| e.event.clone()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_build_streams_resumes_exactly_and_fans_out() {
+    let llm = model(3).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "2"]).await;
+    assert!(s.login_url.as_deref().is_some_and(|u| u.contains("/login?token=wr_")), "{:?}", s.login_url);
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+
+    let id = create_ok(&c, &s, &alice, "a landing page for a dog walking business").await;
+    let events = stream(&c, &s, &alice, &id, None).await;
+    let last = events.last().unwrap();
+    assert_eq!(last.event, "complete");
+    assert_eq!(last.data["success"], true, "{:?}", types(&events));
+    assert_eq!(events[0].event, "status", "the queue notice comes first");
+    // Gapless ids that equal each event's seq, and the same JSON `wright builds events` prints.
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!((e.id, e.data["seq"].as_u64().unwrap()), (i as u64 + 1, i as u64 + 1));
+        assert_eq!(e.event, e.data["type"]);
+    }
+    let stored = stored_events(&s, &id).await;
+    assert_eq!(events.iter().map(|e| e.data.clone()).collect::<Vec<_>>(), stored);
+
+    // Resuming at several points gives exactly the rest, by header or by query.
+    let n = events.len() as u64;
+    for k in [1, 2, n / 2, n - 1, n] {
+        let rest = stream(&c, &s, &alice, &id, Some((k, true))).await;
+        assert_eq!(rest, events[k as usize..].to_vec(), "after {k} (Last-Event-ID)");
+        let rest = stream(&c, &s, &alice, &id, Some((k, false))).await;
+        assert_eq!(rest, events[k as usize..].to_vec(), "after {k} (?after=)");
+    }
+    // JSON lines: the same events.
+    let nd = c
+        .get(s.url(&format!("/api/builds/{id}/events")))
+        .bearer_auth(&alice)
+        .header("Accept", "application/x-ndjson")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let lines: Vec<Value> = nd.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines, stored);
+
+    // The build record, files, archive.
+    let b: Value =
+        c.get(s.url(&format!("/api/builds/{id}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    assert_eq!((b["status"].as_str(), b["files"][0].as_str()), (Some("published"), Some("index.html")));
+    let files: Value = c
+        .get(s.url(&format!("/api/builds/{id}/files")))
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(files[0]["path"], "index.html");
+    let page = c.get(s.url(&format!("/api/builds/{id}/files/index.html"))).bearer_auth(&alice).send().await.unwrap();
+    assert!(
+        page.headers()["content-type"].to_str().unwrap().starts_with("text/plain"),
+        "never rendered on the API origin"
+    );
+    assert_eq!(page.text().await.unwrap(), support::server::PAGE);
+    let zip_bytes = c
+        .get(s.url(&format!("/api/builds/{id}/archive")))
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(zip_bytes.to_vec())).unwrap();
+    let mut text = String::new();
+    zip.by_name("index.html").unwrap().read_to_string(&mut text).unwrap();
+    assert_eq!(text, support::server::PAGE);
+
+    // Preview: on the preview origin, with its CSP; the same path on the API origin is nothing.
+    let preview_url = b["preview_url"].as_str().unwrap();
+    assert!(preview_url.starts_with(&s.preview), "{preview_url}");
+    let p = c.get(preview_url).send().await.unwrap();
+    assert_eq!(p.status(), 200);
+    let csp = p.headers()["content-security-policy"].to_str().unwrap().to_string();
+    assert!(
+        csp.contains("sandbox allow-scripts") && csp.contains(&format!("frame-ancestors 'self' {}", s.api)),
+        "{csp}"
+    );
+    assert!(p.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert_eq!(p.text().await.unwrap(), support::server::PAGE);
+    let path = preview_url.trim_start_matches(&s.preview);
+    assert_eq!(c.get(s.url(path)).send().await.unwrap().status(), 404);
+    let wrong_key = format!("{}/{id}/{}/", s.preview, "0".repeat(32));
+    assert_eq!(c.get(wrong_key).send().await.unwrap().status(), 404);
+    for bad in ["..%2F..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "../wright.db"] {
+        let r = c.get(format!("{preview_url}{bad}")).send().await.unwrap();
+        assert!(r.status() == 400 || r.status() == 404, "{bad}: {}", r.status());
+        let r = c.get(s.url(&format!("/api/builds/{id}/files/{bad}"))).bearer_auth(&alice).send().await.unwrap();
+        assert!(r.status() == 400 || r.status() == 404, "{bad}: {}", r.status());
+        assert!(!r.text().await.unwrap().contains("root:"), "{bad}");
+    }
+
+    // 200 followers of one build that is still to run: every one gets every event.
+    let slow = create_ok(&c, &s, &alice, "a landing page, built slowly please").await;
+    let followers: Vec<_> = (0..200)
+        .map(|_| {
+            let (c, url, token) = (c.clone(), s.url(&format!("/api/builds/{slow}/events")), alice.clone());
+            tokio::spawn(async move { read_sse(c.get(url).bearer_auth(token).send().await.unwrap()).await })
+        })
+        .collect();
+    let mut heartbeats = 0;
+    let mut seen = Vec::new();
+    for f in followers {
+        let (events, beats) = f.await.unwrap();
+        heartbeats += beats;
+        seen.push(events);
+    }
+    let stored: Vec<Value> = stored_events(&s, &slow).await;
+    assert_eq!(stored.last().unwrap()["type"], "complete");
+    for events in &seen {
+        assert_eq!(events.iter().map(|e| e.data.clone()).collect::<Vec<_>>(), stored);
+    }
+    assert!(heartbeats > 0, "a 3 s build with 1 s heartbeats has some");
+
+    let metrics = c.get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("wright_builds_total{outcome=\"published\",template=\"static\"} 2"), "{metrics}");
+    assert!(
+        metrics.contains("wright_http_requests_total{route=\"/api/builds/{id}/events\",method=\"GET\",status=\"200\"}")
+    );
+    assert!(metrics.contains("wright_sse_subscribers 0"));
+    assert_eq!(c.get(s.url("/healthz")).send().await.unwrap().status(), 200);
+    assert_eq!(c.get(s.url("/readyz")).send().await.unwrap().status(), 200);
+    let doc: Value = c.get(s.url("/api/openapi.json")).send().await.unwrap().json().await.unwrap();
+    assert!(doc["paths"]["/api/builds/{id}/events"]["get"].is_object());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_limits_and_bad_input_get_clear_errors() {
+    let llm = model(5).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(
+        dir.path(),
+        &llm.base_url,
+        &["--workers", "1", "--builds-per-hour", "3", "--max-concurrent-builds", "3"],
+    )
+    .await;
+    let (alice, bob) = (s.add_user("alice", false).await, s.add_user("bob", false).await);
+    let c = client();
+    let code = |v: &Value| v["error"]["code"].as_str().unwrap().to_string();
+
+    // No token, a wrong token.
+    let r = c.get(s.url("/api/builds")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(code(&r.json().await.unwrap()), "unauthorized");
+    assert_eq!(c.get(s.url("/api/builds")).bearer_auth("wr_nope").send().await.unwrap().status(), 401);
+
+    // The login link works once and gives an HttpOnly, SameSite cookie.
+    let link = s.login_url.clone().unwrap();
+    let r = c.get(&link).send().await.unwrap();
+    assert_eq!(r.status(), 303);
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    let session = cookie.split(';').next().unwrap().to_string();
+    let me: Value = c.get(s.url("/api/me")).header("Cookie", &session).send().await.unwrap().json().await.unwrap();
+    assert_eq!((me["name"].as_str(), me["role"].as_str()), (Some("admin"), Some("admin")));
+    assert_eq!(c.get(&link).send().await.unwrap().status(), 401, "used up");
+
+    // Bad bodies.
+    let big = json!({"prompt": "x".repeat(1_100_000)});
+    let r = create(&c, &s, &alice, big).await;
+    assert_eq!(r.status(), 413);
+    assert_eq!(code(&r.json().await.unwrap()), "too_large");
+    let r = c
+        .post(s.url("/api/builds"))
+        .bearer_auth(&alice)
+        .header("content-type", "application/json")
+        .body("{\"prompt\": ")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    assert_eq!(code(&r.json().await.unwrap()), "malformed_json");
+    for (body, want) in [
+        (json!({"prompt": "a countdown timer", "colour": "red"}), "invalid_fields"),
+        (json!({"prompt": 7}), "invalid_fields"),
+        (json!({"prompt": "timer"}), "prompt_length"),
+        (json!({"prompt": "a countdown timer", "template": "spaceship"}), "invalid_fields"),
+        (json!({"prompt": "a countdown timer", "model": "gpt-5-ultra"}), "model_not_allowed"),
+        (json!({"prompt": "a todo app, my key is sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"}), "prompt_secret"),
+    ] {
+        let r = create(&c, &s, &alice, body.clone()).await;
+        assert_eq!(r.status(), 422, "{body}");
+        assert_eq!(code(&r.json().await.unwrap()), want, "{body}");
+    }
+    assert_eq!(c.get(s.url("/api/builds/nope/events")).bearer_auth(&alice).send().await.unwrap().status(), 404);
+
+    // Idempotency: the same key is the same build; an identical request while it is active too.
+    let body = json!({"prompt": "a landing page, built slowly please", "template": "static"});
+    let send = |key: Option<&str>| {
+        let mut r = c.post(s.url("/api/builds")).bearer_auth(&alice).json(&body);
+        if let Some(k) = key {
+            r = r.header("Idempotency-Key", k);
+        }
+        r.send()
+    };
+    let a: Value = send(Some("k1")).await.unwrap().json().await.unwrap();
+    let b: Value = send(Some("k1")).await.unwrap().json().await.unwrap();
+    let twin: Value = send(None).await.unwrap().json().await.unwrap();
+    assert_eq!(a["id"], b["id"]);
+    assert_eq!((b["deduplicated"].as_bool(), twin["id"].clone()), (Some(true), a["id"].clone()));
+    let running = a["id"].as_str().unwrap().to_string();
+
+    // Bob sees nothing of Alice's.
+    assert_eq!(c.get(s.url(&format!("/api/builds/{running}"))).bearer_auth(&bob).send().await.unwrap().status(), 404);
+    assert_eq!(
+        c.get(s.url(&format!("/api/builds/{running}/events"))).bearer_auth(&bob).send().await.unwrap().status(),
+        404
+    );
+    assert_eq!(
+        c.post(s.url(&format!("/api/builds/{running}/cancel"))).bearer_auth(&bob).send().await.unwrap().status(),
+        404
+    );
+    let list: Value = c.get(s.url("/api/builds")).bearer_auth(&bob).send().await.unwrap().json().await.unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 0);
+    assert_eq!(c.get(s.url("/api/stats")).bearer_auth(&bob).send().await.unwrap().status(), 403);
+
+    // One worker: a second build waits in the queue; cancelling it ends its stream at once.
+    let queued = create_ok(&c, &s, &alice, "another landing page for cats").await;
+    let q: Value =
+        c.get(s.url(&format!("/api/builds/{queued}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    assert_eq!((q["status"].as_str(), q["queue_position"].as_u64()), (Some("queued"), Some(0)));
+    let r: Value = c
+        .post(s.url(&format!("/api/builds/{queued}/cancel")))
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["status"], "cancelled");
+    let events = stream(&c, &s, &alice, &queued, None).await;
+    assert_eq!(types(&events), ["status", "status", "complete"]);
+    assert_eq!(events[2].data["success"], false);
+
+    // Cancelling the running one: its stream still ends with `complete`.
+    let r: Value = c
+        .post(s.url(&format!("/api/builds/{running}/cancel")))
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["status"], "cancelling");
+    let events = stream(&c, &s, &alice, &running, None).await;
+    assert_eq!(events.last().unwrap().event, "complete");
+    assert_eq!(events.last().unwrap().data["success"], false);
+    let b: Value =
+        c.get(s.url(&format!("/api/builds/{running}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    assert_eq!(b["end_reason"], "cancelled");
+
+    // Three builds this hour (the deduplicated ones were one): the fourth is refused with Retry-After.
+    let third = create_ok(&c, &s, &alice, "a third landing page for birds").await;
+    let r = create(&c, &s, &alice, json!({"prompt": "a fourth landing page for fish"})).await;
+    assert_eq!(r.status(), 429);
+    let retry: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=3600).contains(&retry), "{retry}");
+    assert_eq!(code(&r.json().await.unwrap()), "rate_limited");
+    // Bob's own hour is untouched.
+    assert_eq!(create(&c, &s, &bob, json!({"prompt": "a fourth landing page for fish"})).await.status(), 202);
+    let _ = stream(&c, &s, &alice, &third, None).await;
+    let metrics = c.get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("wright_refused_requests_total{kind=\"hourly\"} 1"), "{metrics}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_nine_mid_build_then_restart_ends_its_stream_and_runs_the_queue() {
+    let llm = model(30).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::start(dir.path(), &llm.base_url, &["--workers", "1"]).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let running = create_ok(&c, &s, &alice, "a landing page, built slowly please").await;
+    let waiting = create_ok(&c, &s, &alice, "a landing page for a cat sitter").await;
+    // Wait until the sandboxed `sleep` runs: the build is mid-way.
+    let res = c.get(s.url(&format!("/api/builds/{running}/events"))).bearer_auth(&alice).send().await.unwrap();
+    let mut body = futures::StreamExt::boxed(res.bytes_stream());
+    let mut seen = String::new();
+    while !seen.contains("event: command_started") {
+        let chunk = tokio::time::timeout(Duration::from_secs(60), futures::StreamExt::next(&mut body))
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    s.kill9().await;
+    drop(body);
+
+    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "1"]).await;
+    assert!(s.login_url.is_none(), "users survive a restart");
+    let events = stream(&c, &s, &alice, &running, None).await;
+    let n = events.len();
+    assert_eq!(types(&events[n - 2..]), ["error", "complete"]);
+    assert_eq!(events[n - 2].data["message"], "the server stopped during this build");
+    assert_eq!(events[n - 1].data["success"], false);
+    assert_eq!(stored_events(&s, &running).await, events.iter().map(|e| e.data.clone()).collect::<Vec<_>>());
+    let b: Value =
+        c.get(s.url(&format!("/api/builds/{running}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    assert_eq!((b["status"].as_str(), b["end_reason"].as_str()), (Some("failed"), Some("server_stopped")));
+    // The build that was queued runs on the new server.
+    let events = stream(&c, &s, &alice, &waiting, None).await;
+    assert_eq!(events.last().unwrap().data["success"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_cancels_after_the_grace_time_and_every_stream_completes() {
+    let llm = model(60).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::start(dir.path(), &llm.base_url, &["--workers", "1", "--grace", "1"]).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let id = create_ok(&c, &s, &alice, "a landing page, built slowly please").await;
+    let follower = {
+        let (c, url, alice) = (c.clone(), s.url(&format!("/api/builds/{id}/events")), alice.clone());
+        tokio::spawn(async move { read_sse(c.get(url).bearer_auth(alice).send().await.unwrap()).await.0 })
+    };
+    // Let it reach the long command, then ask the server to stop.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    term(&s);
+    let events = tokio::time::timeout(Duration::from_secs(60), follower).await.unwrap().unwrap();
+    assert_eq!(events.last().unwrap().event, "complete");
+    assert_eq!(events.last().unwrap().data["success"], false);
+    let status = tokio::time::timeout(Duration::from_secs(30), s.child.wait()).await.unwrap().unwrap();
+    assert!(status.success(), "{status}");
+}

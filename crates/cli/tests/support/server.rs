@@ -1,0 +1,194 @@
+//! A real `wright serve` process for tests: started on free ports against a scripted model,
+//! with helpers that speak its HTTP API and read its event streams as a browser would.
+
+use super::{HOST_ENV, OPENAI_KEY, Turn};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// A page the static template accepts.
+pub const PAGE: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n  <meta charset=\"utf-8\">\n  <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n  <title>Happy Paws</title>\n</head>\n<body>\n  <h1>Happy Paws dog walking</h1>\n  <p>We walk your dog every day.</p>\n</body>\n</html>\n";
+
+/// A model with no memory between requests, so any number of builds can share it: the first
+/// call of a build writes the page (and, when the prompt says "slowly", first runs
+/// `sleep SECS` in the sandbox); once it has seen a tool result it says it is done.
+pub fn stateless_model(sleep_secs: u32) -> Turn {
+    let write = ("createFile", json!({"path": "index.html", "content": PAGE}));
+    Turn::when(
+        "\"role\":\"tool\"",
+        Turn::text("Done: the page is ready."),
+        Turn::when(
+            "slowly",
+            Turn::calls(&[
+                ("runCommand", json!({"command": "sleep", "args": [sleep_secs.to_string()]})),
+                write.clone(),
+            ]),
+            Turn::calls(&[write]),
+        ),
+    )
+}
+
+pub struct Server {
+    pub child: tokio::process::Child,
+    pub api: String,
+    pub preview: String,
+    pub login_url: Option<String>,
+    pub data: PathBuf,
+}
+
+impl Server {
+    /// `wright serve` with its data in `data`, the model at `base_url`, and `extra` flags.
+    pub async fn start(data: &Path, base_url: &str, extra: &[&str]) -> Server {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+        cmd.arg("serve").args(["--bind", "127.0.0.1:0", "--preview-bind", "127.0.0.1:0"]);
+        cmd.args(["--provider", "openai", "--base-url", base_url, "--model", "mock-model"]);
+        cmd.arg("--data-dir").arg(data);
+        cmd.args(["--lease", "2", "--heartbeat", "1"]);
+        cmd.args(extra);
+        cmd.current_dir(data);
+        for k in HOST_ENV {
+            cmd.env_remove(k);
+        }
+        cmd.env("OPENAI_API_KEY", OPENAI_KEY).env("WRIGHT_LOG", "wright_server=info");
+        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).kill_on_drop(true);
+        let mut child = cmd.spawn().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
+            .await
+            .expect("wright serve printed nothing within 60 s")
+            .unwrap()
+            .expect("wright serve exited before listening");
+        // "wright serve · API http://A · previews http://B · …"
+        let url_after = |label: &str| {
+            let i = first.find(label).unwrap() + label.len();
+            first[i..].split_whitespace().next().unwrap().to_string()
+        };
+        let (api, preview) = (url_after("API "), url_after("previews "));
+        let mut login_url = None;
+        if let Ok(Ok(Some(line))) = tokio::time::timeout(std::time::Duration::from_millis(300), lines.next_line()).await
+            && let Some(i) = line.find("http")
+        {
+            login_url = Some(line[i..].trim().to_string());
+        }
+        // Keep reading so the pipe never fills.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Server { child, api, preview, login_url, data: data.to_path_buf() }
+    }
+
+    /// `wright users add NAME` on the server's database; the token it prints.
+    pub async fn add_user(&self, name: &str, admin: bool) -> String {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+        cmd.args(["users", "add", name]).arg("--data-dir").arg(&self.data);
+        if admin {
+            cmd.arg("--admin");
+        }
+        for k in HOST_ENV {
+            cmd.env_remove(k);
+        }
+        let out = cmd.output().await.unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.api)
+    }
+
+    /// Kill it the hard way.
+    pub async fn kill9(&mut self) {
+        let pid = self.child.id().unwrap() as i32;
+        signal(pid, 9);
+        let _ = self.child.wait().await;
+    }
+}
+
+fn signal(pid: i32, sig: i32) {
+    let status = std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap();
+    assert!(status.success());
+}
+
+/// Send SIGTERM.
+pub fn term(server: &Server) {
+    signal(server.child.id().unwrap() as i32, 15);
+}
+
+/// A client that does not follow redirects (so a login's cookie can be seen).
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+pub async fn create(c: &reqwest::Client, s: &Server, token: &str, body: Value) -> reqwest::Response {
+    c.post(s.url("/api/builds")).bearer_auth(token).json(&body).send().await.unwrap()
+}
+
+/// Queue a build and return its id.
+pub async fn create_ok(c: &reqwest::Client, s: &Server, token: &str, prompt: &str) -> String {
+    let res = create(c, s, token, json!({"prompt": prompt, "template": "static"})).await;
+    assert_eq!(res.status(), 202);
+    let v: Value = res.json().await.unwrap();
+    v["id"].as_str().unwrap().to_string()
+}
+
+/// One SSE message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sse {
+    pub id: u64,
+    pub event: String,
+    pub data: Value,
+}
+
+/// Read an SSE stream to its end: its messages, and how many heartbeat comments came.
+pub async fn read_sse(res: reqwest::Response) -> (Vec<Sse>, usize) {
+    assert_eq!(res.status(), 200, "{:?}", res.headers());
+    assert!(res.headers()[reqwest::header::CONTENT_TYPE].to_str().unwrap().starts_with("text/event-stream"));
+    let mut body = res.bytes_stream();
+    let mut buf = String::new();
+    let (mut out, mut beats) = (Vec::new(), 0);
+    while let Some(chunk) = body.next().await {
+        buf.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+        while let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            let (mut id, mut event, mut data) = (None, None, None);
+            for line in block.lines() {
+                if line.starts_with(':') {
+                    beats += 1;
+                } else if let Some(v) = line.strip_prefix("id: ") {
+                    id = Some(v.parse().unwrap());
+                } else if let Some(v) = line.strip_prefix("event: ") {
+                    event = Some(v.to_string());
+                } else if let Some(v) = line.strip_prefix("data: ") {
+                    data = Some(serde_json::from_str(v).unwrap());
+                }
+            }
+            if let (Some(id), Some(event), Some(data)) = (id, event, data) {
+                out.push(Sse { id, event, data });
+            }
+        }
+    }
+    (out, beats)
+}
+
+/// The events of a build as SSE, after `after` (through `Last-Event-ID` when `header`).
+pub async fn stream(c: &reqwest::Client, s: &Server, token: &str, id: &str, after: Option<(u64, bool)>) -> Vec<Sse> {
+    let mut req = c.get(s.url(&format!("/api/builds/{id}/events"))).bearer_auth(token);
+    match after {
+        Some((n, true)) => req = req.header("Last-Event-ID", n.to_string()),
+        Some((n, false)) => req = req.query(&[("after", n)]),
+        None => {}
+    }
+    read_sse(req.send().await.unwrap()).await.0
+}
+
+/// `wright builds events ID` on the server's database, as JSON values.
+pub async fn stored_events(s: &Server, id: &str) -> Vec<Value> {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+    cmd.args(["builds", "events", id]).arg("--data-dir").arg(&s.data);
+    for k in HOST_ENV {
+        cmd.env_remove(k);
+    }
+    let out = cmd.output().await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}

@@ -1,0 +1,455 @@
+//! [`Engine`]: configuration in, prepared builds out.
+
+use crate::EngineError;
+use crate::config::{FileConfig, ProviderKind, choose_provider};
+use crate::providers::{self, Wire};
+use crate::sandbox::{self, Mode};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::OnceCell;
+use tokio_util::sync::CancellationToken;
+use wright_agent::{BuildDeps, BuildReport, BuildRequest, Lang, Pricing, Template, run_build};
+use wright_events::{Emitter, EventSink};
+use wright_provider::openai::EndpointMemory;
+use wright_provider::{Provider, RetryPolicy};
+use wright_sandbox::{ProcessRunner, Workspace, WorkspaceLimits};
+use wright_store::{PersistSink, Store};
+use wright_tools::{ExecConfig, ToolContext, builtin_registry};
+
+/// Settings given on the command line (or by the server's own flags); each beats `wright.toml`.
+/// `None` means "from the file, else the default".
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub sandbox: Option<String>,
+    pub network: Option<String>,
+    pub db: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    pub max_fix_attempts: Option<u32>,
+    pub max_turns: Option<u32>,
+    pub timeout: Option<u64>,
+    pub call_timeout: Option<u64>,
+    pub generation_timeout: Option<u64>,
+    pub max_retries: Option<u32>,
+    pub no_stream: bool,
+    pub command_timeout: Option<u64>,
+    pub temperature: Option<f32>,
+    pub max_cost: Option<f64>,
+    pub fix_model: Option<String>,
+    pub prices: Option<PathBuf>,
+    pub note_budget: Option<u32>,
+    pub note_model: Option<String>,
+}
+
+/// One build to prepare: what the user asked for. Everything else comes from the engine.
+#[derive(Debug, Clone, Default)]
+pub struct Job {
+    pub id: String,
+    pub prompt: String,
+    pub template: Option<String>,
+    pub lang: Option<String>,
+    /// Extra acceptance commands, after the configured ones.
+    pub checks: Vec<String>,
+    /// Keep working on this earlier build (id or prefix), in its folder and conversation.
+    pub continue_from: Option<String>,
+    /// Where to build; a new folder under the data dir when `None`.
+    pub workspace: Option<PathBuf>,
+    /// A model other than the configured one, for the same provider.
+    pub model: Option<String>,
+}
+
+/// The provider chain, its default model and the label builds are recorded under.
+struct Connected {
+    provider: Arc<dyn Provider>,
+    model: String,
+    label: String,
+}
+
+/// The long-lived parts every build shares: the store, the provider chain, the price table and
+/// the sandbox choice. Cheap to share behind an `Arc`; builds are prepared concurrently.
+pub struct Engine {
+    file: FileConfig,
+    o: Overrides,
+    data_dir: PathBuf,
+    db_url: String,
+    store: Arc<dyn Store>,
+    sandbox_mode: Mode,
+    network: bool,
+    pricing: Pricing,
+    kind: ProviderKind,
+    model: Option<String>,
+    base_url: Option<String>,
+    memory: Arc<EndpointMemory>,
+    env: fn(&str) -> Option<String>,
+    connected: OnceCell<Connected>,
+}
+
+/// A template name as users type it.
+pub fn parse_template(name: &str) -> Result<Template, EngineError> {
+    Template::parse(name).ok_or_else(|| {
+        EngineError::Usage(format!("unknown template `{name}`; use static, interactive, fullstack or auto"))
+    })
+}
+
+/// A narration language as users type it.
+pub fn parse_lang(name: &str) -> Result<Lang, EngineError> {
+    Lang::parse(name).ok_or_else(|| EngineError::Usage(format!("unknown language `{name}`; use en or pt")))
+}
+
+fn lang_code(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "en",
+        Lang::Pt => "pt",
+    }
+}
+
+/// Sortable, readable, unique enough: `20261121-153501-3fa2`.
+pub fn new_build_id() -> String {
+    format!("{}-{:04x}", chrono::Utc::now().format("%Y%m%d-%H%M%S"), fastrand::u16(..))
+}
+
+impl Engine {
+    /// Check the settings and open the store. The provider is connected on first use
+    /// ([`Engine::provider`]), so configuration errors come first and cost nothing.
+    pub async fn new(file: FileConfig, o: Overrides) -> Result<Self, EngineError> {
+        Self::with_env(file, o, crate::env_var).await
+    }
+
+    /// [`Engine::new`] with the environment (API keys) read through `env`.
+    pub async fn with_env(
+        file: FileConfig,
+        o: Overrides,
+        env: fn(&str) -> Option<String>,
+    ) -> Result<Self, EngineError> {
+        if let Some(t) = &file.template {
+            parse_template(t)?;
+        }
+        if let Some(l) = &file.lang {
+            parse_lang(l)?;
+        }
+        let sandbox_mode = Mode::parse(o.sandbox.as_deref().or(file.sandbox.as_deref()).unwrap_or("auto"))?;
+        let network = sandbox::parse_network(o.network.as_deref().or(file.network.as_deref()).unwrap_or("deny"))?;
+        let data_dir = file.data_dir(o.data_dir.clone());
+        let db_url = database_url(o.db.clone(), &file, &data_dir);
+        let store = open_store(&db_url).await?;
+        let model = o.model.clone().or(file.model.clone());
+        let kind = choose_provider(o.provider.as_deref().or(file.provider.as_deref()), model.as_deref(), &env)?;
+        let base_url = o.base_url.clone().or(file.base_url.clone());
+        let mut pricing = Pricing::builtin();
+        if let Some(path) = o.prices.as_ref().or(file.prices_file.as_ref()) {
+            let bad = |e: String| EngineError::Usage(format!("price table {}: {e}", path.display()));
+            let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+            pricing.extend(Pricing::parse(&text).map_err(bad)?);
+        }
+        pricing.extend(file.pricing.clone());
+        Ok(Self {
+            file,
+            o,
+            data_dir,
+            db_url,
+            store,
+            sandbox_mode,
+            network,
+            pricing,
+            kind,
+            model,
+            base_url,
+            memory: Default::default(),
+            env,
+            connected: OnceCell::new(),
+        })
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    pub fn file(&self) -> &FileConfig {
+        &self.file
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub fn db_url(&self) -> &str {
+        &self.db_url
+    }
+
+    pub fn provider_kind(&self) -> ProviderKind {
+        self.kind
+    }
+
+    /// The model builds use unless a job names another.
+    pub async fn default_model(&self) -> Result<String, EngineError> {
+        Ok(self.connect().await?.model.clone())
+    }
+
+    /// The provider chain and its default model, connected once (loading the offline model
+    /// the first time, with progress on stderr).
+    pub async fn provider(&self) -> Result<(Arc<dyn Provider>, String), EngineError> {
+        let c = self.connect().await?;
+        Ok((c.provider.clone(), c.model.clone()))
+    }
+
+    async fn connect(&self) -> Result<&Connected, EngineError> {
+        self.connected
+            .get_or_try_init(|| async {
+                let wire = Wire {
+                    stream: self.file.stream(self.o.no_stream),
+                    call_timeout: self.file.call_timeout(self.o.call_timeout),
+                    generation_timeout: self.file.generation_timeout(self.o.generation_timeout),
+                    memory: self.memory.clone(),
+                    data_dir: &self.data_dir,
+                    env: &self.env,
+                    local: Default::default(),
+                };
+                let (primary, model) =
+                    providers::build(self.kind, self.model.clone(), self.base_url.clone(), &wire).await?;
+                let label = format!("{}:{model}", self.kind.as_str());
+                let provider = providers::chain(primary, label.clone(), &self.file.fallback, &wire).await?;
+                Ok(Connected { provider, model, label })
+            })
+            .await
+    }
+
+    /// Everything a build needs, made ready: its workspace (new, or the continued build's),
+    /// scratch home, confinement, tools and request. Nothing runs yet.
+    pub async fn prepare(&self, job: Job) -> Result<Prepared, EngineError> {
+        let file = &self.file;
+        let o = &self.o;
+        if job.prompt.trim().is_empty() {
+            return Err(EngineError::Usage(
+                "the prompt is empty; say what to build, e.g. wright run \"a counter app\"".into(),
+            ));
+        }
+        if let Some(t) = &job.template {
+            parse_template(t)?;
+        }
+        if let Some(l) = &job.lang {
+            parse_lang(l)?;
+        }
+        let parent = match &job.continue_from {
+            Some(id) => Some(
+                self.store
+                    .resolve_build(id)
+                    .await
+                    .map_err(|e| EngineError::Usage(format!("--continue {id}: {e}; see `wright builds list`")))?,
+            ),
+            None => None,
+        };
+        let template = parse_template(
+            &job.template
+                .clone()
+                .or(parent.as_ref().map(|p| p.start.template.clone()))
+                .or(file.template.clone())
+                .unwrap_or_else(|| "auto".into()),
+        )?;
+        let lang = parse_lang(
+            &job.lang
+                .clone()
+                .or(file.lang.clone())
+                .or(parent.as_ref().map(|p| p.start.lang.clone()))
+                .unwrap_or_else(|| "en".into()),
+        )?;
+        let connected = self.connect().await?;
+        let model = job.model.clone().unwrap_or_else(|| connected.model.clone());
+        let build_id = job.id.clone();
+        let (ws_path, history) = match &parent {
+            Some(p) => {
+                if job.workspace.is_some() {
+                    return Err(EngineError::Usage(
+                        "--continue works in the earlier build's folder; leave out --workspace".into(),
+                    ));
+                }
+                let path = PathBuf::from(&p.start.workspace);
+                if !path.is_dir() {
+                    return Err(EngineError::Usage(format!(
+                        "build {} had its files in {}, which no longer exists",
+                        p.start.id,
+                        path.display()
+                    )));
+                }
+                let turns = self
+                    .store
+                    .turns(&p.start.id)
+                    .await
+                    .map_err(|e| EngineError::Usage(format!("reading build {}: {e}", p.start.id)))?;
+                (path, wright_agent::journal::conversation_from_turns(&turns))
+            }
+            None => (job.workspace.clone().unwrap_or_else(|| self.data_dir.join("builds").join(&build_id)), Vec::new()),
+        };
+        let defaults = WorkspaceLimits::default();
+        let limits = WorkspaceLimits {
+            max_file_bytes: file.max_file_bytes.unwrap_or(defaults.max_file_bytes),
+            max_total_bytes: file.max_workspace_bytes.unwrap_or(defaults.max_total_bytes),
+        };
+        let workspace = Workspace::open(&ws_path, limits)
+            .map_err(|e| EngineError::Usage(format!("workspace {}: {e}", ws_path.display())))?;
+        let io = |what: &str, e: std::io::Error| EngineError::Usage(format!("{what}: {e}"));
+        std::fs::create_dir_all(self.data_dir.join("tmp"))
+            .map_err(|e| io(&format!("creating {}", self.data_dir.display()), e))?;
+        let scratch = tempfile::Builder::new()
+            .prefix(&format!("{build_id}-"))
+            .tempdir_in(self.data_dir.join("tmp"))
+            .map_err(|e| io("creating the build's temp folder", e))?;
+        let mut exec = ExecConfig::for_build(&scratch.path().join("home"), &scratch.path().join("tmp"))
+            .map_err(|e| io("preparing the build's home", e))?;
+        if let Some(secs) = o.command_timeout.or(file.command_timeout) {
+            exec.command_timeout = Duration::from_secs(secs.max(1));
+        }
+        // What the model and the user see hides the values of secret-looking host variables and
+        // the host's home folder (builds get a private HOME, so only wright knows the real one).
+        exec.redactor = host_redactor(true);
+        // npm installs are served from this cache, filled outside the sandbox and mounted read-only.
+        let deps_cache = std::path::absolute(self.data_dir.join("deps"))
+            .and_then(|p| std::fs::create_dir_all(&p).map(|_| p))
+            .map_err(|e| io("creating the package cache", e))?;
+        exec.deps_cache = Some(deps_cache);
+        // Commands see the workspace and the build's scratch folder (HOME, TMPDIR) read-write and
+        // the dependency cache read-only; nothing else of the data dir.
+        let policy = wright_sandbox::Policy {
+            network: self.network,
+            limits: sandbox::limits(file),
+            writable: vec![workspace.root().to_path_buf(), scratch.path().to_path_buf()],
+            read_only: exec.deps_cache.iter().cloned().collect(),
+        };
+        let confinement = sandbox::choose(self.sandbox_mode, policy)?;
+        let mut warnings: Vec<String> = confinement.warning.iter().cloned().collect();
+        // Apps with JavaScript tests need Node.js; say so now rather than after three failed fixes.
+        if template.resolve(&job.prompt) != Template::Static {
+            let host = wright_prereq::Host::from_env();
+            if let Some(node) = wright_prereq::requirement("Node.js").filter(|r| !host.has(r)) {
+                warnings.push(format!("wright: {}", wright_prereq::explain_missing(node, &host)));
+            }
+        }
+        let mut checks = file.checks.clone();
+        checks.extend(job.checks);
+        let max_fix_attempts = o.max_fix_attempts.or(file.max_fix_attempts).unwrap_or(3);
+        let req = BuildRequest {
+            prompt: job.prompt,
+            template,
+            lang,
+            checks,
+            max_fix_attempts,
+            max_turns: o.max_turns.or(file.max_turns).unwrap_or(100).max(1),
+            timeout: Duration::from_secs(o.timeout.or(file.timeout).unwrap_or(600).max(1)),
+            model: model.clone(),
+            temperature: o.temperature.or(file.temperature),
+            max_tokens: None,
+            retry: RetryPolicy {
+                max_retries: o.max_retries.or(file.max_retries).unwrap_or(4),
+                ..RetryPolicy::default()
+            },
+            pricing: self.pricing.clone(),
+            max_cost_usd: o.max_cost.or(file.max_cost),
+            fix_model: o.fix_model.clone().or(file.fix_model.clone()),
+            note_budget: o.note_budget.or(file.note_budget).unwrap_or(BuildRequest::default().note_budget),
+            note_model: o.note_model.clone().or(file.note_model.clone()),
+            parent: parent.as_ref().map(|p| p.start.id.clone()),
+            history,
+        };
+        let persist = Arc::new(PersistSink::new(self.store.clone()).map_err(|e| io("starting the event writer", e))?);
+        Ok(Prepared {
+            id: build_id,
+            provider_kind: self.kind.as_str(),
+            model,
+            lang,
+            max_fix_attempts,
+            sandbox: confinement.summary,
+            warnings,
+            workspace,
+            req,
+            exec,
+            runner: Arc::new(ProcessRunner::new(confinement.isolation)),
+            scratch,
+            store: self.store.clone(),
+            persist,
+            provider: connected.provider.clone(),
+            label: connected.label.clone(),
+        })
+    }
+}
+
+/// The redactor for what builds show: the values of secret-looking host variables, token
+/// shapes, and (with `home`) the host's home folder.
+pub fn host_redactor(home: bool) -> wright_sandbox::Redactor {
+    let host_vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+    let host_home = if home { std::env::var_os("HOME").map(PathBuf::from) } else { None };
+    wright_sandbox::Redactor::from_host_env(host_vars, host_home.as_deref())
+}
+
+/// The database URL: flag/env, then wright.toml, then `wright.db` in the data dir.
+pub fn database_url(db: Option<String>, file: &FileConfig, data_dir: &Path) -> String {
+    db.or(file.database_url.clone()).unwrap_or_else(|| format!("sqlite://{}", data_dir.join("wright.db").display()))
+}
+
+/// Open the store at `url`; one that cannot be opened is a configuration error.
+pub async fn open_store(url: &str) -> Result<Arc<dyn Store>, EngineError> {
+    wright_store::open(url).await.map_err(|e| EngineError::Usage(format!("database {url}: {e}")))
+}
+
+/// A build made ready by [`Engine::prepare`]. Its fields say what it will run with, for the
+/// front end's header; [`Prepared::run`] runs it.
+pub struct Prepared {
+    pub id: String,
+    pub provider_kind: &'static str,
+    pub model: String,
+    pub lang: Lang,
+    pub max_fix_attempts: u32,
+    /// One line on how commands are confined.
+    pub sandbox: String,
+    /// Things the user should know before it starts (weaker sandbox, Node.js missing).
+    pub warnings: Vec<String>,
+    pub workspace: Workspace,
+    pub req: BuildRequest,
+    exec: ExecConfig,
+    runner: Arc<ProcessRunner>,
+    scratch: tempfile::TempDir,
+    store: Arc<dyn Store>,
+    persist: Arc<PersistSink>,
+    provider: Arc<dyn Provider>,
+    label: String,
+}
+
+/// How a prepared build ended.
+pub struct Finished {
+    pub report: BuildReport,
+    /// Events that could not be stored (each is also logged).
+    pub unsaved_events: u64,
+}
+
+impl Prepared {
+    /// The template this build will use, once `auto` is resolved from the prompt.
+    pub fn template(&self) -> Template {
+        self.req.template.resolve(&self.req.prompt)
+    }
+
+    pub fn lang_code(&self) -> &'static str {
+        lang_code(self.lang)
+    }
+
+    /// Run the build to its end. Every event is stored first, then given to `sinks` in order;
+    /// the first gets `seq` `first_seq` (1 unless earlier events, such as the queue's, are
+    /// already stored). `cancel` is the stop button; the stream still ends with `complete`.
+    pub async fn run(self, sinks: Vec<Arc<dyn EventSink>>, cancel: CancellationToken, first_seq: u64) -> Finished {
+        let mut all: Vec<Arc<dyn EventSink>> = vec![self.persist.clone()];
+        all.extend(sinks);
+        let emitter = Emitter::starting_at(self.id.clone(), first_seq, all);
+        let ctx =
+            ToolContext { workspace: self.workspace.clone(), runner: self.runner, emitter, cancel, exec: self.exec };
+        let deps = BuildDeps {
+            provider: self.provider,
+            registry: Arc::new(builtin_registry()),
+            ctx,
+            store: Some(self.store),
+            provider_label: self.label,
+        };
+        let report = run_build(self.req, deps).await;
+        drop(self.scratch);
+        Finished { report, unsaved_events: self.persist.failures() }
+    }
+}

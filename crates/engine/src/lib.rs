@@ -1,0 +1,45 @@
+//! wright's composition root: the one place that turns configuration into running parts.
+//!
+//! `wright run`, `wright serve` and the server's workers all go through [`Engine`]: it opens the
+//! store, builds the provider chain (once, lazily, so a bad `--continue` id is reported before a
+//! model is fetched), prices calls, chooses the sandbox per build and prepares each build's
+//! workspace, scratch folder, confinement and [`BuildRequest`](wright_agent::BuildRequest). Front
+//! ends only add what is theirs: flags, rendering, HTTP. Nothing here is global; every setting is
+//! passed in through [`FileConfig`](config::FileConfig) and [`Overrides`].
+
+pub mod config;
+mod engine;
+pub mod local;
+pub mod providers;
+pub mod sandbox;
+
+pub use engine::{
+    Engine, Finished, Job, Overrides, Prepared, database_url, host_redactor, new_build_id, open_store, parse_lang,
+    parse_template,
+};
+
+/// Why wright could not be set up. The CLI maps these to its exit codes; the server to HTTP.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EngineError {
+    /// A setting, name or path the user gave is wrong (exit code 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The AI provider cannot be used: missing key, unreachable, model not loadable (exit code 3).
+    #[error("{0}")]
+    Provider(String),
+}
+
+impl EngineError {
+    /// The CLI's exit code for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Usage(_) => 2,
+            Self::Provider(_) => 3,
+        }
+    }
+}
+
+/// The process environment, read when asked (never cached): what [`providers::Wire`] uses by default.
+pub fn env_var(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}

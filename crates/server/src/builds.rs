@@ -1,0 +1,438 @@
+//! `/api/builds`: queue, list, show, cancel, follow, and read a build's files.
+
+use crate::AppState;
+use crate::api::{BuildBody, BuildView, Cancelled, Created, FileEntry};
+use crate::auth::{Caller, hash_token};
+use crate::error::{ApiError, ApiJson, ApiResult};
+use crate::metrics::Following;
+use crate::queue::publish;
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde::Deserialize;
+use std::convert::Infallible;
+use std::io::Write;
+use std::time::Duration;
+use wright_events::{EventKind, Level};
+use wright_sandbox::{PathError, Workspace, WorkspaceLimits};
+use wright_store::{BuildRecord, CancelOutcome, Enqueued, NewBuild, QueuedBuild};
+
+/// Most acceptance commands one request may add, and the longest one.
+const MAX_CHECKS: usize = 10;
+const MAX_CHECK_CHARS: usize = 1000;
+/// The longest `Idempotency-Key`.
+const MAX_KEY_CHARS: usize = 200;
+
+/// The build, if the caller may see it; someone else's build is "not found" (its id says
+/// nothing about whether it exists).
+pub async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<BuildRecord> {
+    let b = state.store.build(id).await?;
+    if caller.may_see(b.owner.as_deref()) { Ok(b) } else { Err(ApiError::not_found(format!("build {id}"))) }
+}
+
+fn validate(state: &AppState, body: &BuildBody) -> ApiResult<()> {
+    crate::checks::check_prompt(&body.prompt, state.cfg.prompt_chars, &state.redactor)?;
+    if let Some(t) = &body.template {
+        wright_engine::parse_template(t).map_err(|e| ApiError::invalid("invalid_fields", e.to_string()))?;
+    }
+    if let Some(l) = &body.lang {
+        wright_engine::parse_lang(l).map_err(|e| ApiError::invalid("invalid_fields", e.to_string()))?;
+    }
+    if let Some(m) = &body.model
+        && *m != state.default_model
+        && !state.cfg.allowed_models.contains(m)
+    {
+        return Err(ApiError::invalid(
+            "model_not_allowed",
+            format!("model `{m}` is not offered here; GET /api/models lists the ones you may pick"),
+        ));
+    }
+    if body.checks.len() > MAX_CHECKS || body.checks.iter().any(|c| c.trim().is_empty() || c.len() > MAX_CHECK_CHARS) {
+        return Err(ApiError::invalid(
+            "invalid_fields",
+            format!("checks: at most {MAX_CHECKS} commands, none empty or over {MAX_CHECK_CHARS} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// Per-user limits: builds at once, and builds per hour (answered with when to try again).
+async fn check_limits(state: &AppState, caller: &Caller) -> ApiResult<()> {
+    let user = &caller.0.id;
+    let cfg = &state.cfg;
+    let refuse = |reason: &'static str, message: String, retry: u64| {
+        let state = state.clone();
+        let user = user.clone();
+        async move {
+            state.metrics.refused(reason);
+            if let Err(e) = state.store.log_refusal(&user, reason).await {
+                tracing::warn!("refusal not logged: {e}");
+            }
+            ApiError::too_many("rate_limited", message, retry)
+        }
+    };
+    if state.store.active_builds(user).await? >= u64::from(cfg.max_concurrent_builds) {
+        let m = format!(
+            "you have {} builds queued or running, the most at once; wait for one to end",
+            cfg.max_concurrent_builds
+        );
+        return Err(refuse("concurrent", m, 10).await);
+    }
+    let hour = chrono::Duration::hours(1);
+    let since = (chrono::Utc::now() - hour).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let (count, oldest) = state.store.builds_since(user, &since).await?;
+    if count >= u64::from(cfg.builds_per_hour) {
+        let retry = oldest
+            .and_then(|o| chrono::DateTime::parse_from_rfc3339(&o).ok())
+            .map(|o| (o.with_timezone(&chrono::Utc) + hour - chrono::Utc::now()).num_seconds().max(1) as u64)
+            .unwrap_or(60);
+        let m = format!("you started {count} builds in the last hour, the most allowed; try again in {retry} s");
+        return Err(refuse("hourly", m, retry).await);
+    }
+    Ok(())
+}
+
+/// Queue a build.
+#[utoipa::path(post, path = "/api/builds", request_body = BuildBody, security(("bearer" = [])),
+    params(("Idempotency-Key" = Option<String>, Header, description = "A retry with the same key returns the same build")),
+    responses((status = 202, body = Created), (status = 401, body = crate::api::ErrorBody),
+        (status = 413, body = crate::api::ErrorBody), (status = 422, body = crate::api::ErrorBody),
+        (status = 429, body = crate::api::ErrorBody), (status = 503, body = crate::api::ErrorBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<BuildBody>,
+) -> ApiResult<(StatusCode, Json<Created>)> {
+    if state.is_stopping() {
+        return Err(ApiError::unavailable(
+            "shutting_down",
+            "this server is shutting down; send the build again shortly",
+        ));
+    }
+    validate(&state, &body)?;
+    let key = match headers.get("idempotency-key") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_CHARS)
+                .ok_or_else(|| {
+                    ApiError::invalid(
+                        "invalid_fields",
+                        format!("Idempotency-Key: 1 to {MAX_KEY_CHARS} visible characters"),
+                    )
+                })?
+                .to_string(),
+        ),
+    };
+    let parent = match &body.r#continue {
+        Some(id) => {
+            let p = visible(&state, &caller, id).await?;
+            if !p.status.is_final() {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "parent_active",
+                    format!("build {id} has not ended yet; continue it once it has"),
+                ));
+            }
+            Some(p)
+        }
+        None => None,
+    };
+    if let Some(m) = &state.cfg.moderation {
+        m.check(&body.prompt).await.inspect_err(|_| state.metrics.refused("moderation"))?;
+    }
+    check_limits(&state, &caller).await?;
+    let id = wright_engine::new_build_id();
+    let workspace = match &parent {
+        Some(p) => p.start.workspace.clone(),
+        None => state.engine.data_dir().join("builds").join(&id).display().to_string(),
+    };
+    let request = serde_json::to_string(&body).map_err(|e| ApiError::internal(e.to_string()))?;
+    let ahead = state.store.queue_depth().await?;
+    let now = wright_events::now();
+    let first = wright_events::Event {
+        seq: 1,
+        build: id.clone(),
+        ts: now.clone(),
+        kind: EventKind::Status {
+            message: match ahead {
+                0 => "Queued; a worker will take it next.".to_string(),
+                1 => "Queued behind 1 other build.".to_string(),
+                n => format!("Queued behind {n} other builds."),
+            },
+            level: Level::Info,
+        },
+    };
+    let queued = QueuedBuild {
+        build: NewBuild {
+            id: id.clone(),
+            parent_id: parent.as_ref().map(|p| p.start.id.clone()),
+            prompt: body.prompt.clone(),
+            template: body
+                .template
+                .clone()
+                .or(parent.as_ref().map(|p| p.start.template.clone()))
+                .unwrap_or_else(|| "auto".into()),
+            lang: body.lang.clone().unwrap_or_else(|| "en".into()),
+            provider: state.engine.provider_kind().as_str().to_string(),
+            model: body.model.clone().unwrap_or_else(|| state.default_model.clone()),
+            workspace,
+            started_at: now,
+        },
+        owner: caller.0.id.clone(),
+        dedup_key: hash_token(&format!("{}\n{request}", caller.0.id)),
+        request,
+        idempotency_key: key,
+        // 128 random bits: the preview address is the capability to see the build's files.
+        preview_key: uuid::Uuid::new_v4().simple().to_string(),
+        first_event: Some(first),
+    };
+    match state.store.enqueue_build(&queued).await? {
+        Enqueued::New => {
+            state.queue.wake.notify_one();
+            tracing::info!(build = %id, user = %caller.0.name, "queued");
+            let events_url = format!("/api/builds/{id}/events");
+            Ok((StatusCode::ACCEPTED, Json(Created { id, status: "queued".into(), events_url, deduplicated: false })))
+        }
+        Enqueued::Existing(b) => {
+            let id = b.start.id;
+            let events_url = format!("/api/builds/{id}/events");
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(Created { id, status: b.status.as_str().into(), events_url, deduplicated: true }),
+            ))
+        }
+    }
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct ListQuery {
+    /// At most this many, newest first [default 50, at most 500].
+    limit: Option<u32>,
+}
+
+/// Your builds (an admin sees everyone's), newest first.
+#[utoipa::path(get, path = "/api/builds", params(ListQuery), security(("bearer" = [])),
+    responses((status = 200, body = [BuildView]), (status = 401, body = crate::api::ErrorBody)))]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<ListQuery>,
+) -> ApiResult<Json<Vec<BuildView>>> {
+    let owner = (!caller.is_admin()).then_some(caller.0.id.as_str());
+    let builds = state.store.builds_of(owner, q.limit.unwrap_or(50).clamp(1, 500)).await?;
+    let origin = state.cfg.preview_origin();
+    Ok(Json(builds.into_iter().map(|b| BuildView::of(b, &origin, false)).collect()))
+}
+
+/// One build with its outcome and report.
+#[utoipa::path(get, path = "/api/builds/{id}", params(("id" = String, Path)), security(("bearer" = [])),
+    responses((status = 200, body = BuildView), (status = 404, body = crate::api::ErrorBody)))]
+pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<BuildView>> {
+    let b = visible(&state, &caller, &id).await?;
+    let queued = b.status == wright_store::BuildStatus::Queued;
+    let mut view = BuildView::of(b, &state.cfg.preview_origin(), true);
+    if queued {
+        view.queue_position = Some(state.store.queue_position(&id).await?);
+    }
+    Ok(Json(view))
+}
+
+/// Stop a queued or running build; its stream still ends with `complete`.
+#[utoipa::path(post, path = "/api/builds/{id}/cancel", params(("id" = String, Path)), security(("bearer" = [])),
+    responses((status = 200, body = Cancelled), (status = 404, body = crate::api::ErrorBody)))]
+pub async fn cancel(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Cancelled>> {
+    visible(&state, &caller, &id).await?;
+    let status = match state.store.request_cancel(&id, &wright_events::now()).await? {
+        CancelOutcome::WasQueued => {
+            let last = state.store.last_seq(&id).await?;
+            let stop = EventKind::Status { message: "Cancelled before it started.".into(), level: Level::Warning };
+            publish(&state, &id, last + 1, stop).await;
+            let complete = EventKind::Complete {
+                success: false,
+                files: vec![],
+                iterations: 0,
+                fix_attempts: 0,
+                duration_ms: 0,
+                input_tokens: 0,
+                output_tokens: 0,
+                cached_tokens: 0,
+                cost_usd: 0.0,
+            };
+            publish(&state, &id, last + 2, complete).await;
+            state.hub.close(&id);
+            state.metrics.build_ended("cancelled", "unknown");
+            "cancelled"
+        }
+        CancelOutcome::Running => {
+            // At once when it runs here; another server's worker sees the flag within a second.
+            state.queue.cancel(&id);
+            "cancelling"
+        }
+        CancelOutcome::AlreadyEnded => "ended",
+    };
+    Ok(Json(Cancelled { id, status: status.into() }))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct EventsQuery {
+    /// Start after this `seq` (like `Last-Event-ID`).
+    after: Option<u64>,
+}
+
+/// The build's events: SSE (`id: seq`, `event: type`, `data: JSON`), or JSON lines with
+/// `Accept: application/x-ndjson`. Resumes after `Last-Event-ID` or `?after=`; ends after `complete`.
+#[utoipa::path(get, path = "/api/builds/{id}/events", params(("id" = String, Path), EventsQuery,
+        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this seq")),
+    security(("bearer" = [])),
+    responses((status = 200, description = "text/event-stream or application/x-ndjson"), (status = 404, body = crate::api::ErrorBody)))]
+pub async fn events(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<EventsQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    visible(&state, &caller, &id).await?;
+    let last_event_id = match headers.get("last-event-id") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .ok_or_else(|| ApiError::invalid("invalid_fields", "Last-Event-ID must be the seq of an event"))?,
+        ),
+    };
+    let after = q.after.or(last_event_id).unwrap_or(0);
+    let frames = crate::stream::follow(
+        state.store.clone(),
+        state.hub.clone(),
+        id,
+        after,
+        Duration::from_secs(1),
+        state.streams_stop.clone(),
+    );
+    let following = Following::new(&state.metrics);
+    let frames = futures::stream::unfold((frames, following), |(mut rx, f)| async move {
+        rx.recv().await.map(|frame| (frame, (rx, f)))
+    });
+    let ndjson =
+        headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/x-ndjson"));
+    if ndjson {
+        let body = Body::from_stream(frames.map(|f| Ok::<_, Infallible>(format!("{}\n", f.json))));
+        return Ok(([(header::CONTENT_TYPE, "application/x-ndjson"), (header::CACHE_CONTROL, "no-store")], body)
+            .into_response());
+    }
+    let sse =
+        frames.map(|f| Ok::<_, Infallible>(SseEvent::default().id(f.seq.to_string()).event(f.kind).data(&f.json)));
+    let mut res =
+        Sse::new(sse).keep_alive(KeepAlive::new().interval(state.cfg.heartbeat).text("heartbeat")).into_response();
+    // Proxies must not buffer the stream.
+    res.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(res)
+}
+
+fn workspace_of(b: &BuildRecord) -> ApiResult<Workspace> {
+    Workspace::open(&b.start.workspace, WorkspaceLimits::default())
+        .map_err(|_| ApiError::not_found(format!("the files of build {}", b.start.id)))
+}
+
+/// The build's files (generated folders such as `node_modules` left out).
+#[utoipa::path(get, path = "/api/builds/{id}/files", params(("id" = String, Path)), security(("bearer" = [])),
+    responses((status = 200, body = [FileEntry]), (status = 404, body = crate::api::ErrorBody)))]
+pub async fn files(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Vec<FileEntry>>> {
+    let b = visible(&state, &caller, &id).await?;
+    let Ok(ws) = workspace_of(&b) else { return Ok(Json(vec![])) };
+    let root = ws.root().to_path_buf();
+    let entries = tokio::task::spawn_blocking(move || {
+        wright_tools::project_files(&root)
+            .into_iter()
+            .map(|path| {
+                let bytes = std::fs::symlink_metadata(root.join(&path)).map(|m| m.len()).unwrap_or(0);
+                FileEntry { path, bytes }
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(Json(entries))
+}
+
+/// Read a file of a workspace, refusing any path that leaves it (`..`, absolute, links out).
+pub fn read_file(ws: &Workspace, path: &str) -> ApiResult<Vec<u8>> {
+    ws.read(path).map_err(|e| match e {
+        PathError::NotFound(_) | PathError::IsDirectory(_) => ApiError::not_found(format!("file `{path}`")),
+        other => ApiError::new(StatusCode::BAD_REQUEST, "bad_path", other.to_string()),
+    })
+}
+
+/// One file's content, as plain text or bytes: never rendered on the API's origin (the
+/// preview origin is for that).
+#[utoipa::path(get, path = "/api/builds/{id}/files/{path}", params(("id" = String, Path), ("path" = String, Path)),
+    security(("bearer" = [])),
+    responses((status = 200, description = "the file"), (status = 400, body = crate::api::ErrorBody), (status = 404, body = crate::api::ErrorBody)))]
+pub async fn file(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, path)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    let b = visible(&state, &caller, &id).await?;
+    let ws = workspace_of(&b)?;
+    let bytes = read_file(&ws, &path)?;
+    let kind =
+        if std::str::from_utf8(&bytes).is_ok() { "text/plain; charset=utf-8" } else { "application/octet-stream" };
+    Ok((
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::CONTENT_SECURITY_POLICY, "default-src 'none'; sandbox"),
+        ],
+        bytes,
+    )
+        .into_response())
+}
+
+/// The project as a `.zip`.
+#[utoipa::path(get, path = "/api/builds/{id}/archive", params(("id" = String, Path)), security(("bearer" = [])),
+    responses((status = 200, description = "application/zip"), (status = 404, body = crate::api::ErrorBody)))]
+pub async fn archive(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
+    let b = visible(&state, &caller, &id).await?;
+    let ws = workspace_of(&b)?;
+    let bytes = tokio::task::spawn_blocking(move || zip_project(&ws))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(|e| ApiError::internal(format!("making the archive: {e}")))?;
+    let disposition = format!("attachment; filename=\"wright-{id}.zip\"");
+    let mut res = ([(header::CONTENT_TYPE, "application/zip")], bytes).into_response();
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        res.headers_mut().insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(res)
+}
+
+fn zip_project(ws: &Workspace) -> Result<Vec<u8>, String> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for path in wright_tools::project_files(ws.root()) {
+        // Links and anything else that is not a plain file inside the project stay out.
+        let Ok(bytes) = ws.read(&path) else { continue };
+        zip.start_file(path.as_str(), options).map_err(|e| e.to_string())?;
+        zip.write_all(&bytes).map_err(|e| e.to_string())?;
+    }
+    zip.finish().map(|c| c.into_inner()).map_err(|e| e.to_string())
+}

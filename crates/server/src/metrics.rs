@@ -1,0 +1,155 @@
+//! Prometheus metrics in a registry the server owns (no global state): builds by outcome and
+//! template, queue depth, running builds, model tokens and cost, HTTP requests by route and
+//! status with latency, SSE followers, refusals by limit.
+
+use crate::AppState;
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Instant;
+use wright_events::{Event, EventKind, EventSink};
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BuildLabels {
+    pub outcome: String,
+    pub template: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HttpLabels {
+    pub route: String,
+    pub method: String,
+    pub status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RouteLabels {
+    pub route: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    pub kind: String,
+}
+
+/// The server's metrics. Cheap to clone (every part is shared).
+#[derive(Clone)]
+pub struct Metrics {
+    registry: Arc<Registry>,
+    builds: Family<BuildLabels, Counter>,
+    pub running: Gauge,
+    pub queue_depth: Gauge,
+    tokens: Family<KindLabels, Counter>,
+    cost: Counter<f64, AtomicU64>,
+    http: Family<HttpLabels, Counter>,
+    latency: Family<RouteLabels, Histogram>,
+    pub followers: Gauge,
+    refused: Family<KindLabels, Counter>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut r = Registry::default();
+        let builds = Family::<BuildLabels, Counter>::default();
+        r.register("wright_builds", "Builds ended, by outcome and template", builds.clone());
+        let running = Gauge::default();
+        r.register("wright_builds_running", "Builds running in this process", running.clone());
+        let queue_depth = Gauge::default();
+        r.register("wright_queue_depth", "Builds waiting for a worker", queue_depth.clone());
+        let tokens = Family::<KindLabels, Counter>::default();
+        r.register("wright_model_tokens", "Model tokens, by kind (input, output, cached)", tokens.clone());
+        let cost = Counter::<f64, AtomicU64>::default();
+        r.register("wright_model_cost_usd", "Model cost in US dollars", cost.clone());
+        let http = Family::<HttpLabels, Counter>::default();
+        r.register("wright_http_requests", "HTTP requests, by route, method and status", http.clone());
+        let latency = Family::<RouteLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0])
+        });
+        r.register("wright_http_request_duration_seconds", "Time to the response head, by route", latency.clone());
+        let followers = Gauge::default();
+        r.register("wright_sse_subscribers", "Open event streams", followers.clone());
+        let refused = Family::<KindLabels, Counter>::default();
+        r.register("wright_refused_requests", "Build requests refused, by reason", refused.clone());
+        Self { registry: Arc::new(r), builds, running, queue_depth, tokens, cost, http, latency, followers, refused }
+    }
+
+    pub fn build_ended(&self, outcome: &str, template: &str) {
+        self.builds.get_or_create(&BuildLabels { outcome: outcome.into(), template: template.into() }).inc();
+    }
+
+    pub fn refused(&self, reason: &str) {
+        self.refused.get_or_create(&KindLabels { kind: reason.into() }).inc();
+    }
+
+    /// The text exposition format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
+            tracing::error!("encoding metrics: {e}");
+        }
+        out
+    }
+}
+
+/// Counts the model usage a build reports.
+pub struct UsageSink(Metrics);
+
+impl UsageSink {
+    pub fn new(m: Metrics) -> Self {
+        Self(m)
+    }
+}
+
+impl EventSink for UsageSink {
+    fn accept(&self, event: &Event) {
+        if let EventKind::Usage { input_tokens, output_tokens, cached_tokens, cost_usd } = &event.kind {
+            for (kind, n) in [("input", input_tokens), ("output", output_tokens), ("cached", cached_tokens)] {
+                self.0.tokens.get_or_create(&KindLabels { kind: kind.into() }).inc_by(*n);
+            }
+            self.0.cost.inc_by(*cost_usd);
+        }
+    }
+}
+
+/// A follower counted while it lives.
+pub struct Following(Gauge);
+
+impl Following {
+    pub fn new(m: &Metrics) -> Self {
+        m.followers.inc();
+        Self(m.followers.clone())
+    }
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+/// Middleware: count every request by its route pattern (never its concrete path, which
+/// would hold ids and tokens) and time it to the response head.
+pub async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let route = req.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str()).to_string();
+    let method = req.method().to_string();
+    let started = Instant::now();
+    let res = next.run(req).await;
+    let m = &state.metrics;
+    m.latency.get_or_create(&RouteLabels { route: route.clone() }).observe(started.elapsed().as_secs_f64());
+    m.http.get_or_create(&HttpLabels { route, method, status: res.status().as_u16() }).inc();
+    res
+}

@@ -1,0 +1,140 @@
+//! The API router, and its small routes: who am I, models, notes, stats, health, metrics and
+//! the OpenAPI document.
+
+use crate::AppState;
+use crate::api::{ApiDoc, Me, Models};
+use crate::auth::{self, Caller};
+use crate::builds;
+use crate::error::{ApiError, ApiResult};
+use axum::Json;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use std::time::Duration;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use wright_store::{Note, NoteFilter, Stats};
+
+/// Largest request body.
+pub const BODY_LIMIT: usize = 1 << 20;
+
+/// Every route of the API origin.
+pub fn router(state: AppState) -> Router {
+    // Requests that answer and end; event streams are long-lived and are left out of the timeout.
+    let bounded = Router::new()
+        .route("/api/builds", post(builds::create).get(builds::list))
+        .route("/api/builds/{id}", get(builds::get))
+        .route("/api/builds/{id}/cancel", post(builds::cancel))
+        .route("/api/builds/{id}/files", get(builds::files))
+        .route("/api/builds/{id}/files/{*path}", get(builds::file))
+        .route("/api/builds/{id}/archive", get(builds::archive))
+        .route("/api/notes", get(notes))
+        .route("/api/stats", get(stats))
+        .route("/api/me", get(me))
+        .route("/api/models", get(models))
+        .route("/api/logout", post(auth::logout))
+        .route("/api/openapi.json", get(openapi))
+        .route("/login", get(auth::login))
+        .route("/", get(index))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_secs(60)));
+    Router::new()
+        .route("/api/builds/{id}/events", get(builds::events))
+        .merge(bounded)
+        .fallback(|| async { ApiError::not_found("this route") })
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::track))
+        // Bodies are read only by the JSON extractor, which answers 413 in our error shape.
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
+            // The route pattern only: paths can hold login tokens (`/login?token=`).
+            let route = req.extensions().get::<axum::extract::MatchedPath>().map_or("-", |p| p.as_str());
+            tracing::info_span!("http", method = %req.method(), route = %route)
+        }))
+        .with_state(state)
+}
+
+/// The API origin's front page until the web UI lands on it: who you are and where the API is.
+async fn index(State(state): State<AppState>, caller: Result<Caller, ApiError>) -> Html<String> {
+    let who = match caller {
+        Ok(c) => format!("Signed in as <b>{}</b> ({}).", escape(&c.0.name), c.0.role.as_str()),
+        Err(_) => "Not signed in: open the login link <code>wright serve</code> printed, or use a token from <code>wright users add NAME</code>.".into(),
+    };
+    Html(format!(
+        "<!doctype html><meta charset=utf-8><title>wright</title><h1>wright</h1><p>{who}</p>\
+         <p>The API is under <a href=\"/api/builds\">/api/builds</a>; its description is at \
+         <a href=\"/api/openapi.json\">/api/openapi.json</a>. Previews are served on {}.</p>",
+        escape(&state.cfg.preview_origin())
+    ))
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Who is calling.
+#[utoipa::path(get, path = "/api/me", security(("bearer" = [])), responses((status = 200, body = Me), (status = 401, body = crate::api::ErrorBody)))]
+pub async fn me(caller: Caller) -> Json<Me> {
+    let u = caller.0;
+    Json(Me { id: u.id, name: u.name, role: u.role.as_str().into() })
+}
+
+/// The models a request may name.
+#[utoipa::path(get, path = "/api/models", security(("bearer" = [])), responses((status = 200, body = Models)))]
+pub async fn models(State(state): State<AppState>, _caller: Caller) -> Json<Models> {
+    let mut allowed = vec![state.default_model.clone()];
+    allowed.extend(state.cfg.allowed_models.iter().filter(|m| **m != state.default_model).cloned());
+    Json(Models { default: state.default_model.clone(), allowed })
+}
+
+/// The lessons wright learned from its fixes (`wright notes list`).
+#[utoipa::path(get, path = "/api/notes", security(("bearer" = [])), responses((status = 200, description = "the notes, best first")))]
+pub async fn notes(State(state): State<AppState>, _caller: Caller) -> ApiResult<Json<Vec<Note>>> {
+    Ok(Json(state.store.list_notes(&NoteFilter { status: None, limit: Some(500) }).await?))
+}
+
+/// The statistics of `wright stats --json`, over every build (admins only).
+#[utoipa::path(get, path = "/api/stats", security(("bearer" = [])), responses((status = 200, description = "as `wright stats --json`"), (status = 403, body = crate::api::ErrorBody)))]
+pub async fn stats(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Stats>> {
+    if !caller.is_admin() {
+        return Err(ApiError::forbidden("the statistics cover every user's builds; only admins may see them"));
+    }
+    Ok(Json(state.store.stats().await?))
+}
+
+/// Liveness: the process answers.
+#[utoipa::path(get, path = "/healthz", responses((status = 200, description = "ok")))]
+pub async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// Readiness: the store answers and the server is not shutting down.
+#[utoipa::path(get, path = "/readyz", responses((status = 200, description = "ready"), (status = 503, body = crate::api::ErrorBody)))]
+pub async fn readyz(State(state): State<AppState>) -> ApiResult<&'static str> {
+    if state.is_stopping() {
+        return Err(ApiError::unavailable("shutting_down", "the server is shutting down"));
+    }
+    state.store.queue_depth().await?;
+    Ok("ready\n")
+}
+
+/// Prometheus text.
+#[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Prometheus text format")))]
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    if let Ok(depth) = state.store.queue_depth().await {
+        state.metrics.queue_depth.set(depth as i64);
+    }
+    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
+        .into_response()
+}
+
+async fn openapi() -> Response {
+    match ApiDoc::openapi().to_pretty_json() {
+        Ok(text) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
+        Err(e) => ApiError::internal(format!("OpenAPI document: {e}")).into_response(),
+    }
+}

@@ -1,0 +1,305 @@
+//! The service's part of [`SqliteStore`]: the queue with leases, users and sessions. Every
+//! state change is one statement (or guarded by its `WHERE`), so servers sharing the file
+//! never both take the same build.
+
+use crate::sqlite::{SqliteStore, build_row, u};
+use crate::types::*;
+use crate::{Result, StoreError, new_id};
+use sqlx::Row;
+use sqlx::sqlite::SqliteRow;
+
+fn user_row(r: &SqliteRow) -> Result<User> {
+    let role: String = r.try_get("role")?;
+    Ok(User {
+        id: r.try_get("id")?,
+        name: r.try_get("name")?,
+        role: Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("user role `{role}`")))?,
+        created_at: r.try_get("created_at")?,
+    })
+}
+
+impl SqliteStore {
+    pub(crate) async fn svc_enqueue(&self, q: &QueuedBuild) -> Result<Enqueued> {
+        // Two tries: an existing twin may finish between the refused insert and the lookup.
+        for _ in 0..2 {
+            let b = &q.build;
+            let mut tx = self.pool.begin().await?;
+            let inserted = sqlx::query(
+                "INSERT OR IGNORE INTO builds (id, parent_id, prompt, template, lang, provider, model, workspace, \
+                 status, started_at, owner, request, idempotency_key, queued_at, preview_key, dedup_key) \
+                 VALUES (?,?,?,?,?,?,?,?,'queued',?,?,?,?,?,?,?)",
+            )
+            .bind(&b.id)
+            .bind(&b.parent_id)
+            .bind(&b.prompt)
+            .bind(&b.template)
+            .bind(&b.lang)
+            .bind(&b.provider)
+            .bind(&b.model)
+            .bind(&b.workspace)
+            .bind(&b.started_at)
+            .bind(&q.owner)
+            .bind(&q.request)
+            .bind(&q.idempotency_key)
+            .bind(&b.started_at)
+            .bind(&q.preview_key)
+            .bind(&q.dedup_key)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if inserted == 1 {
+                // The first event goes in with the build, so no worker can claim it before it.
+                if let Some(e) = &q.first_event {
+                    sqlx::query("INSERT INTO events (build_id, seq, ts, type, data) VALUES (?,?,?,?,?)")
+                        .bind(&e.build)
+                        .bind(e.seq as i64)
+                        .bind(&e.ts)
+                        .bind(e.kind.type_name())
+                        .bind(serde_json::to_string(e).map_err(|e| StoreError::Invalid(e.to_string()))?)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
+                return Ok(Enqueued::New);
+            }
+            tx.rollback().await?;
+            let existing = sqlx::query(
+                "SELECT * FROM builds WHERE owner = ? AND ((idempotency_key IS NOT NULL AND idempotency_key = ?) \
+                 OR (dedup_key = ? AND status IN ('queued', 'running'))) ORDER BY queued_at LIMIT 1",
+            )
+            .bind(&q.owner)
+            .bind(&q.idempotency_key)
+            .bind(&q.dedup_key)
+            .fetch_optional(&self.pool)
+            .await?;
+            if let Some(row) = existing {
+                return Ok(Enqueued::Existing(Box::new(build_row(&row)?)));
+            }
+        }
+        Err(StoreError::Invalid(format!("build {} could not be queued", q.build.id)))
+    }
+
+    pub(crate) async fn svc_claim(&self, worker: &str, lease_until: &str) -> Result<Option<BuildRecord>> {
+        let row = sqlx::query(
+            "UPDATE builds SET status = 'running', worker = ?, lease_until = ? WHERE id = \
+             (SELECT id FROM builds WHERE status = 'queued' ORDER BY queued_at, id LIMIT 1) AND status = 'queued' \
+             RETURNING *",
+        )
+        .bind(worker)
+        .bind(lease_until)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(build_row).transpose()
+    }
+
+    pub(crate) async fn svc_renew(&self, id: &str, worker: &str, lease_until: &str) -> Result<bool> {
+        let n = sqlx::query("UPDATE builds SET lease_until = ? WHERE id = ? AND worker = ? AND status = 'running'")
+            .bind(lease_until)
+            .bind(id)
+            .bind(worker)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        Ok(n == 1)
+    }
+
+    pub(crate) async fn svc_take_expired(&self, now: &str, reaper: &str, until: &str) -> Result<Vec<BuildRecord>> {
+        let rows = sqlx::query(
+            "UPDATE builds SET worker = ?, lease_until = ? \
+             WHERE status = 'running' AND lease_until IS NOT NULL AND lease_until < ? RETURNING *",
+        )
+        .bind(reaper)
+        .bind(until)
+        .bind(now)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(build_row).collect()
+    }
+
+    pub(crate) async fn svc_queue_position(&self, id: &str) -> Result<u64> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n FROM builds q, builds me WHERE me.id = ? AND me.status = 'queued' \
+             AND q.status = 'queued' AND (q.queued_at, q.id) < (me.queued_at, me.id)",
+        )
+        .bind(id)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u(row.try_get("n")?))
+    }
+
+    pub(crate) async fn svc_queue_depth(&self) -> Result<u64> {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM builds WHERE status = 'queued'").fetch_one(&self.pool).await?;
+        Ok(u(row.try_get("n")?))
+    }
+
+    pub(crate) async fn svc_request_cancel(&self, id: &str, now: &str) -> Result<CancelOutcome> {
+        let queued = sqlx::query(
+            "UPDATE builds SET status = 'failed', end_reason = 'cancelled', duration_ms = 0, finished_at = ?, \
+             cancel_requested = 1 WHERE id = ? AND status = 'queued'",
+        )
+        .bind(now)
+        .bind(id)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        if queued == 1 {
+            return Ok(CancelOutcome::WasQueued);
+        }
+        let running = sqlx::query("UPDATE builds SET cancel_requested = 1 WHERE id = ? AND status = 'running'")
+            .bind(id)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        if running == 1 {
+            return Ok(CancelOutcome::Running);
+        }
+        // Unknown ids are an error; ended builds are not.
+        self.svc_build(id).await.map(|_| CancelOutcome::AlreadyEnded)
+    }
+
+    async fn svc_build(&self, id: &str) -> Result<BuildRecord> {
+        let row = sqlx::query("SELECT * FROM builds WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        row.as_ref().map(build_row).transpose()?.ok_or_else(|| StoreError::NotFound(format!("build {id}")))
+    }
+
+    pub(crate) async fn svc_cancel_requested(&self, id: &str) -> Result<bool> {
+        let row =
+            sqlx::query("SELECT cancel_requested FROM builds WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        Ok(row.map(|r| r.try_get::<i64, _>("cancel_requested")).transpose()?.unwrap_or(0) != 0)
+    }
+
+    pub(crate) async fn svc_last_seq(&self, build_id: &str) -> Result<u64> {
+        let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) AS n FROM events WHERE build_id = ?")
+            .bind(build_id)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(u(row.try_get("n")?))
+    }
+
+    pub(crate) async fn svc_builds_of(&self, owner: Option<&str>, limit: u32) -> Result<Vec<BuildRecord>> {
+        let rows = match owner {
+            Some(o) => {
+                sqlx::query("SELECT * FROM builds WHERE owner = ? ORDER BY started_at DESC, id DESC LIMIT ?")
+                    .bind(o)
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+            None => {
+                sqlx::query("SELECT * FROM builds ORDER BY started_at DESC, id DESC LIMIT ?")
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+        };
+        rows.iter().map(build_row).collect()
+    }
+
+    pub(crate) async fn svc_builds_since(&self, owner: &str, since: &str) -> Result<(u64, Option<String>)> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n, MIN(queued_at) AS oldest FROM builds WHERE owner = ? AND queued_at >= ?",
+        )
+        .bind(owner)
+        .bind(since)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok((u(row.try_get("n")?), row.try_get("oldest")?))
+    }
+
+    pub(crate) async fn svc_active(&self, owner: &str) -> Result<u64> {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM builds WHERE owner = ? AND status IN ('queued', 'running')")
+            .bind(owner)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(u(row.try_get("n")?))
+    }
+
+    pub(crate) async fn svc_create_user(&self, user: &User, token_hash: &str) -> Result<()> {
+        let done =
+            sqlx::query("INSERT OR IGNORE INTO users (id, name, role, token_hash, created_at) VALUES (?,?,?,?,?)")
+                .bind(&user.id)
+                .bind(&user.name)
+                .bind(user.role.as_str())
+                .bind(token_hash)
+                .bind(&user.created_at)
+                .execute(&self.pool)
+                .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::Invalid(format!("a user named `{}` already exists", user.name)));
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn svc_users(&self) -> Result<Vec<User>> {
+        let rows = sqlx::query("SELECT * FROM users ORDER BY created_at, name").fetch_all(&self.pool).await?;
+        rows.iter().map(user_row).collect()
+    }
+
+    pub(crate) async fn svc_remove_user(&self, name: &str) -> Result<bool> {
+        let n = sqlx::query("DELETE FROM users WHERE name = ?").bind(name).execute(&self.pool).await?.rows_affected();
+        Ok(n > 0)
+    }
+
+    pub(crate) async fn svc_user_by_token(&self, hash: &str) -> Result<Option<User>> {
+        let row = sqlx::query("SELECT * FROM users WHERE token_hash = ?").bind(hash).fetch_optional(&self.pool).await?;
+        row.as_ref().map(user_row).transpose()
+    }
+
+    pub(crate) async fn svc_put_session(&self, hash: &str, user: &str, kind: SessionKind, until: &str) -> Result<()> {
+        sqlx::query("INSERT OR REPLACE INTO sessions (token_hash, user_id, kind, expires_at) VALUES (?,?,?,?)")
+            .bind(hash)
+            .bind(user)
+            .bind(kind.as_str())
+            .bind(until)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub(crate) async fn svc_session_user(&self, hash: &str, kind: SessionKind, now: &str) -> Result<Option<User>> {
+        let user_id: Option<String> = match kind {
+            // A login link works once: deleting it is how it is used.
+            SessionKind::Login => sqlx::query(
+                "DELETE FROM sessions WHERE token_hash = ? AND kind = 'login' AND expires_at > ? RETURNING user_id",
+            )
+            .bind(hash)
+            .bind(now)
+            .fetch_optional(&self.pool)
+            .await?
+            .map(|r| r.try_get("user_id"))
+            .transpose()?,
+            SessionKind::Session => {
+                sqlx::query("SELECT user_id FROM sessions WHERE token_hash = ? AND kind = 'session' AND expires_at > ?")
+                    .bind(hash)
+                    .bind(now)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map(|r| r.try_get("user_id"))
+                    .transpose()?
+            }
+        };
+        let Some(id) = user_id else { return Ok(None) };
+        let row = sqlx::query("SELECT * FROM users WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        row.as_ref().map(user_row).transpose()
+    }
+
+    pub(crate) async fn svc_end_session(&self, hash: &str) -> Result<()> {
+        sqlx::query("DELETE FROM sessions WHERE token_hash = ?").bind(hash).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    pub(crate) async fn svc_log_refusal(&self, user: &str, reason: &str) -> Result<()> {
+        sqlx::query("INSERT INTO refusals (user_id, reason, ts) VALUES (?,?,?)")
+            .bind(user)
+            .bind(reason)
+            .bind(crate::now())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}
+
+/// A new user record (the caller makes and shows the token).
+pub fn new_user(name: &str, role: Role) -> User {
+    User { id: new_id("u"), name: name.to_string(), role, created_at: crate::now() }
+}
