@@ -1,0 +1,186 @@
+//! The service's part of the store (queue, leases, dedup, cancel, users, sessions) against a
+//! real database file, through the `Store` trait only, so a PostgreSQL store can run the same.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+use std::sync::Arc;
+use wright_events::{Event, EventKind, Level};
+use wright_store::*;
+
+async fn store() -> (tempfile::TempDir, Arc<dyn Store>) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&format!("sqlite://{}", dir.path().join("w.db").display())).await.unwrap();
+    (dir, s)
+}
+
+fn queued(id: &str, owner: &str, key: Option<&str>, request: &str, at: &str) -> QueuedBuild {
+    QueuedBuild {
+        build: NewBuild {
+            id: id.into(),
+            parent_id: None,
+            prompt: "a countdown timer".into(),
+            template: "auto".into(),
+            lang: "en".into(),
+            provider: "openai".into(),
+            model: "m".into(),
+            workspace: format!("/tmp/{id}"),
+            started_at: at.into(),
+        },
+        owner: owner.into(),
+        request: request.into(),
+        idempotency_key: key.map(String::from),
+        dedup_key: format!("{owner}:{request}"),
+        preview_key: format!("pk-{id}"),
+        first_event: Some(Event {
+            seq: 1,
+            build: id.into(),
+            ts: at.into(),
+            kind: EventKind::Status { message: "Queued".into(), level: Level::Info },
+        }),
+    }
+}
+
+const T0: &str = "2026-11-24T10:00:00.000Z";
+const T1: &str = "2026-11-24T10:00:01.000Z";
+const T2: &str = "2026-11-24T10:00:02.000Z";
+const LATER: &str = "2099-01-01T00:00:00.000Z";
+
+#[tokio::test]
+async fn the_queue_runs_in_order_and_each_build_is_claimed_once() {
+    let (_d, s) = store().await;
+    assert_eq!(s.enqueue_build(&queued("b1", "u1", None, "{\"p\":1}", T0)).await.unwrap(), Enqueued::New);
+    assert_eq!(s.enqueue_build(&queued("b2", "u1", None, "{\"p\":2}", T1)).await.unwrap(), Enqueued::New);
+    assert_eq!(s.enqueue_build(&queued("b3", "u2", None, "{\"p\":1}", T2)).await.unwrap(), Enqueued::New);
+    assert_eq!((s.queue_depth().await.unwrap(), s.queue_position("b3").await.unwrap()), (3, 2));
+    // The queue notice was stored with the build.
+    assert_eq!(s.last_seq("b1").await.unwrap(), 1);
+    let b = s.build("b1").await.unwrap();
+    assert_eq!(
+        (b.status, b.owner.as_deref(), b.preview_key.as_deref()),
+        (BuildStatus::Queued, Some("u1"), Some("pk-b1"))
+    );
+
+    // Many workers at once: every build is claimed by exactly one, oldest first.
+    let claims = futures_all(&s, 6).await;
+    let mut ids: Vec<_> = claims.iter().flatten().cloned().collect();
+    assert_eq!(ids.len(), 3, "{claims:?}");
+    ids.sort();
+    assert_eq!(ids, ["b1", "b2", "b3"]);
+    assert_eq!(s.queue_depth().await.unwrap(), 0);
+    assert_eq!(s.build("b1").await.unwrap().status, BuildStatus::Running);
+    // run_build's create_build on a claimed build keeps it (an upsert), with its owner.
+    s.create_build(&queued("b1", "u1", None, "{}", T0).build).await.unwrap();
+    assert_eq!(s.build("b1").await.unwrap().owner.as_deref(), Some("u1"));
+}
+
+async fn futures_all(s: &Arc<dyn Store>, n: usize) -> Vec<Option<String>> {
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let s = s.clone();
+            tokio::spawn(async move { s.claim_build(&format!("w{i}"), LATER).await.unwrap().map(|b| b.start.id) })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn idempotency_keys_and_identical_active_requests_are_one_build() {
+    let (_d, s) = store().await;
+    assert_eq!(s.enqueue_build(&queued("b1", "u1", Some("k"), "{\"a\":1}", T0)).await.unwrap(), Enqueued::New);
+    // Same key, even with another body: the same build.
+    match s.enqueue_build(&queued("b2", "u1", Some("k"), "{\"a\":2}", T1)).await.unwrap() {
+        Enqueued::Existing(b) => assert_eq!(b.start.id, "b1"),
+        other => panic!("{other:?}"),
+    }
+    // Identical body, no key, while b1 is active: b1.
+    match s.enqueue_build(&queued("b3", "u1", None, "{\"a\":1}", T1)).await.unwrap() {
+        Enqueued::Existing(b) => assert_eq!(b.start.id, "b1"),
+        other => panic!("{other:?}"),
+    }
+    // Another user's identical request and key are theirs.
+    assert_eq!(s.enqueue_build(&queued("b4", "u2", Some("k"), "{\"a\":1}", T1)).await.unwrap(), Enqueued::New);
+    // Once b1 has ended, the identical request is a new build; the key still names b1.
+    assert_eq!(s.request_cancel("b1", T2).await.unwrap(), CancelOutcome::WasQueued);
+    assert_eq!(s.enqueue_build(&queued("b5", "u1", None, "{\"a\":1}", T2)).await.unwrap(), Enqueued::New);
+    match s.enqueue_build(&queued("b6", "u1", Some("k"), "{}", T2)).await.unwrap() {
+        Enqueued::Existing(b) => assert_eq!((b.start.id.as_str(), b.status), ("b1", BuildStatus::Failed)),
+        other => panic!("{other:?}"),
+    }
+    assert!(s.build("b2").await.is_err() && s.build("b3").await.is_err(), "refused twins leave nothing");
+    assert_eq!(s.last_seq("b2").await.unwrap(), 0, "nor their events");
+}
+
+#[tokio::test]
+async fn cancel_leases_and_the_reaper() {
+    let (_d, s) = store().await;
+    s.enqueue_build(&queued("b1", "u1", None, "1", T0)).await.unwrap();
+    s.enqueue_build(&queued("b2", "u1", None, "2", T1)).await.unwrap();
+    assert_eq!(s.active_builds("u1").await.unwrap(), 2);
+    let claimed = s.claim_build("w1", "2026-11-24T10:00:05.000Z").await.unwrap().unwrap();
+    assert_eq!(claimed.start.id, "b1");
+    assert!(!s.cancel_requested("b1").await.unwrap());
+    assert_eq!(s.request_cancel("b1", T1).await.unwrap(), CancelOutcome::Running);
+    assert!(s.cancel_requested("b1").await.unwrap());
+    assert_eq!(s.request_cancel("b2", T1).await.unwrap(), CancelOutcome::WasQueued);
+    assert_eq!(s.build("b2").await.unwrap().end_reason.as_deref(), Some("cancelled"));
+    assert_eq!(s.request_cancel("b2", T1).await.unwrap(), CancelOutcome::AlreadyEnded);
+    assert!(matches!(s.request_cancel("nope", T1).await, Err(StoreError::NotFound(_))));
+    assert!(s.claim_build("w2", LATER).await.unwrap().is_none(), "a cancelled build is never claimed");
+
+    // The lease: renewed by its worker only; expired ones are taken by exactly one reaper.
+    assert!(s.renew_lease("b1", "w1", "2026-11-24T10:00:09.000Z").await.unwrap());
+    assert!(!s.renew_lease("b1", "w9", LATER).await.unwrap());
+    assert!(s.take_expired("2026-11-24T10:00:08.000Z", "r", LATER).await.unwrap().is_empty());
+    let lost = s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER).await.unwrap();
+    assert_eq!(lost.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b1"]);
+    assert!(s.take_expired("2026-11-24T10:00:10.000Z", "r2", LATER).await.unwrap().is_empty(), "taken once");
+    assert!(!s.renew_lease("b1", "w1", LATER).await.unwrap(), "the old worker lost it");
+    // A `wright run` build has no lease and is never reaped.
+    s.create_build(&queued("cli", "x", None, "", T0).build).await.unwrap();
+    assert!(s.take_expired(LATER, "r3", LATER).await.unwrap().iter().all(|b| b.start.id != "cli"));
+}
+
+#[tokio::test]
+async fn hourly_counts_and_lists_per_owner() {
+    let (_d, s) = store().await;
+    for (i, at) in [T0, T1, T2].iter().enumerate() {
+        s.enqueue_build(&queued(&format!("b{i}"), "u1", None, &i.to_string(), at)).await.unwrap();
+    }
+    s.enqueue_build(&queued("o", "u2", None, "x", T2)).await.unwrap();
+    assert_eq!(s.builds_since("u1", T1).await.unwrap(), (2, Some(T1.to_string())));
+    assert_eq!(s.builds_since("u1", LATER).await.unwrap(), (0, None));
+    assert_eq!(s.builds_of(Some("u2"), 10).await.unwrap().len(), 1);
+    assert_eq!(s.builds_of(None, 10).await.unwrap().len(), 4);
+    assert_eq!(s.builds_of(Some("u1"), 2).await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn users_tokens_sessions_and_login_links() {
+    let (_d, s) = store().await;
+    let alice = new_user("alice", Role::User);
+    s.create_user(&alice, "hash-a").await.unwrap();
+    assert!(matches!(s.create_user(&new_user("alice", Role::Admin), "hash-b").await, Err(StoreError::Invalid(_))));
+    assert_eq!(s.user_by_token("hash-a").await.unwrap().unwrap().name, "alice");
+    assert!(s.user_by_token("hash-x").await.unwrap().is_none());
+
+    s.put_session("login-1", &alice.id, SessionKind::Login, LATER).await.unwrap();
+    assert!(s.session_user("login-1", SessionKind::Session, T0).await.unwrap().is_none(), "kinds do not mix");
+    assert_eq!(s.session_user("login-1", SessionKind::Login, T0).await.unwrap().unwrap().id, alice.id);
+    assert!(s.session_user("login-1", SessionKind::Login, T0).await.unwrap().is_none(), "a login link works once");
+    s.put_session("sess-1", &alice.id, SessionKind::Session, T1).await.unwrap();
+    assert!(s.session_user("sess-1", SessionKind::Session, T0).await.unwrap().is_some());
+    assert!(s.session_user("sess-1", SessionKind::Session, T2).await.unwrap().is_none(), "expired");
+    s.put_session("sess-2", &alice.id, SessionKind::Session, LATER).await.unwrap();
+    s.end_session("sess-2").await.unwrap();
+    assert!(s.session_user("sess-2", SessionKind::Session, T0).await.unwrap().is_none());
+
+    s.put_session("sess-3", &alice.id, SessionKind::Session, LATER).await.unwrap();
+    assert!(s.remove_user("alice").await.unwrap());
+    assert!(!s.remove_user("alice").await.unwrap());
+    assert!(s.user_by_token("hash-a").await.unwrap().is_none());
+    assert!(s.session_user("sess-3", SessionKind::Session, T0).await.unwrap().is_none(), "sessions go with the user");
+    s.log_refusal("u1", "hourly").await.unwrap();
+}
