@@ -184,16 +184,21 @@ const SERVER_POLL: Duration = Duration::from_millis(150);
 /// Where a full-stack project's server starts, relative to the workspace: the file named by
 /// `scripts.start` when that is `node <file>`, else the first conventional entry that exists.
 pub fn server_entry(ctx: &ToolContext) -> Option<String> {
-    let exists = |p: &str| ctx.workspace.resolve(p).is_ok_and(|real| real.is_file());
-    start_script_files(ctx)
+    server_entry_in(&ctx.workspace)
+}
+
+/// [`server_entry`] of a workspace (the server's preview starts apps the same way).
+pub fn server_entry_in(workspace: &wright_sandbox::Workspace) -> Option<String> {
+    let exists = |p: &str| workspace.resolve(p).is_ok_and(|real| real.is_file());
+    start_script_files(workspace)
         .into_iter()
         .chain(["server/server.js", "server/index.js", "server.js", "index.js"].map(String::from))
         .find(|p| exists(p))
 }
 
 /// The file arguments of `"start": "node [flags] <file>"` in package.json, in order.
-fn start_script_files(ctx: &ToolContext) -> Vec<String> {
-    let Ok(bytes) = ctx.workspace.read("package.json") else { return Vec::new() };
+fn start_script_files(workspace: &wright_sandbox::Workspace) -> Vec<String> {
+    let Ok(bytes) = workspace.read("package.json") else { return Vec::new() };
     let Ok(pkg) = serde_json::from_slice::<serde_json::Value>(&bytes) else { return Vec::new() };
     let Some(start) = pkg.pointer("/scripts/start").and_then(serde_json::Value::as_str) else {
         return Vec::new();

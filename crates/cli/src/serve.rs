@@ -43,6 +43,9 @@ pub struct ServeArgs {
     /// Seconds running builds may finish after a shutdown signal before they are cancelled [default: 30].
     #[arg(long, value_name = "SECS")]
     grace: Option<u64>,
+    /// Seconds a full-stack preview's app may sit unused before it is stopped [default: 300].
+    #[arg(long, value_name = "SECS")]
+    preview_idle: Option<u64>,
     /// Seconds between SSE heartbeat comments [default: 15].
     #[arg(long, value_name = "SECS")]
     heartbeat: Option<u64>,
@@ -91,6 +94,7 @@ pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, 
         lease: Duration::from_secs(args.lease.unwrap_or(15).max(1)),
         public_url: args.public_url,
         preview_url: args.preview_url,
+        preview_idle: Duration::from_secs(args.preview_idle.unwrap_or(300).max(1)),
     };
     let overrides = Overrides {
         provider: args.llm.provider,

@@ -98,10 +98,12 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
     zip.by_name("index.html").unwrap().read_to_string(&mut text).unwrap();
     assert_eq!(text, support::server::PAGE);
 
-    // Preview: on the preview origin, with its CSP; the same path on the API origin is nothing.
-    let preview_url = b["preview_url"].as_str().unwrap();
-    assert!(preview_url.starts_with(&s.preview), "{preview_url}");
-    let p = c.get(preview_url).send().await.unwrap();
+    // Preview: on an origin of its own (`{id}-{key}.localhost`), with its CSP; nothing of it on
+    // the API origin; under a path on the preview port too.
+    let preview_url = b["preview_url"].as_str().unwrap().to_string();
+    let (pc, host) = support::server::preview_client(&s, &preview_url);
+    assert!(host.starts_with(&format!("{id}-")), "{preview_url}");
+    let p = pc.get(&preview_url).send().await.unwrap();
     assert_eq!(p.status(), 200);
     let csp = p.headers()["content-security-policy"].to_str().unwrap().to_string();
     assert!(
@@ -110,13 +112,22 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
     );
     assert!(p.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
     assert_eq!(p.text().await.unwrap(), support::server::PAGE);
-    let path = preview_url.trim_start_matches(&s.preview);
-    assert_eq!(c.get(s.url(path)).send().await.unwrap().status(), 404);
+    let key = host.split('.').next().unwrap().rsplit_once('-').unwrap().1.to_string();
+    let by_path = format!("{}/{id}/{key}/", s.preview);
+    let p = c.get(&by_path).send().await.unwrap();
+    assert_eq!(p.status(), 200);
+    assert!(
+        !p.headers()["content-security-policy"].to_str().unwrap().contains("allow-same-origin"),
+        "a shared origin stays opaque"
+    );
+    assert_eq!(c.get(s.url(&format!("/{id}/{key}/"))).send().await.unwrap().status(), 404, "not on the API origin");
     let wrong_key = format!("{}/{id}/{}/", s.preview, "0".repeat(32));
     assert_eq!(c.get(wrong_key).send().await.unwrap().status(), 404);
-    for bad in ["..%2F..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "../wright.db"] {
-        let r = c.get(format!("{preview_url}{bad}")).send().await.unwrap();
-        assert!(r.status() == 400 || r.status() == 404, "{bad}: {}", r.status());
+    for bad in ["..%2F..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "../wright.db", "..%2Fwright.db"] {
+        for url in [format!("{preview_url}{bad}"), format!("{by_path}{bad}")] {
+            let r = pc.get(&url).send().await.unwrap();
+            assert!(r.status() == 400 || r.status() == 404, "{url}: {}", r.status());
+        }
         let r = c.get(s.url(&format!("/api/builds/{id}/files/{bad}"))).bearer_auth(&alice).send().await.unwrap();
         assert!(r.status() == 400 || r.status() == 404, "{bad}: {}", r.status());
         assert!(!r.text().await.unwrap().contains("root:"), "{bad}");
@@ -357,4 +368,40 @@ async fn sigterm_cancels_after_the_grace_time_and_every_stream_completes() {
     assert_eq!(events.last().unwrap().data["success"], false);
     let status = tokio::time::timeout(Duration::from_secs(30), s.child.wait()).await.unwrap().unwrap();
     assert!(status.success(), "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_stack_preview_runs_its_app_in_the_sandbox_and_stops_it_when_idle() {
+    let llm = model(1).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "1", "--preview-idle", "1"]).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let r = create(&c, &s, &alice, json!({"prompt": "a page showing a quote from a server", "template": "fullstack"}))
+        .await;
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+    let events = stream(&c, &s, &alice, &id, None).await;
+    assert_eq!(
+        events.last().unwrap().data["success"],
+        true,
+        "{:#?}",
+        events.iter().filter(|e| e.event != "usage").map(|e| e.data.clone()).collect::<Vec<_>>()
+    );
+    let b: Value =
+        c.get(s.url(&format!("/api/builds/{id}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    let preview_url = b["preview_url"].as_str().unwrap().to_string();
+    let (pc, _) = support::server::preview_client(&s, &preview_url);
+    // The page comes from the app's own server, and so does its API, root-relative.
+    let page = pc.get(&preview_url).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.headers()["content-security-policy"].to_str().unwrap().contains("allow-same-origin"));
+    assert!(page.text().await.unwrap().contains("fetch('/api/quote')"));
+    let q: Value = pc.post(format!("{preview_url}api/quote")).body("{}").send().await.unwrap().json().await.unwrap();
+    assert_eq!((q["quote"].as_str(), q["method"].as_str()), (Some("Keep going!"), Some("POST")));
+    assert_eq!(pc.get(format!("{preview_url}nothing-here")).send().await.unwrap().status(), 404, "the app's own 404");
+    // Stopped after a second of idleness, and started again on the next request.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let q: Value = pc.get(format!("{preview_url}api/quote")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(q["quote"], "Keep going!");
 }

@@ -216,6 +216,48 @@ impl Engine {
             .await
     }
 
+    /// A fresh scratch folder for one build (its HOME and TMPDIR), removed when dropped.
+    pub fn scratch(&self, name: &str) -> Result<tempfile::TempDir, EngineError> {
+        let io = |what: &str, e: std::io::Error| EngineError::Usage(format!("{what}: {e}"));
+        std::fs::create_dir_all(self.data_dir.join("tmp"))
+            .map_err(|e| io(&format!("creating {}", self.data_dir.display()), e))?;
+        tempfile::Builder::new()
+            .prefix(&format!("{name}-"))
+            .tempdir_in(self.data_dir.join("tmp"))
+            .map_err(|e| io("creating the build's temp folder", e))
+    }
+
+    /// How commands run for a workspace: their environment (HOME and TMPDIR in `scratch`,
+    /// redaction, the package cache) and the sandbox that confines them, which may write only
+    /// the workspace and `scratch`. Builds use it, and so do previews of full-stack apps.
+    pub fn sandbox(&self, workspace: &Workspace, scratch: &Path) -> Result<(ExecConfig, sandbox::Choice), EngineError> {
+        let io = |what: &str, e: std::io::Error| EngineError::Usage(format!("{what}: {e}"));
+        let (file, o) = (&self.file, &self.o);
+        let mut exec = ExecConfig::for_build(&scratch.join("home"), &scratch.join("tmp"))
+            .map_err(|e| io("preparing the build's home", e))?;
+        if let Some(secs) = o.command_timeout.or(file.command_timeout) {
+            exec.command_timeout = Duration::from_secs(secs.max(1));
+        }
+        // What the model and the user see hides the values of secret-looking host variables and
+        // the host's home folder (builds get a private HOME, so only wright knows the real one).
+        exec.redactor = host_redactor(true);
+        // npm installs are served from this cache, filled outside the sandbox and mounted read-only.
+        let deps_cache = std::path::absolute(self.data_dir.join("deps"))
+            .and_then(|p| std::fs::create_dir_all(&p).map(|_| p))
+            .map_err(|e| io("creating the package cache", e))?;
+        exec.deps_cache = Some(deps_cache);
+        // Commands see the workspace and the build's scratch folder (HOME, TMPDIR) read-write and
+        // the dependency cache read-only; nothing else of the data dir.
+        let policy = wright_sandbox::Policy {
+            network: self.network,
+            limits: sandbox::limits(file),
+            writable: vec![workspace.root().to_path_buf(), scratch.to_path_buf()],
+            read_only: exec.deps_cache.iter().cloned().collect(),
+        };
+        let confinement = sandbox::choose(self.sandbox_mode, policy)?;
+        Ok((exec, confinement))
+    }
+
     /// Everything a build needs, made ready: its workspace (new, or the continued build's),
     /// scratch home, confinement, tools and request. Nothing runs yet.
     pub async fn prepare(&self, job: Job) -> Result<Prepared, EngineError> {
@@ -290,34 +332,8 @@ impl Engine {
         let workspace = Workspace::open(&ws_path, limits)
             .map_err(|e| EngineError::Usage(format!("workspace {}: {e}", ws_path.display())))?;
         let io = |what: &str, e: std::io::Error| EngineError::Usage(format!("{what}: {e}"));
-        std::fs::create_dir_all(self.data_dir.join("tmp"))
-            .map_err(|e| io(&format!("creating {}", self.data_dir.display()), e))?;
-        let scratch = tempfile::Builder::new()
-            .prefix(&format!("{build_id}-"))
-            .tempdir_in(self.data_dir.join("tmp"))
-            .map_err(|e| io("creating the build's temp folder", e))?;
-        let mut exec = ExecConfig::for_build(&scratch.path().join("home"), &scratch.path().join("tmp"))
-            .map_err(|e| io("preparing the build's home", e))?;
-        if let Some(secs) = o.command_timeout.or(file.command_timeout) {
-            exec.command_timeout = Duration::from_secs(secs.max(1));
-        }
-        // What the model and the user see hides the values of secret-looking host variables and
-        // the host's home folder (builds get a private HOME, so only wright knows the real one).
-        exec.redactor = host_redactor(true);
-        // npm installs are served from this cache, filled outside the sandbox and mounted read-only.
-        let deps_cache = std::path::absolute(self.data_dir.join("deps"))
-            .and_then(|p| std::fs::create_dir_all(&p).map(|_| p))
-            .map_err(|e| io("creating the package cache", e))?;
-        exec.deps_cache = Some(deps_cache);
-        // Commands see the workspace and the build's scratch folder (HOME, TMPDIR) read-write and
-        // the dependency cache read-only; nothing else of the data dir.
-        let policy = wright_sandbox::Policy {
-            network: self.network,
-            limits: sandbox::limits(file),
-            writable: vec![workspace.root().to_path_buf(), scratch.path().to_path_buf()],
-            read_only: exec.deps_cache.iter().cloned().collect(),
-        };
-        let confinement = sandbox::choose(self.sandbox_mode, policy)?;
+        let scratch = self.scratch(&build_id)?;
+        let (exec, confinement) = self.sandbox(&workspace, scratch.path())?;
         let mut warnings: Vec<String> = confinement.warning.iter().cloned().collect();
         // Apps with JavaScript tests need Node.js; say so now rather than after three failed fixes.
         if template.resolve(&job.prompt) != Template::Static {

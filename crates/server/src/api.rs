@@ -67,7 +67,7 @@ pub struct BuildView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue_position: Option<u64>,
     pub events_url: String,
-    /// The project served on the preview origin.
+    /// The project on its own preview origin (a full-stack build's app runs there on demand).
     pub preview_url: Option<String>,
     /// What was tried (Markdown); in `GET /api/builds/{id}` only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -79,7 +79,7 @@ impl BuildView {
         let id = b.start.id;
         Self {
             events_url: format!("/api/builds/{id}/events"),
-            preview_url: b.preview_key.as_ref().map(|k| format!("{preview_origin}/{id}/{k}/")),
+            preview_url: b.preview_key.as_ref().map(|k| crate::preview::url_for(preview_origin, &id, k)),
             prompt: b.start.prompt,
             template: b.start.template,
             lang: b.start.lang,

@@ -14,6 +14,7 @@
 //! Everything is wired from one [`wright_engine::Engine`], the same one `wright run` uses.
 
 mod api;
+mod apps;
 mod auth;
 mod builds;
 mod checks;
@@ -60,8 +61,11 @@ pub struct ServeConfig {
     /// The address people use for the API (the login link and preview frame-ancestors);
     /// `http://BIND` when unset.
     pub public_url: Option<String>,
-    /// The preview origin people use; `http://PREVIEW_BIND` when unset.
+    /// The preview origin people use: each build is at `{id}-{key}.` before its host name.
+    /// `http://localhost:PREVIEW_PORT` when unset (browsers resolve `*.localhost` to this machine).
     pub preview_url: Option<String>,
+    /// A full-stack preview's app is stopped after this long without a request.
+    pub preview_idle: Duration,
 }
 
 impl ServeConfig {
@@ -71,7 +75,7 @@ impl ServeConfig {
     pub fn preview_origin(&self) -> String {
         self.preview_url
             .clone()
-            .unwrap_or_else(|| format!("http://{}", self.preview_bind))
+            .unwrap_or_else(|| format!("http://localhost:{}", self.preview_bind.port()))
             .trim_end_matches('/')
             .to_string()
     }
@@ -96,6 +100,8 @@ pub(crate) struct Shared {
     pub cfg: ServeConfig,
     pub metrics: metrics::Metrics,
     pub queue: queue::Queue,
+    /// Full-stack apps running for previews.
+    pub apps: apps::Apps,
     /// Set once a shutdown began: no new builds, `/readyz` says 503.
     pub stopping: AtomicBool,
     /// Ends open event streams when the server goes away (clients resume elsewhere).
@@ -151,6 +157,7 @@ pub async fn serve(
         hub: Hub::default(),
         metrics: metrics::Metrics::new(),
         queue: queue::Queue::new(),
+        apps: apps::Apps::default(),
         stopping: AtomicBool::new(false),
         streams_stop: CancellationToken::new(),
         redactor: wright_engine::host_redactor(false),
@@ -159,6 +166,16 @@ pub async fn serve(
     });
     let workers_stop = CancellationToken::new();
     let workers = queue::start(shared.clone(), workers_stop.clone());
+    let idle = {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let every = (shared.cfg.preview_idle / 4).clamp(Duration::from_millis(250), Duration::from_secs(30));
+            loop {
+                tokio::time::sleep(every).await;
+                shared.apps.stop_idle(shared.cfg.preview_idle);
+            }
+        })
+    };
     let api =
         axum::serve(api_listener, ops::router(shared.clone()).into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(shared.streams_stop.clone().cancelled_owned());
@@ -174,6 +191,8 @@ pub async fn serve(
     workers_stop.cancel();
     queue::drain(&shared, workers).await;
     shared.streams_stop.cancel();
+    idle.abort();
+    shared.apps.stop_all();
     let _ = api.await;
     let _ = preview.await;
     Ok(())

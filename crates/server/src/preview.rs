@@ -1,32 +1,69 @@
-//! The preview origin: a build's files served on their own port, at
-//! `/{build}/{preview key}/{path}`, never on the API's origin. The CSP's `sandbox` gives each
-//! page an opaque origin, so generated code can neither read the API's cookie (another origin
-//! already) nor another preview's storage; `frame-ancestors` lets only the API's pages frame it.
+//! The preview origin: a build's files, or its running app, served apart from the API.
+//!
+//! Each build gets an origin of its own, `http://{id}-{key}.localhost:8788/` (browsers resolve
+//! any `*.localhost` to this machine; behind a proxy, `--preview-url` names a wildcard domain),
+//! so root-relative links and `fetch('/api/…')` work, and nothing of the API's origin or of
+//! another build is reachable from it. The 128-bit key is the capability; no cookie is needed.
+//! Without wildcard names, `/{id}/{key}/` on the preview port serves the same files under a
+//! path (relative links only) with an opaque origin. Either way the CSP's `frame-ancestors`
+//! lets only the API's pages frame it.
 
 use crate::AppState;
 use crate::builds::read_file;
 use crate::error::ApiError;
 use axum::Router;
-use axum::extract::{Path, State};
-use axum::http::{HeaderValue, header};
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use wright_sandbox::{Workspace, WorkspaceLimits};
 
 pub fn router(state: AppState) -> Router {
     Router::new()
-        .route("/{id}/{key}/", get(root))
-        .route("/{id}/{key}/{*path}", get(file))
-        .fallback(|| async { ApiError::not_found("this preview") })
+        .route("/{id}/{key}/", get(by_path_root))
+        .route("/{id}/{key}/{*path}", get(by_path))
+        .fallback(by_host)
         .with_state(state)
 }
 
-async fn root(State(state): State<AppState>, Path((id, key)): Path<(String, String)>) -> Response {
-    serve(&state, &id, &key, "").await.unwrap_or_else(IntoResponse::into_response)
+/// `{id}-{key}` from a preview host name (`20261124-151203-9c1e-<32 hex>.localhost:8788`).
+pub fn host_build(host: &str) -> Option<(String, String)> {
+    let label = host.split('.').next()?;
+    let (id, key) = label.rsplit_once('-')?;
+    (key.len() == 32 && key.bytes().all(|b| b.is_ascii_hexdigit()) && !id.is_empty())
+        .then(|| (id.to_string(), key.to_ascii_lowercase()))
 }
 
-async fn file(State(state): State<AppState>, Path((id, key, path)): Path<(String, String, String)>) -> Response {
-    serve(&state, &id, &key, &path).await.unwrap_or_else(IntoResponse::into_response)
+/// The preview address of a build on the host-per-build scheme.
+pub fn url_for(base: &str, id: &str, key: &str) -> String {
+    let (scheme, rest) = base.split_once("://").unwrap_or(("http", base));
+    format!("{scheme}://{id}-{key}.{}/", rest.trim_end_matches('/'))
+}
+
+async fn by_host(State(state): State<AppState>, req: Request) -> Response {
+    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("").to_string();
+    let Some((id, key)) = host_build(&host) else {
+        return ApiError::not_found("this preview").into_response();
+    };
+    let path = req.uri().path().trim_start_matches('/').to_string();
+    serve(&state, &id, &key, &path, req, true).await.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn by_path_root(
+    State(state): State<AppState>,
+    Path((id, key)): Path<(String, String)>,
+    req: Request,
+) -> Response {
+    serve(&state, &id, &key, "", req, false).await.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn by_path(
+    State(state): State<AppState>,
+    Path((id, key, path)): Path<(String, String, String)>,
+    req: Request,
+) -> Response {
+    serve(&state, &id, &key, &path, req, false).await.unwrap_or_else(IntoResponse::into_response)
 }
 
 /// Byte-wise equal in time that does not depend on where they differ.
@@ -53,7 +90,14 @@ fn content_type(path: &str) -> &'static str {
     }
 }
 
-async fn serve(state: &AppState, id: &str, key: &str, path: &str) -> Result<Response, ApiError> {
+async fn serve(
+    state: &AppState,
+    id: &str,
+    key: &str,
+    path: &str,
+    req: Request,
+    own_origin: bool,
+) -> Result<Response, ApiError> {
     let missing = || ApiError::not_found("this preview");
     let build = state.store.build(id).await.map_err(|_| missing())?;
     match &build.preview_key {
@@ -61,24 +105,35 @@ async fn serve(state: &AppState, id: &str, key: &str, path: &str) -> Result<Resp
         _ => return Err(missing()),
     }
     let ws = Workspace::open(&build.start.workspace, WorkspaceLimits::default()).map_err(|_| missing())?;
-    let mut path = path.trim_end_matches('/').to_string();
-    // A folder (or the root) shows its index.html; a full-stack build keeps its page in client/.
-    if path.is_empty() {
-        path = ["index.html", "client/index.html", "public/index.html"]
-            .into_iter()
-            .find(|p| ws.root().join(p).is_file())
-            .unwrap_or("index.html")
-            .to_string();
-    } else if ws.root().join(&path).is_dir() {
-        path = format!("{path}/index.html");
-    }
-    let bytes = read_file(&ws, &path)?;
-    let mut res = ([(header::CONTENT_TYPE, content_type(&path))], bytes).into_response();
+    let mut res = if build.start.template == "fullstack" && ws.root().join("package.json").is_file() {
+        // The app's own server answers, started on demand in the build's sandbox.
+        let (mut parts, body) = req.into_parts();
+        let query = parts.uri.query().map(|q| format!("?{q}")).unwrap_or_default();
+        parts.uri = format!("/{path}{query}").parse::<Uri>().map_err(|_| missing())?;
+        crate::apps::proxy(state, id, &ws, Request::from_parts(parts, body)).await?
+    } else {
+        let mut path = path.trim_end_matches('/').to_string();
+        // A folder (or the root) shows its index.html; a full-stack build keeps its page in client/.
+        if path.is_empty() {
+            path = ["index.html", "client/index.html", "public/index.html"]
+                .into_iter()
+                .find(|p| ws.root().join(p).is_file())
+                .unwrap_or("index.html")
+                .to_string();
+        } else if ws.root().join(&path).is_dir() {
+            path = format!("{path}/index.html");
+        }
+        let bytes = read_file(&ws, &path)?;
+        ([(header::CONTENT_TYPE, content_type(&path))], Body::from(bytes)).into_response()
+    };
     let h = res.headers_mut();
+    // Its own origin may keep same-origin rights (they reach only itself); under a shared
+    // path the page gets an opaque origin instead.
+    let same_origin = if own_origin { " allow-same-origin" } else { "" };
     let csp = format!(
         "default-src 'self' data: blob:; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; \
          style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; \
-         frame-ancestors 'self' {}; sandbox allow-scripts allow-forms allow-modals allow-popups",
+         frame-ancestors 'self' {}; sandbox allow-scripts allow-forms allow-modals allow-popups{same_origin}",
         state.cfg.api_origin()
     );
     if let Ok(v) = HeaderValue::from_str(&csp) {
@@ -87,6 +142,7 @@ async fn serve(state: &AppState, id: &str, key: &str, path: &str) -> Result<Resp
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.remove(header::SET_COOKIE);
     Ok(res)
 }
 
@@ -101,5 +157,17 @@ mod tests {
         assert!(!same("abc", "abcd"));
         assert_eq!(content_type("a/b.HTML"), "text/html; charset=utf-8");
         assert_eq!(content_type("noext"), "application/octet-stream");
+    }
+
+    #[test]
+    fn preview_hosts() {
+        let key = "0123456789abcdef0123456789ABCDEF";
+        let host = format!("20261124-151203-9c1e-{key}.localhost:8788");
+        assert_eq!(host_build(&host), Some(("20261124-151203-9c1e".into(), key.to_ascii_lowercase())));
+        assert_eq!(host_build("localhost:8788"), None);
+        assert_eq!(host_build("x-123.localhost"), None);
+        assert_eq!(host_build(&format!("-{key}.localhost")), None);
+        assert_eq!(url_for("http://localhost:8788", "b1", "k"), "http://b1-k.localhost:8788/");
+        assert_eq!(url_for("https://preview.example.org/", "b1", "k"), "https://b1-k.preview.example.org/");
     }
 }

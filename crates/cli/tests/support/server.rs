@@ -25,9 +25,62 @@ pub fn stateless_model(sleep_secs: u32) -> Turn {
                 ("runCommand", json!({"command": "sleep", "args": [sleep_secs.to_string()]})),
                 write.clone(),
             ]),
-            Turn::calls(&[write]),
+            Turn::when("showing a quote", Turn::calls(&quote_app()), Turn::calls(&[write])),
         ),
     )
+}
+
+/// A full-stack app: a page that fetches `/api/quote` from its own Node server.
+pub fn quote_app() -> Vec<(&'static str, Value)> {
+    let server = r#"const http = require('node:http');
+const fs = require('node:fs');
+const path = require('node:path');
+const server = http.createServer((req, res) => {
+  const url = req.url.split('?')[0];
+  if (url === '/api/quote') {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    return res.end(JSON.stringify({ quote: 'Keep going!', method: req.method }));
+  }
+  if (url !== '/') { res.writeHead(404); return res.end('Not found'); }
+  res.writeHead(200, { 'Content-Type': 'text/html' });
+  res.end(fs.readFileSync(path.join(__dirname, '..', 'client', 'index.html')));
+});
+if (require.main === module) server.listen(process.env.PORT || 3000);
+module.exports = { server };
+"#;
+    let test = r#"const test = require('node:test');
+const assert = require('node:assert');
+const { server } = require('../server/server.js');
+test('GET /api/quote answers JSON', async () => {
+  await new Promise((done) => server.listen(0, done));
+  try {
+    const res = await fetch(`http://127.0.0.1:${server.address().port}/api/quote`);
+    assert.strictEqual(res.status, 200);
+    assert.ok((await res.json()).quote);
+  } finally { server.close(); }
+});
+"#;
+    let page = r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Quotes</title>
+</head>
+<body>
+  <h1 id="quote">Loading</h1>
+  <script>fetch('/api/quote').then((r) => r.json()).then((q) => { document.getElementById('quote').textContent = q.quote; });</script>
+</body>
+</html>
+"#;
+    let package = r#"{ "name": "quotes", "version": "1.0.0", "scripts": { "start": "node server/server.js", "test": "node --test" } }
+"#;
+    vec![
+        ("createFile", json!({"path": "package.json", "content": package})),
+        ("createFile", json!({"path": "server/server.js", "content": server})),
+        ("createFile", json!({"path": "tests/server.test.js", "content": test})),
+        ("createFile", json!({"path": "client/index.html", "content": page})),
+    ]
 }
 
 pub struct Server {
@@ -191,4 +244,16 @@ pub async fn stored_events(s: &Server, id: &str) -> Vec<Value> {
     let out = cmd.output().await.unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// A client that reaches a build's preview host (`{id}-{key}.localhost:PORT`) on this machine,
+/// as browsers do for any `*.localhost`, and that host.
+pub fn preview_client(s: &Server, preview_url: &str) -> (reqwest::Client, String) {
+    let host = preview_url.split("://").nth(1).unwrap().split('/').next().unwrap().to_string();
+    let name = host.split(':').next().unwrap().to_string();
+    let port: u16 = s.preview.rsplit(':').next().unwrap().parse().unwrap();
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let c =
+        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).resolve(&name, addr).build().unwrap();
+    (c, host)
 }
