@@ -120,6 +120,17 @@ impl Shared {
     }
 }
 
+/// A listener with a long accept queue: a thousand followers reconnecting at once must not
+/// see their connections time out (the default backlog is shorter on some systems).
+fn listen(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServeError> {
+    let bind = |e| ServeError::Bind(addr, e);
+    let socket =
+        if addr.is_ipv4() { tokio::net::TcpSocket::new_v4() } else { tokio::net::TcpSocket::new_v6() }.map_err(bind)?;
+    socket.set_reuseaddr(true).map_err(bind)?;
+    socket.bind(addr).map_err(bind)?;
+    socket.listen(4096).map_err(bind)
+}
+
 /// What `serve` prints when it is up.
 pub struct Started {
     pub api: SocketAddr,
@@ -140,9 +151,8 @@ pub async fn serve(
     let store = engine.store().clone();
     // The provider is connected (the offline model loaded) before the first request.
     let default_model = engine.default_model().await.map_err(|e| ServeError::Setup(e.to_string()))?;
-    let api_listener = tokio::net::TcpListener::bind(cfg.bind).await.map_err(|e| ServeError::Bind(cfg.bind, e))?;
-    let preview_listener =
-        tokio::net::TcpListener::bind(cfg.preview_bind).await.map_err(|e| ServeError::Bind(cfg.preview_bind, e))?;
+    let api_listener = listen(cfg.bind)?;
+    let preview_listener = listen(cfg.preview_bind)?;
     let api_addr = api_listener.local_addr()?;
     let preview_addr = preview_listener.local_addr()?;
     let mut cfg = cfg;
@@ -154,7 +164,7 @@ pub async fn serve(
     let shared = Arc::new(Shared {
         engine: engine.clone(),
         store: store.clone(),
-        hub: Hub::default(),
+        hub: Hub::new(store.clone(), Duration::from_secs(1)),
         metrics: metrics::Metrics::new(),
         queue: queue::Queue::new(),
         apps: apps::Apps::default(),

@@ -94,6 +94,21 @@ async fn worker(shared: AppState, n: usize, stop: CancellationToken) {
     }
 }
 
+/// The last stored `seq` of a build, asked again while the store is busy: guessing would
+/// reuse a `seq` and lose the event.
+pub async fn last_seq(shared: &AppState, build: &str) -> Option<u64> {
+    for attempt in 0..20u32 {
+        match shared.store.last_seq(build).await {
+            Ok(n) => return Some(n),
+            Err(e) => {
+                tracing::warn!(build, attempt, "reading the last event: {e}");
+                tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt.min(8) + 1))).await;
+            }
+        }
+    }
+    None
+}
+
 /// Store an event and send it to the build's followers.
 pub async fn publish(shared: &AppState, build: &str, seq: u64, kind: EventKind) {
     let event = Event { seq, build: build.to_string(), ts: wright_events::now(), kind };
@@ -106,7 +121,10 @@ pub async fn publish(shared: &AppState, build: &str, seq: u64, kind: EventKind) 
 /// End a build the engine never ran (or whose worker is gone): `error`, then `complete`, then
 /// the record, in that order, so a follower that sees the final record has the events.
 pub async fn end_build(shared: &AppState, build: &str, message: &str, reason: &str) {
-    let last = shared.store.last_seq(build).await.unwrap_or(0);
+    let Some(last) = last_seq(shared, build).await else {
+        tracing::error!(build, "the store cannot be read; the build stays as it is until the next reaper pass");
+        return;
+    };
     let files = shared.store.build(build).await.map(|b| b.files).unwrap_or_default();
     publish(shared, build, last + 1, EventKind::Error { message: message.to_string() }).await;
     publish(
@@ -150,7 +168,14 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     shared.queue.with(|m| m.insert(id.clone(), token.clone()));
     let sink = Arc::new(shared.hub.open(&id));
     let keeper = tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), token.clone()));
-    let mut next = shared.store.last_seq(&id).await.unwrap_or(0) + 1;
+    let Some(last) = last_seq(shared, &id).await else {
+        // The lease runs out, and the reaper (here or on another server) ends it.
+        keeper.abort();
+        shared.queue.with(|m| m.remove(&id));
+        shared.hub.close(&id);
+        return;
+    };
+    let mut next = last + 1;
     let body: Result<BuildBody, _> = serde_json::from_str(record.request.as_deref().unwrap_or("{}"));
     match body {
         Err(e) => end_build(shared, &id, &format!("the stored request cannot be read: {e}"), "invalid_request").await,
@@ -237,7 +262,7 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
     let every = (shared.cfg.lease / 2).max(Duration::from_millis(200));
     loop {
         let now = wright_events::now();
-        match shared.store.take_expired(&now, &name, &time_from_now(Duration::from_secs(3600))).await {
+        match shared.store.take_expired(&now, &name, &time_from_now(shared.cfg.lease * 4)).await {
             Ok(lost) => {
                 for b in lost {
                     tracing::warn!(build = %b.start.id, "its worker is gone; ending it");

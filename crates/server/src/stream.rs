@@ -4,8 +4,9 @@
 //! they are broadcast, so anything broadcast after joining arrives live and anything stored
 //! before the read is in the read; an event in both is recognised by its `seq` and sent once.
 //! A gap in the live `seq`s, a lagging receiver or a closed channel all mean "read the store
-//! again from the last `seq` sent". When another process runs the build, the store is read
-//! every `poll` instead. The build never waits for a follower: followers wait for it.
+//! again from the last `seq` sent". When another process runs the build, the hub's one relay
+//! per build feeds the channel from the store. The build never waits for a follower: followers
+//! wait for it.
 
 use crate::hub::{Frame, Hub};
 use std::sync::Arc;
@@ -17,6 +18,9 @@ use wright_store::Store;
 /// Frames a follower buffers for its client before it stops taking live events and later
 /// catches up from the store.
 const CLIENT_BUFFER: usize = 256;
+
+/// After this long with no live event, a follower looks at the store itself.
+const QUIET: Duration = Duration::from_secs(15);
 
 /// Start following `build` after `after`; frames arrive on the receiver, which ends after
 /// `complete` (or when `stop` fires). Dropping the receiver (the client went away) ends the
@@ -89,19 +93,13 @@ async fn pump(store: &dyn Store, hub: &Hub, build: &str, mut last: u64, tx: &mps
                 continue;
             }
         }
-        // Then live, until something says "read the store again".
+        // Then live, until something says "read the store again". A long quiet spell also
+        // does, cheaply: a safety net, not the way events normally arrive.
+        let wait = if ended_looks == 0 { QUIET } else { poll };
         loop {
-            let next = if sub.local && ended_looks == 0 {
-                sub.rx.recv().await
-            } else {
-                match tokio::time::timeout(poll, sub.rx.recv()).await {
-                    Ok(r) => r,
-                    Err(_) => {
-                        // Another process may be writing: look at the store again.
-                        sub.local = hub.subscribe(build).local;
-                        break;
-                    }
-                }
+            let next = match tokio::time::timeout(wait, sub.recv()).await {
+                Ok(r) => r,
+                Err(_) => break,
             };
             match next {
                 Ok(f) if f.seq <= last => continue,

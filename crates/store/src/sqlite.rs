@@ -55,7 +55,7 @@ impl SqliteStore {
                 .connect_with(options)
                 .await?
         } else {
-            SqlitePoolOptions::new().max_connections(4).connect_with(options).await?
+            SqlitePoolOptions::new().max_connections(8).connect_with(options).await?
         };
         MIGRATOR.run(&pool).await?;
         Ok(Self { pool })
