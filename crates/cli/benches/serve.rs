@@ -91,7 +91,7 @@ async fn follow(c: reqwest::Client, url: String, token: String) -> Vec<(u64, Str
 async fn main() {
     let llm = MockLlm::start_with_fallback(vec![], model()).await;
     let dir = tempfile::tempdir().unwrap();
-    let flags = ["--workers", "2", "--builds-per-hour", "100000", "--max-concurrent-builds", "100000"];
+    let flags = ["--lease", "15", "--workers", "2", "--builds-per-hour", "100000", "--max-concurrent-builds", "100000"];
     let mut s = Server::start(dir.path(), &llm.base_url, &flags).await;
     let pid = s.child.id().unwrap();
     let token = s.add_user("bench", true).await;
@@ -175,8 +175,11 @@ async fn main() {
             let (c, s_api, token) = (c.clone(), s.api.clone(), token.clone());
             tokio::spawn(async move {
                 let body = json!({"prompt": format!("landing page number {i} for a dog walker"), "template": "static"});
+                let sent = Instant::now();
                 let r = c.post(format!("{s_api}/api/builds")).bearer_auth(token).json(&body).send().await.unwrap();
-                assert_eq!(r.status(), 202);
+                let status = r.status();
+                let took = sent.elapsed();
+                assert_eq!(status, 202, "after {took:?}: {}", r.text().await.unwrap_or_default());
                 r.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string()
             })
         })

@@ -193,6 +193,20 @@ pub const REQUIREMENTS: &[Requirement] = &[
         },
     },
     Requirement {
+        name: "Chromium",
+        stage: Stage::Test,
+        why: "the browser check opens generated pages in it; its tests need a real one",
+        without: "",
+        probe: Probe::Command(&["chromium", "chromium-browser", "google-chrome"]),
+        packages: Packages {
+            apt: &["chromium"],
+            dnf: &["chromium"],
+            pacman: &["chromium"],
+            zypper: &["chromium"],
+            brew: &[],
+        },
+    },
+    Requirement {
         name: "perl",
         stage: Stage::Test,
         why: "the sandbox attack tests call raw system calls with it",

@@ -47,11 +47,23 @@ pub struct Hub {
     channels: Arc<Mutex<HashMap<String, Channel>>>,
     store: Arc<dyn Store>,
     poll: Duration,
+    /// Followers' catch-up reads share a few database connections, so a thousand followers
+    /// arriving at once cannot starve the writes that run builds and renew their leases.
+    reads: Arc<tokio::sync::Semaphore>,
 }
+
+/// How many follower reads of the store may run at once.
+const READERS: usize = 3;
 
 impl Hub {
     pub fn new(store: Arc<dyn Store>, poll: Duration) -> Self {
-        Self { channels: Arc::default(), store, poll }
+        Self { channels: Arc::default(), store, poll, reads: Arc::new(tokio::sync::Semaphore::new(READERS)) }
+    }
+
+    /// A build's stored events after `after`, read through the followers' share of the store.
+    pub async fn events(&self, build: &str, after: u64) -> wright_store::Result<Vec<Event>> {
+        let _permit = self.reads.acquire().await.map_err(|e| wright_store::StoreError::Unsupported(e.to_string()))?;
+        self.store.events(build, after).await
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut HashMap<String, Channel>) -> R) -> R {
@@ -103,7 +115,7 @@ impl Hub {
                 });
                 return;
             }
-            match self.store.events(&build, last).await {
+            match self.events(&build, last).await {
                 Ok(events) => {
                     for e in events {
                         last = e.seq;

@@ -63,7 +63,7 @@ async fn pump(store: &dyn Store, hub: &Hub, build: &str, mut last: u64, tx: &mps
     let mut ended_looks = 0u32;
     loop {
         // Catch up from the store.
-        match store.events(build, last).await {
+        match hub.events(build, last).await {
             Ok(events) => {
                 let empty = events.is_empty();
                 for e in events {
@@ -77,7 +77,7 @@ async fn pump(store: &dyn Store, hub: &Hub, build: &str, mut last: u64, tx: &mps
                 // Nothing more will come for a build that has ended: its `complete` was sent
                 // before (a resume after it), or it is about to be stored.
                 if empty && store.build(build).await.map(|b| b.status.is_final()).unwrap_or(true) {
-                    let tail = store.events(build, last.saturating_sub(1)).await.unwrap_or_default();
+                    let tail = hub.events(build, last.saturating_sub(1)).await.unwrap_or_default();
                     if tail.first().is_some_and(|e| e.kind.type_name() == "complete") {
                         return;
                     }

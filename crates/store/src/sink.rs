@@ -56,7 +56,17 @@ impl EventSink for PersistSink {
             self.failures.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        if wait.recv().is_err() {
+        // The caller waits until the event is stored: that is what lets a stream resume from
+        // the store. Inside a multi-threaded runtime the wait moves this worker's other tasks
+        // elsewhere first; otherwise builds emitting at once could occupy every worker while
+        // the task holding the database's write lock waits to be polled.
+        let waited = match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(|| wait.recv())
+            }
+            _ => wait.recv(),
+        };
+        if waited.is_err() {
             self.failures.fetch_add(1, Ordering::Relaxed);
         }
     }

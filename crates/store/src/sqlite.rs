@@ -23,7 +23,12 @@ const PER_KEY: u32 = 128;
 /// [`Store`] on SQLite.
 #[derive(Clone)]
 pub struct SqliteStore {
+    /// Writes, and reads that must see them at once.
     pub(crate) pool: SqlitePool,
+    /// Reads that many callers make at once (followers, status polls, sign-ins): a pool of their
+    /// own, so a crowd of them never queues a build's writes or lease renewals behind it. WAL
+    /// lets these readers run beside the one writer.
+    pub(crate) read: SqlitePool,
 }
 
 impl SqliteStore {
@@ -52,13 +57,18 @@ impl SqliteStore {
                 .min_connections(1)
                 .idle_timeout(None)
                 .max_lifetime(None)
-                .connect_with(options)
+                .connect_with(options.clone())
                 .await?
+        } else {
+            SqlitePoolOptions::new().max_connections(4).connect_with(options.clone()).await?
+        };
+        MIGRATOR.run(&pool).await?;
+        let read = if memory {
+            pool.clone()
         } else {
             SqlitePoolOptions::new().max_connections(8).connect_with(options).await?
         };
-        MIGRATOR.run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self { pool, read })
     }
 
     /// An in-memory store (tests, benches).
@@ -260,7 +270,7 @@ impl Store for SqliteStore {
     }
 
     async fn build(&self, id: &str) -> Result<BuildRecord> {
-        let row = sqlx::query("SELECT * FROM builds WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT * FROM builds WHERE id = ?").bind(id).fetch_optional(&self.read).await?;
         row.as_ref().map(build_row).transpose()?.ok_or_else(|| StoreError::NotFound(format!("build {id}")))
     }
 
@@ -303,7 +313,7 @@ impl Store for SqliteStore {
         let rows = sqlx::query("SELECT data FROM events WHERE build_id = ? AND seq > ? ORDER BY seq")
             .bind(build_id)
             .bind(after as i64)
-            .fetch_all(&self.pool)
+            .fetch_all(&self.read)
             .await?;
         rows.iter()
             .map(|r| {
@@ -450,7 +460,7 @@ impl Store for SqliteStore {
         if note.id.trim().is_empty() || note.lesson.trim().is_empty() || note.trigger.trim().is_empty() {
             return Err(StoreError::Invalid("a note needs an id, a trigger and a lesson".into()));
         }
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         write_note(&mut tx, note).await?;
         tx.commit().await?;
         Ok(())
@@ -524,7 +534,7 @@ impl Store for SqliteStore {
     }
 
     async fn record_note_outcome(&self, ids: &[String], helped: bool) -> Result<Vec<Note>> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let mut out = Vec::new();
         for id in ids {
             let Some(row) = sqlx::query("SELECT * FROM notes WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?
@@ -543,7 +553,7 @@ impl Store for SqliteStore {
     }
 
     async fn record_note_uses(&self, build_id: &str, ids: &[String], phase: &str) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let ts = crate::now();
         for id in ids {
             sqlx::query("INSERT OR IGNORE INTO note_uses (build_id, note_id, phase, ts) VALUES (?,?,?,?)")

@@ -23,7 +23,7 @@ impl SqliteStore {
         // Two tries: an existing twin may finish between the refused insert and the lookup.
         for _ in 0..2 {
             let b = &q.build;
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
             let inserted = sqlx::query(
                 "INSERT OR IGNORE INTO builds (id, parent_id, prompt, template, lang, provider, model, workspace, \
                  status, started_at, owner, request, idempotency_key, queued_at, preview_key, dedup_key) \
@@ -122,13 +122,13 @@ impl SqliteStore {
              AND q.status = 'queued' AND (q.queued_at, q.id) < (me.queued_at, me.id)",
         )
         .bind(id)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.read)
         .await?;
         Ok(u(row.try_get("n")?))
     }
 
     pub(crate) async fn svc_queue_depth(&self) -> Result<u64> {
-        let row = sqlx::query("SELECT COUNT(*) AS n FROM builds WHERE status = 'queued'").fetch_one(&self.pool).await?;
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM builds WHERE status = 'queued'").fetch_one(&self.read).await?;
         Ok(u(row.try_get("n")?))
     }
 
@@ -164,14 +164,14 @@ impl SqliteStore {
 
     pub(crate) async fn svc_cancel_requested(&self, id: &str) -> Result<bool> {
         let row =
-            sqlx::query("SELECT cancel_requested FROM builds WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+            sqlx::query("SELECT cancel_requested FROM builds WHERE id = ?").bind(id).fetch_optional(&self.read).await?;
         Ok(row.map(|r| r.try_get::<i64, _>("cancel_requested")).transpose()?.unwrap_or(0) != 0)
     }
 
     pub(crate) async fn svc_last_seq(&self, build_id: &str) -> Result<u64> {
         let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) AS n FROM events WHERE build_id = ?")
             .bind(build_id)
-            .fetch_one(&self.pool)
+            .fetch_one(&self.read)
             .await?;
         Ok(u(row.try_get("n")?))
     }
@@ -182,13 +182,13 @@ impl SqliteStore {
                 sqlx::query("SELECT * FROM builds WHERE owner = ? ORDER BY started_at DESC, id DESC LIMIT ?")
                     .bind(o)
                     .bind(i64::from(limit))
-                    .fetch_all(&self.pool)
+                    .fetch_all(&self.read)
                     .await?
             }
             None => {
                 sqlx::query("SELECT * FROM builds ORDER BY started_at DESC, id DESC LIMIT ?")
                     .bind(i64::from(limit))
-                    .fetch_all(&self.pool)
+                    .fetch_all(&self.read)
                     .await?
             }
         };
@@ -241,7 +241,7 @@ impl SqliteStore {
     }
 
     pub(crate) async fn svc_user_by_token(&self, hash: &str) -> Result<Option<User>> {
-        let row = sqlx::query("SELECT * FROM users WHERE token_hash = ?").bind(hash).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT * FROM users WHERE token_hash = ?").bind(hash).fetch_optional(&self.read).await?;
         row.as_ref().map(user_row).transpose()
     }
 
@@ -272,14 +272,14 @@ impl SqliteStore {
                 sqlx::query("SELECT user_id FROM sessions WHERE token_hash = ? AND kind = 'session' AND expires_at > ?")
                     .bind(hash)
                     .bind(now)
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(&self.read)
                     .await?
                     .map(|r| r.try_get("user_id"))
                     .transpose()?
             }
         };
         let Some(id) = user_id else { return Ok(None) };
-        let row = sqlx::query("SELECT * FROM users WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT * FROM users WHERE id = ?").bind(id).fetch_optional(&self.read).await?;
         row.as_ref().map(user_row).transpose()
     }
 

@@ -98,13 +98,16 @@ impl Server {
         cmd.arg("serve").args(["--bind", "127.0.0.1:0", "--preview-bind", "127.0.0.1:0"]);
         cmd.args(["--provider", "openai", "--base-url", base_url, "--model", "mock-model"]);
         cmd.arg("--data-dir").arg(data);
-        cmd.args(["--lease", "2", "--heartbeat", "1"]);
+        if !extra.contains(&"--lease") {
+            // Short leases so the crash tests do not wait; a bench passes the default.
+            cmd.args(["--lease", "2", "--heartbeat", "1"]);
+        }
         cmd.args(extra);
         cmd.current_dir(data);
         for k in HOST_ENV {
             cmd.env_remove(k);
         }
-        cmd.env("OPENAI_API_KEY", OPENAI_KEY).env("WRIGHT_LOG", "wright_server=info");
+        cmd.env("OPENAI_API_KEY", OPENAI_KEY).env("WRIGHT_LOG", "wright_server=info,sqlx=warn");
         cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).kill_on_drop(true);
         let mut child = cmd.spawn().unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
