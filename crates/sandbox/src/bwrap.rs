@@ -113,6 +113,8 @@ pub(crate) const ETC_FILES: &[&str] = &[
     "/etc/localtime",
     "/etc/mime.types",
     "/etc/host.conf",
+    // Font configuration, so a browser check renders text.
+    "/etc/fonts",
 ];
 
 /// Added when the network is allowed.

@@ -1,0 +1,284 @@
+//! wright-browser: open a generated web app in headless Chromium and report what breaks for the
+//! person who would open it.
+//!
+//! A page can parse, have every asset and pass its tests, and still throw a `TypeError` on load,
+//! fail a request, render nothing, or crash when a button is clicked. This crate loads the page
+//! the way a visitor would, clicks each visible button and submits each form once, and turns
+//! what goes wrong into [`Finding`]s with the file, line and column from the stack, plus a PNG
+//! screenshot.
+//!
+//! Chromium runs inside the build's own sandbox (the same runner commands use, network denied),
+//! started by a small host script that also serves the page on the sandbox's loopback and
+//! carries DevTools over a Unix socket; requests to any other origin are refused through the
+//! DevTools `Fetch` domain and reported. Nothing is downloaded: the browser is Debian's
+//! `chromium`, found on `PATH` or through a setting ([`find_chromium`]).
+
+mod find;
+mod host;
+mod inspect;
+
+pub use find::{BrowserMissing, find_chromium};
+pub use host::PageSource;
+
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use wright_sandbox::CommandRunner;
+
+/// Whether VERIFYING opens the page in a browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BrowserMode {
+    /// Always; a missing browser is a failure of the check, not a silent skip.
+    On,
+    Off,
+    /// When a Chromium is installed (the default).
+    #[default]
+    Auto,
+}
+
+impl BrowserMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "on" | "true" | "yes" => Some(Self::On),
+            "off" | "false" | "no" => Some(Self::Off),
+            "auto" => Some(Self::Auto),
+            _ => None,
+        }
+    }
+}
+
+/// How the check runs. Configuration, passed in: nothing is read from the environment here.
+#[derive(Debug, Clone)]
+pub struct BrowserSettings {
+    pub mode: BrowserMode,
+    /// The Chromium to run; `None` looks on `PATH`.
+    pub chromium: Option<PathBuf>,
+    /// Most clicks and form submissions after load.
+    pub max_actions: u32,
+    /// The whole check, start to screenshot.
+    pub time_limit: Duration,
+    /// Viewport and screenshot size, in CSS pixels.
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Default for BrowserSettings {
+    fn default() -> Self {
+        Self {
+            mode: BrowserMode::Auto,
+            chromium: None,
+            max_actions: 12,
+            time_limit: Duration::from_secs(30),
+            width: 1280,
+            height: 800,
+        }
+    }
+}
+
+/// What kind of thing went wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// `console.error(...)`.
+    ConsoleError,
+    /// An uncaught exception.
+    Exception,
+    /// A promise rejected with nobody handling it.
+    UnhandledRejection,
+    /// A request for one of the build's own files or routes failed or answered 4xx/5xx.
+    FailedRequest,
+    /// A request to another origin, refused: the page must work with its own files only.
+    BlockedRequest,
+    /// Nothing visible in the body after load.
+    BlankPage,
+}
+
+impl FindingKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ConsoleError => "console_error",
+            Self::Exception => "exception",
+            Self::UnhandledRejection => "unhandled_rejection",
+            Self::FailedRequest => "failed_request",
+            Self::BlockedRequest => "blocked_request",
+            Self::BlankPage => "blank_page",
+        }
+    }
+}
+
+/// One problem, located as precisely as the browser can say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub message: String,
+    /// Relative to the project root (`app.js`, `index.html`), when the stack names one of its files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// 1-based.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// 1-based.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    /// The interaction that caused it (`clicking the button "Start"`); `None` during load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub during: Option<String>,
+}
+
+impl Finding {
+    /// `app.js:12:5` or the empty string.
+    pub fn location(&self) -> String {
+        match (&self.file, self.line, self.column) {
+            (Some(f), Some(l), Some(c)) => format!("{f}:{l}:{c}"),
+            (Some(f), Some(l), None) => format!("{f}:{l}"),
+            (Some(f), None, _) => f.clone(),
+            _ => String::new(),
+        }
+    }
+
+    /// One line for people and for the fix prompt.
+    pub fn describe(&self) -> String {
+        let mut s = String::from(match self.kind {
+            FindingKind::ConsoleError => "console error",
+            FindingKind::Exception => "uncaught exception",
+            FindingKind::UnhandledRejection => "unhandled promise rejection",
+            FindingKind::FailedRequest => "failed request",
+            FindingKind::BlockedRequest => "blocked request to another origin",
+            FindingKind::BlankPage => "blank page",
+        });
+        if let Some(d) = &self.during {
+            s.push_str(&format!(" after {d}"));
+        }
+        let at = self.location();
+        if !at.is_empty() {
+            s.push_str(&format!(" at {at}"));
+        }
+        s.push_str(": ");
+        s.push_str(&self.message);
+        s
+    }
+}
+
+/// What one check found.
+#[derive(Debug, Clone, Default)]
+pub struct PageReport {
+    pub findings: Vec<Finding>,
+    /// PNG bytes of the page after the interactions, `width` × `height`.
+    pub screenshot: Option<Vec<u8>>,
+    /// Clicks and submissions made.
+    pub actions: u32,
+    pub elapsed: Duration,
+}
+
+impl PageReport {
+    pub fn count(&self, kind: FindingKind) -> usize {
+        self.findings.iter().filter(|f| f.kind == kind).count()
+    }
+}
+
+/// Why the check could not run at all (as opposed to what it found).
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    #[error(transparent)]
+    Missing(#[from] BrowserMissing),
+    #[error(
+        "Chromium would have to run as root with its own sandbox off and no other confinement; \
+         run wright with its sandbox on (the default) or as an ordinary user"
+    )]
+    Unconfined,
+    #[error("the browser could not start: {0}")]
+    Start(String),
+    #[error("talking to the browser: {0}")]
+    Protocol(String),
+    #[error("the page did not load: {0}")]
+    Load(String),
+    #[error("the browser check took longer than {0:?}")]
+    Timeout(Duration),
+}
+
+/// Where and how Chromium runs: the build's sandbox runner, its environment, a scratch folder
+/// (writable inside the sandbox) for the profile and the socket, and whether the runner confines
+/// what it runs (Chromium's own sandbox is switched off only inside that confinement).
+pub struct Launch {
+    pub runner: Arc<dyn CommandRunner>,
+    pub env: Vec<(String, String)>,
+    pub workspace: PathBuf,
+    pub scratch: PathBuf,
+    pub confined: bool,
+}
+
+/// Load `source` in headless Chromium and report what breaks.
+pub async fn check_page(
+    settings: &BrowserSettings,
+    launch: &Launch,
+    source: &PageSource,
+) -> Result<PageReport, BrowserError> {
+    let chromium = find_chromium(settings.chromium.as_deref(), &launch.env)?;
+    if !launch.confined && running_as_root() {
+        return Err(BrowserError::Unconfined);
+    }
+    let started = std::time::Instant::now();
+    let host = host::Host::start(launch, &chromium, source, settings).await?;
+    let result = tokio::time::timeout(settings.time_limit, inspect::inspect(&host, settings)).await;
+    host.stop().await;
+    let mut report = match result {
+        Ok(r) => r?,
+        Err(_) => return Err(BrowserError::Timeout(settings.time_limit)),
+    };
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+fn running_as_root() -> bool {
+    wright_sandbox::running_as_root()
+}
+
+/// Width and height of a PNG, from its header (for checks of a screenshot).
+pub fn png_size(png: &[u8]) -> Option<(u32, u32)> {
+    if png.len() < 24 || &png[..8] != b"\x89PNG\r\n\x1a\n" || &png[12..16] != b"IHDR" {
+        return None;
+    }
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    Some((be(&png[16..20]), be(&png[20..24])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!(BrowserMode::parse("ON"), Some(BrowserMode::On));
+        assert_eq!(BrowserMode::parse("off"), Some(BrowserMode::Off));
+        assert_eq!(BrowserMode::parse(" auto "), Some(BrowserMode::Auto));
+        assert_eq!(BrowserMode::parse("sometimes"), None);
+    }
+
+    #[test]
+    fn findings_describe_themselves_with_their_place() {
+        let f = Finding {
+            kind: FindingKind::Exception,
+            message: "TypeError: x is undefined".into(),
+            file: Some("app.js".into()),
+            line: Some(3),
+            column: Some(9),
+            during: Some("clicking the button \"Go\"".into()),
+        };
+        assert_eq!(
+            f.describe(),
+            "uncaught exception after clicking the button \"Go\" at app.js:3:9: TypeError: x is undefined"
+        );
+    }
+
+    #[test]
+    fn png_size_reads_the_header_and_refuses_other_bytes() {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend(1280u32.to_be_bytes());
+        png.extend(800u32.to_be_bytes());
+        assert_eq!(png_size(&png), Some((1280, 800)));
+        assert_eq!(png_size(b"GIF89a............................"), None);
+        assert_eq!(png_size(&png[..20]), None);
+    }
+}
