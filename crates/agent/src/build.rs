@@ -95,6 +95,11 @@ pub struct BuildRequest {
     pub parent: Option<String>,
     /// That build's conversation, which this one carries on.
     pub history: Vec<Message>,
+    /// The browser check of VERIFYING (web templates).
+    pub browser: wright_browser::BrowserSettings,
+    /// Where the browser check's screenshot is kept (overwritten each round, so it shows the
+    /// final page); none is kept when `None`.
+    pub screenshot: Option<std::path::PathBuf>,
 }
 
 impl Default for BuildRequest {
@@ -118,6 +123,8 @@ impl Default for BuildRequest {
             note_model: None,
             parent: None,
             history: Vec::new(),
+            browser: wright_browser::BrowserSettings::default(),
+            screenshot: None,
         }
     }
 }
@@ -474,6 +481,10 @@ impl Ending<'_> {
             }
         }
         r.push_str(&security_section(&p.security));
+        // Written only by this build's browser checks (the path carries its id).
+        if let Some(shot) = req.screenshot.as_deref().filter(|s| s.is_file()) {
+            r.push_str(&format!("\n## In the browser\nScreenshot of the page as last checked: {}\n", shot.display()));
+        }
         if !p.applied.is_empty() {
             r.push_str("\n## Lessons used\n");
             for n in &p.applied {
@@ -565,7 +576,8 @@ async fn drive(
             return BuildEnd::Cancelled;
         }
         enter(ctx, journal, Phase::Verifying, p.fix_attempts, prompts::narrate(req.lang, Narration::Verifying));
-        let v = verify(ctx, template, &req.checks, p.fix_attempts).await;
+        let browser = crate::verify::BrowserCheck { settings: &req.browser, screenshot: req.screenshot.as_deref() };
+        let v = verify(ctx, template, &req.checks, p.fix_attempts, &browser).await;
         if ctx.cancel.is_cancelled() {
             return BuildEnd::Cancelled;
         }
@@ -951,6 +963,8 @@ mod tests {
             template: Template::Static,
             lang: Lang::Pt,
             model: "m".into(),
+            // This test is about the scan; the browser check has tests of its own.
+            browser: wright_browser::BrowserSettings { mode: wright_browser::BrowserMode::Off, ..Default::default() },
             ..Default::default()
         };
         let deps = BuildDeps {

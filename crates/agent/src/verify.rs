@@ -3,6 +3,8 @@
 //! Verification never trusts what the model said about its work; it runs things itself.
 
 use crate::prompts::Template;
+pub use crate::verify_browser::BrowserCheck;
+use crate::verify_browser::check_in_browser;
 use std::net::{Ipv4Addr, TcpListener};
 use std::time::Duration;
 use wright_events::EventKind;
@@ -11,14 +13,19 @@ use wright_tools::testing::TestStatus;
 use wright_tools::{ToolContext, run_logged, run_tests};
 
 /// One reason the project is not done, with the detail a fix needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Failure {
-    /// `test_failure`, `no_tests`, `test_error`, `template_check`, `server_check`, `check_failed`.
+    /// `test_failure`, `no_tests`, `test_error`, `template_check`, `server_check`, `runtime`,
+    /// `check_failed`.
     pub kind: String,
     /// One line for events and people.
     pub summary: String,
     /// Everything the model needs: failing tests with messages and locations, output tails.
     pub detail: String,
+    /// Where in the project it went wrong, when known (runtime errors in the browser).
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
 }
 
 impl Failure {
@@ -30,6 +37,7 @@ impl Failure {
             "template_check" => "Problems in the web page",
             "server_check" => "The server does not work",
             "check_failed" => "An acceptance command failed",
+            "runtime" => "Errors in the browser",
             _ => "Problem",
         }
     }
@@ -49,7 +57,13 @@ impl Verification {
 
 /// Run every check for `template` plus the user's `checks`, emitting `error_detected` for each
 /// failure found (tagged with `iteration`).
-pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], iteration: u32) -> Verification {
+pub async fn verify(
+    ctx: &ToolContext,
+    template: Template,
+    checks: &[String],
+    iteration: u32,
+    browser: &BrowserCheck<'_>,
+) -> Verification {
     let mut v = Verification::default();
     let files = wright_tools::project_files(ctx.workspace.root());
 
@@ -72,7 +86,12 @@ pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], it
             if run.report.errors.is_empty() && !run.output_tail.is_empty() {
                 d.push_str(&format!("Output (end):\n{}\n", indent(&run.output_tail)));
             }
-            v.failures.push(Failure { kind: "test_failure".into(), summary: run.summary(), detail: d });
+            v.failures.push(Failure {
+                kind: "test_failure".into(),
+                summary: run.summary(),
+                detail: d,
+                ..Default::default()
+            });
         }
         TestStatus::NoTests if tests_required && checks.is_empty() => {
             let msg = run.message.clone().unwrap_or_default();
@@ -82,6 +101,7 @@ pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], it
                 detail: format!(
                     "{msg}\nThis project has code, and wright only calls a project done when its tests pass."
                 ),
+                ..Default::default()
             });
         }
         TestStatus::NoTests => {}
@@ -95,14 +115,15 @@ pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], it
                 kind: "test_error".into(),
                 summary: format!("tests could not run: {}", first_line(&msg)),
                 detail: d,
+                ..Default::default()
             });
         }
     }
 
     // 2. The web page, when this kind of project has one (or, for auto, when one exists).
     let entry = entry_page(template, &files);
-    if let Some(entry) = entry {
-        match wright_webcheck::check_site(ctx.workspace.root(), &entry) {
+    if let Some(entry) = &entry {
+        match wright_webcheck::check_site(ctx.workspace.root(), entry) {
             Ok(report) => {
                 if !report.ok() {
                     let mut d = String::new();
@@ -117,6 +138,7 @@ pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], it
                         kind: "template_check".into(),
                         summary: format!("{n} problem(s) in the web page"),
                         detail: d,
+                        ..Default::default()
                     });
                 }
             }
@@ -124,18 +146,27 @@ pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], it
                 kind: "template_check".into(),
                 summary: "the web page could not be checked".into(),
                 detail: e.to_string(),
+                ..Default::default()
             }),
         }
     }
 
     // 3. A full-stack app's server must start and answer.
+    let mut server_ok = true;
     if template == Template::Fullstack {
         if let Some(f) = check_server(ctx).await {
             v.failures.push(f);
+            server_ok = false;
         }
     }
 
-    // 4. The user's acceptance commands, through a shell because the user wrote them as one line.
+    // 4. The page in a real browser: what a visitor would see break (web templates only).
+    let web = matches!(template, Template::Static | Template::Interactive | Template::Fullstack);
+    if let Some(entry) = entry.as_deref().filter(|_| web && server_ok) {
+        v.failures.extend(check_in_browser(ctx, template, entry, browser, iteration).await);
+    }
+
+    // 5. The user's acceptance commands, through a shell because the user wrote them as one line.
     for check in checks {
         let args = vec!["-c".to_string(), check.clone()];
         match run_logged(ctx, "sh", &args, &[], ctx.exec.command_timeout).await {
@@ -154,12 +185,14 @@ pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], it
                         "`{check}` {how}. Output (end):\n{}\n",
                         indent(&wright_tools::clip_tail(&out, 2500))
                     ),
+                    ..Default::default()
                 });
             }
             Err(e) => v.failures.push(Failure {
                 kind: "check_failed".into(),
                 summary: format!("`{check}` could not run"),
                 detail: e.to_string(),
+                ..Default::default()
             }),
         }
     }
@@ -169,6 +202,9 @@ pub async fn verify(ctx: &ToolContext, template: Template, checks: &[String], it
             iteration,
             kind: f.kind.clone(),
             error: wright_tools::clip(&f.summary, 500),
+            file: f.file.clone(),
+            line: f.line,
+            column: f.column,
         });
     }
     v
@@ -348,7 +384,7 @@ fn free_port() -> std::io::Result<u16> {
 }
 
 fn server_failure(summary: String, detail: String) -> Failure {
-    Failure { kind: "server_check".into(), summary, detail }
+    Failure { kind: "server_check".into(), summary, detail, ..Default::default() }
 }
 
 /// The line of the output that says what went wrong (Node prints the error after the source

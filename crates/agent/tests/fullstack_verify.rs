@@ -11,6 +11,15 @@ use wright_events::{Emitter, MemorySink};
 use wright_sandbox::{Bwrap, Policy, ProcessRunner, Workspace, WorkspaceLimits};
 use wright_tools::{ExecConfig, ToolContext};
 
+/// These tests are about the server check; the browser check has its own (tests/ of
+/// wright-browser and the CLI's browser tests).
+fn no_browser() -> wright_agent::verify::BrowserCheck<'static> {
+    static OFF: std::sync::LazyLock<wright_browser::BrowserSettings> = std::sync::LazyLock::new(|| {
+        wright_browser::BrowserSettings { mode: wright_browser::BrowserMode::Off, ..Default::default() }
+    });
+    wright_agent::verify::BrowserCheck { settings: &OFF, screenshot: None }
+}
+
 struct Fixture {
     _dir: tempfile::TempDir,
     ctx: ToolContext,
@@ -144,7 +153,7 @@ fn server_failures(v: &wright_agent::Verification) -> Vec<&wright_agent::Failure
 async fn a_working_fullstack_app_passes() {
     let fx = fixture();
     write(&fx, &project(SERVER, TEST));
-    let v = verify(&fx.ctx, Template::Fullstack, &[], 0).await;
+    let v = verify(&fx.ctx, Template::Fullstack, &[], 0, &no_browser()).await;
     assert!(v.passed(), "{:#?}", v.failures);
     assert_no_server_left(&fx).await;
 }
@@ -155,7 +164,7 @@ async fn a_server_that_crashes_on_start_fails_with_its_error() {
     let crashing = format!("throw new Error('boom: no kitchen');\n{SERVER}");
     write(&fx, &project(&crashing, PLAIN_TEST));
     let started = Instant::now();
-    let v = verify(&fx.ctx, Template::Fullstack, &[], 1).await;
+    let v = verify(&fx.ctx, Template::Fullstack, &[], 1, &no_browser()).await;
     let f = server_failures(&v);
     assert_eq!(f.len(), 1, "{:#?}", v.failures);
     assert!(f[0].summary.starts_with("the server did not start"), "{}", f[0].summary);
@@ -174,7 +183,7 @@ async fn a_server_that_answers_500_fails() {
         http.createServer((req, res) => { console.error('kitchen on fire'); res.writeHead(500); res.end('oops'); })\n\
         .listen(process.env.PORT || 3000);\n";
     write(&fx, &project(broken, PLAIN_TEST));
-    let v = verify(&fx.ctx, Template::Fullstack, &[], 1).await;
+    let v = verify(&fx.ctx, Template::Fullstack, &[], 1, &no_browser()).await;
     let f = server_failures(&v);
     assert_eq!(f.len(), 1, "{:#?}", v.failures);
     assert_eq!(f[0].summary, "the server answered 500");
@@ -189,7 +198,7 @@ async fn a_server_on_the_wrong_port_and_a_missing_server_fail() {
     // Ignores PORT: listens on a port of its own choosing and keeps running.
     let deaf = "require('node:http').createServer((q, r) => r.end('hi')).listen(0, () => console.log('listening somewhere else'));\n";
     write(&fx, &project(deaf, PLAIN_TEST));
-    let v = verify(&fx.ctx, Template::Fullstack, &[], 1).await;
+    let v = verify(&fx.ctx, Template::Fullstack, &[], 1, &no_browser()).await;
     let f = server_failures(&v);
     assert_eq!(f.len(), 1, "{:#?}", v.failures);
     assert!(f[0].summary.starts_with("the server did not start: nothing answered within 8 s"), "{}", f[0].summary);
@@ -197,7 +206,7 @@ async fn a_server_on_the_wrong_port_and_a_missing_server_fail() {
     assert_no_server_left(&fx).await;
 
     fx.ctx.workspace.delete("server/server.js").unwrap();
-    let v = verify(&fx.ctx, Template::Fullstack, &[], 2).await;
+    let v = verify(&fx.ctx, Template::Fullstack, &[], 2, &no_browser()).await;
     let f = server_failures(&v);
     assert_eq!(f.len(), 1, "{:#?}", v.failures);
     assert_eq!(f[0].summary, "no server file was found");
@@ -212,7 +221,7 @@ async fn the_start_script_names_the_entry_and_other_templates_skip_the_check() {
     files[0].1 = PACKAGE.replace("node server/server.js", "node --no-warnings ./backend/main.js");
     write(&fx, &files);
     assert_eq!(wright_agent::verify::server_entry(&fx.ctx).as_deref(), Some("backend/main.js"));
-    let v = verify(&fx.ctx, Template::Fullstack, &[], 0).await;
+    let v = verify(&fx.ctx, Template::Fullstack, &[], 0, &no_browser()).await;
     assert!(v.passed(), "{:#?}", v.failures);
 
     // An interactive project is not started even if it has a server file.
@@ -221,7 +230,7 @@ async fn the_start_script_names_the_entry_and_other_templates_skip_the_check() {
     fx.ctx.workspace.write("app.js", b"").unwrap();
     fx.ctx.workspace.write("server.js", b"throw new Error('never run');\n").unwrap();
     fx.ctx.workspace.delete("backend/main.js").unwrap();
-    let v = verify(&fx.ctx, Template::Interactive, &[], 0).await;
+    let v = verify(&fx.ctx, Template::Interactive, &[], 0, &no_browser()).await;
     assert!(server_failures(&v).is_empty(), "{:#?}", v.failures);
     assert_no_server_left(&fx).await;
 }
@@ -238,7 +247,7 @@ async fn cancelling_the_build_stops_the_server() {
         cancel.cancel();
     });
     let started = Instant::now();
-    let _ = verify(&fx.ctx, Template::Fullstack, &[], 0).await;
+    let _ = verify(&fx.ctx, Template::Fullstack, &[], 0, &no_browser()).await;
     assert!(started.elapsed() < Duration::from_secs(6), "{:?}", started.elapsed());
     assert_no_server_left(&fx).await;
 }
@@ -247,7 +256,8 @@ async fn cancelling_the_build_stops_the_server() {
 async fn dropping_the_verification_stops_the_server() {
     let fx = fixture();
     write(&fx, &project("setInterval(() => {}, 1000);\n", PLAIN_TEST));
-    let r = tokio::time::timeout(Duration::from_secs(3), verify(&fx.ctx, Template::Fullstack, &[], 0)).await;
+    let r =
+        tokio::time::timeout(Duration::from_secs(3), verify(&fx.ctx, Template::Fullstack, &[], 0, &no_browser())).await;
     assert!(r.is_err(), "the stuck server should still be polled after 3 s");
     assert_no_server_left(&fx).await;
 }
@@ -256,13 +266,13 @@ async fn dropping_the_verification_stops_the_server() {
 async fn the_check_works_inside_the_sandbox_network() {
     let fx = fixture_in(true);
     write(&fx, &project(SERVER, TEST));
-    let v = verify(&fx.ctx, Template::Fullstack, &[], 0).await;
+    let v = verify(&fx.ctx, Template::Fullstack, &[], 0, &no_browser()).await;
     assert!(v.passed(), "{:#?}", v.failures);
 
     let broken =
         "require('node:http').createServer((q, r) => { r.writeHead(500); r.end(); }).listen(process.env.PORT);\n";
     write(&fx, &project(broken, PLAIN_TEST));
-    let v = verify(&fx.ctx, Template::Fullstack, &[], 1).await;
+    let v = verify(&fx.ctx, Template::Fullstack, &[], 1, &no_browser()).await;
     let f = server_failures(&v);
     assert_eq!(f.len(), 1, "{:#?}", v.failures);
     assert_eq!(f[0].summary, "the server answered 500");

@@ -55,7 +55,7 @@ if (mode === 'static') {
 
 const browser = spawn(chromium, [
   `--remote-debugging-port=${cdpPort}`, '--remote-debugging-address=127.0.0.1',
-  `--user-data-dir=${profile}`, ...flags, 'about:blank',
+  `--user-data-dir=${profile}`, ...flags, '--no-startup-window',
 ], { stdio: ['ignore', 'ignore', 'pipe'] });
 children.push(browser);
 browser.stderr.on('data', (d) => {

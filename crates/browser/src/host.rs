@@ -39,7 +39,9 @@ fn flags(settings: &BrowserSettings, confined: bool) -> Vec<String> {
         "--disable-default-apps",
         "--disable-breakpad",
         "--disable-crash-reporter",
-        "--disable-features=Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider",
+        "--disable-features=Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider,SpareRendererForSitePerProcess",
+        "--disable-site-isolation-trials",
+        "--in-process-gpu",
         "--metrics-recording-only",
         "--password-store=basic",
         "--use-mock-keychain",
@@ -52,6 +54,7 @@ fn flags(settings: &BrowserSettings, confined: bool) -> Vec<String> {
     f.push(format!("--window-size={},{}", settings.width, settings.height));
     if confined {
         f.push("--no-sandbox".into());
+        f.push("--no-zygote".into());
     }
     f
 }

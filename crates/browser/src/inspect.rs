@@ -24,8 +24,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 
-/// How long errors get to show after load and after each action (timers, promise callbacks).
+/// How long errors get to show after load (start-up timers, promise callbacks, late scripts).
 const SETTLE: Duration = Duration::from_millis(250);
+/// And after each action: a handler's own errors arrive at once; timers it starts are waited
+/// for by [`settle`].
+const ACTION_SETTLE: Duration = Duration::from_millis(100);
 /// How long a full-stack app gets to start answering.
 const APP_STARTUP: Duration = Duration::from_secs(10);
 
@@ -104,6 +107,11 @@ fn protocol(e: impl std::fmt::Display) -> BrowserError {
     BrowserError::Protocol(e.to_string())
 }
 
+/// A request for one of the page's own files that did not succeed.
+fn failed_request(file: String, message: String) -> Finding {
+    Finding { kind: FindingKind::FailedRequest, message, file: Some(file), line: None, column: None, during: None }
+}
+
 /// Spawn one listener task per DevTools event the check cares about.
 async fn listen(page: &Page, c: &Shared, origin: &str) -> Result<Vec<JoinHandle<()>>, BrowserError> {
     let mut tasks = Vec::new();
@@ -157,17 +165,7 @@ async fn listen(page: &Page, c: &Shared, origin: &str) -> Result<Vec<JoinHandle<
             // Chromium asks for the icon by itself; a page that never named one is not broken.
             if r.status >= 400 && file != "favicon.ico" {
                 let message = format!("GET /{file} answered {} {}", r.status, r.status_text).trim_end().to_string();
-                push(
-                    &c3,
-                    Finding {
-                        kind: FindingKind::FailedRequest,
-                        message,
-                        file: Some(file),
-                        line: None,
-                        column: None,
-                        during: None,
-                    },
-                );
+                push(&c3, failed_request(file, message));
             }
         }
     }));
@@ -184,17 +182,7 @@ async fn listen(page: &Page, c: &Shared, origin: &str) -> Result<Vec<JoinHandle<
             }
             if let Some(file) = own_file(&o4, &url) {
                 let message = format!("GET /{file} failed: {}", e.error_text);
-                push(
-                    &c4,
-                    Finding {
-                        kind: FindingKind::FailedRequest,
-                        message,
-                        file: Some(file),
-                        line: None,
-                        column: None,
-                        during: None,
-                    },
-                );
+                push(&c4, failed_request(file, message));
             }
         }
     }));
@@ -256,6 +244,24 @@ const BLANK_JS: &str = r#"(() => {
     .some(shown) && !Array.from(b.querySelectorAll('*')).some((e) => shown(e) && getComputedStyle(e).backgroundImage !== 'none');
 })()"#;
 
+/// Runs before the page's own scripts: remembers when each short timer first fires, so the
+/// check waits for a countdown's first tick (a common place for errors) and no longer.
+/// The page's callbacks are passed through untouched, so their stacks name the page's files.
+const TIMERS_JS: &str = r#"(() => {
+  const due = new Map();
+  const [st, si, ct, ci] = [window.setTimeout, window.setInterval, window.clearTimeout, window.clearInterval];
+  const note = (id, d) => { const ms = Number(d) || 0; if (ms <= 1500) due.set(id, performance.now() + ms); return id; };
+  window.setTimeout = function (...a) { return note(st.apply(this, a), a[1]); };
+  window.setInterval = function (...a) { return note(si.apply(this, a), a[1]); };
+  window.clearTimeout = function (id) { due.delete(id); return ct.call(this, id); };
+  window.clearInterval = function (id) { due.delete(id); return ci.call(this, id); };
+  Object.defineProperty(window, '__wrightTimerWait', { value: () => {
+    const now = performance.now(); let w = 0;
+    for (const [id, t] of due) { if (t <= now) due.delete(id); else w = Math.max(w, t - now); }
+    return Math.ceil(w);
+  } });
+})()"#;
+
 /// Marks each visible button (outside forms' submit buttons) and each form with an index and
 /// returns `[kind, label]` pairs.
 const TAG_JS: &str = r#"(() => {
@@ -312,6 +318,7 @@ async fn run(browser: &Browser, host: &Host, settings: &BrowserSettings) -> Resu
         .map_err(protocol)?;
     let c: Shared = Arc::default();
     let tasks = listen(&page, &c, &host.origin).await?;
+    page.evaluate_on_new_document(TIMERS_JS).await.map_err(protocol)?;
     let outcome = drive(&page, &c, host, settings, deadline).await;
     for t in tasks {
         t.abort();
@@ -335,6 +342,23 @@ async fn load(page: &Page, url: &str) -> Result<(), BrowserError> {
     }
 }
 
+/// Most time one check spends waiting for timers to fire, in all.
+const TIMER_BUDGET: Duration = Duration::from_millis(2000);
+
+/// Wait `base`, then until the short timers the page set have fired once (within `budget`).
+async fn settle(page: &Page, base: Duration, budget: &mut Duration) {
+    tokio::time::sleep(base).await;
+    let ms: u64 = match page.evaluate("window.__wrightTimerWait ? window.__wrightTimerWait() : 0").await {
+        Ok(r) => r.into_value().unwrap_or(0),
+        Err(_) => 0,
+    };
+    if ms > 0 {
+        let wait = Duration::from_millis(ms + 30).min(*budget);
+        *budget = budget.saturating_sub(wait);
+        tokio::time::sleep(wait).await;
+    }
+}
+
 async fn drive(
     page: &Page,
     c: &Shared,
@@ -343,7 +367,8 @@ async fn drive(
     deadline: Instant,
 ) -> Result<(u32, Vec<u8>), BrowserError> {
     load(page, &host.page_url).await?;
-    tokio::time::sleep(SETTLE).await;
+    let mut budget = TIMER_BUDGET;
+    settle(page, SETTLE, &mut budget).await;
     let blank: bool = page.evaluate(BLANK_JS).await.map_err(protocol)?.into_value().unwrap_or(false);
     if blank {
         push(
@@ -380,7 +405,7 @@ async fn drive(
             }
         }
         actions += 1;
-        tokio::time::sleep(SETTLE).await;
+        settle(page, ACTION_SETTLE, &mut budget).await;
         with(c, |c| c.during = None);
         // A submission or a link may have replaced the page: load it again and go on.
         let still: bool = page
@@ -391,7 +416,7 @@ async fn drive(
             .unwrap_or(false);
         if !still {
             load(page, &host.page_url).await?;
-            tokio::time::sleep(SETTLE).await;
+            settle(page, SETTLE, &mut budget).await;
             targets = page.evaluate(TAG_JS).await.map_err(protocol)?.into_value().unwrap_or_default();
         }
         i += 1;

@@ -101,6 +101,23 @@ async fn a_click_handler_that_throws_is_found_and_named_by_its_button() {
     assert_eq!((f.file.as_deref(), f.line), (Some("app.js"), Some(2)), "{f:?}");
 }
 
+/// The classic countdown bug: the first tick, a second after Start, throws.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_error_in_a_timer_started_by_a_click_is_waited_for_and_named_by_its_button() {
+    let r = check(&[
+        ("index.html", HEALTHY),
+        ("style.css", ""),
+        (
+            "app.js",
+            "let left = 10;\ndocument.getElementById('go').addEventListener('click', () => {\n  setInterval(() => {\n    left -= 1;\n    document.getElementById('remaining').textContent = left;\n  }, 1000);\n});\n",
+        ),
+    ])
+    .await;
+    let f = r.findings.iter().find(|f| f.kind == FindingKind::Exception).unwrap_or_else(|| panic!("{:#?}", r.findings));
+    assert_eq!(f.during.as_deref(), Some("clicking the button \"Start\""), "{f:?}");
+    assert_eq!((f.file.as_deref(), f.line), (Some("app.js"), Some(5)), "{f:?}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn requests_to_other_origins_are_blocked_and_reported_and_missing_files_too() {
     let page = "<!DOCTYPE html><html><head><title>x</title>\

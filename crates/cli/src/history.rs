@@ -294,6 +294,11 @@ pub async fn builds(cmd: BuildsCommand, store: &dyn Store, out: &mut dyn Write) 
                     Err(e) => return Err(e.into()),
                 }
             }
+            // The browser check's last screenshot, if it took one (the final page).
+            let screenshot = store.events(&build.start.id, 0).await?.into_iter().rev().find_map(|e| match e.kind {
+                wright_events::EventKind::BrowserCheck { screenshot, .. } => screenshot,
+                _ => None,
+            });
             if json {
                 let usage = store.usage(&build.start.id).await?;
                 let all = serde_json::json!({
@@ -302,10 +307,14 @@ pub async fn builds(cmd: BuildsCommand, store: &dyn Store, out: &mut dyn Write) 
                     "notes_applied": note_ids,
                     "notes": notes,
                     "usage": usage,
+                    "screenshot": screenshot,
                 });
                 writeln!(out, "{}", serde_json::to_string_pretty(&all)?)?;
             } else {
                 show_build(out, &build, &attempts, &note_ids, &notes)?;
+                if let Some(path) = screenshot {
+                    field(out, "screenshot", &path)?;
+                }
             }
         }
         BuildsCommand::Events { id, after } => {

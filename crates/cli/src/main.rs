@@ -167,6 +167,8 @@ struct RunArgs {
     llm: ModelArgs,
     #[command(flatten)]
     sandbox: sandbox::SandboxArgs,
+    #[command(flatten)]
+    browser: sandbox::BrowserArgs,
     /// An extra acceptance command run in the workspace during verification; must exit 0. Repeatable.
     #[arg(long = "check", value_name = "CMD")]
     checks: Vec<String>,
@@ -367,6 +369,8 @@ impl RunArgs {
             prices: self.prices.clone(),
             note_budget: self.note_budget,
             note_model: self.note_model.clone(),
+            browser_check: self.browser.browser_check.clone(),
+            chromium: self.browser.chromium.clone(),
         }
     }
 }

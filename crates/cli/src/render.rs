@@ -171,6 +171,42 @@ impl HumanSink {
                 None,
             ),
             EventKind::ErrorFixed { .. } => (vec![format!("   ✔ {}", self.t("Fixed!", "Corrigido!"))], None),
+            EventKind::BrowserCheck {
+                outcome,
+                reason,
+                console_errors,
+                exceptions,
+                failed_requests,
+                blocked_requests,
+                blank,
+                actions,
+                screenshot,
+                duration_ms,
+                ..
+            } => {
+                let line = if outcome == "checked" {
+                    let problems = console_errors + exceptions + failed_requests + blocked_requests + u32::from(*blank);
+                    let verdict = if problems == 0 {
+                        self.t("no errors", "nenhum erro").to_string()
+                    } else {
+                        format!("{problems} {}", self.t("problem(s)", "problema(s)"))
+                    };
+                    format!(
+                        "   🌐 {}: {verdict}, {actions} {} ({:.1} s){}",
+                        self.t("In the browser", "No navegador"),
+                        self.t("click(s)", "clique(s)"),
+                        *duration_ms as f64 / 1000.0,
+                        screenshot.as_deref().map(|p| format!(" · {p}")).unwrap_or_default()
+                    )
+                } else {
+                    format!(
+                        "   🌐 {}: {}",
+                        self.t("Browser check not run", "Verificação no navegador não executada"),
+                        reason.as_deref().unwrap_or(outcome)
+                    )
+                };
+                (vec![line], None)
+            }
             EventKind::Learning { lesson, .. } => {
                 (vec![format!("🧠 {} {lesson}", self.t("Learned:", "Aprendi:"))], None)
             }

@@ -21,6 +21,18 @@ pub struct SandboxArgs {
     pub network: Option<String>,
 }
 
+/// `--browser-check` and `--chromium`, shared by `run` and `serve`.
+#[derive(clap::Args, Clone, Default)]
+pub struct BrowserArgs {
+    /// Open web pages in headless Chromium during VERIFYING and fix what breaks there: on, off,
+    /// or auto (when a Chromium is installed) [default: auto].
+    #[arg(long, env = "WRIGHT_BROWSER_CHECK", value_name = "MODE")]
+    pub browser_check: Option<String>,
+    /// The Chromium binary for the browser check [default: chromium on PATH].
+    #[arg(long, env = "WRIGHT_CHROMIUM", value_name = "PATH")]
+    pub chromium: Option<PathBuf>,
+}
+
 impl SandboxArgs {
     pub fn mode(&self, file: &FileConfig) -> Result<Mode, Exit> {
         Mode::parse(self.sandbox.as_deref().or(file.sandbox.as_deref()).unwrap_or("auto")).map_err(Exit::from)
@@ -78,7 +90,8 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
     };
     let mode = args.sandbox.mode(&file)?;
     let network = args.sandbox.network(&file)?;
-    let policy = Policy { network, limits: limits(&file), writable: vec![std::env::temp_dir()], read_only: vec![] };
+    // The probes need no writable folder; the browser trial makes a policy of its own folder.
+    let policy = Policy { network, limits: limits(&file), writable: vec![], read_only: vec![] };
     let root = wright_sandbox::running_as_root();
     let bwrap = probe_bwrap(&policy);
     let landlock = probe_landlock(&policy);
@@ -151,6 +164,14 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
                 .to_string(),
         ),
     ];
+    let mut checks = checks;
+    let browser_mode = file.browser.check.as_deref().and_then(wright_browser::BrowserMode::parse).unwrap_or_default();
+    let browser = if browser_mode == wright_browser::BrowserMode::Off {
+        "off in wright.toml ([browser] check = \"off\")".to_string()
+    } else {
+        browser_line(file.browser.chromium.as_deref(), mode, &policy).await
+    };
+    checks.push(("browser", browser));
     let (active, warning) = match &choice {
         Ok(c) => (c.summary.clone(), c.warning.clone()),
         Err(e) => (format!("none: {e}"), None),
@@ -187,4 +208,63 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
         Ok(c) if c.isolation.name() != "refuse" && endpoint.as_ref().is_none_or(|e| e.usable()) => 0,
         _ => 1,
     })
+}
+
+/// Whether the browser check can run here: it loads a small page for real, in the sandbox
+/// builds would use (writable: only a fresh folder of its own, as a build's workspace and
+/// scratch are), and says how long that took, or why it cannot.
+async fn browser_line(
+    chromium: Option<&std::path::Path>,
+    mode: wright_engine::sandbox::Mode,
+    policy: &Policy,
+) -> String {
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+    let env_path = vec![("PATH".to_string(), path.clone())];
+    let binary = match wright_browser::find_chromium(chromium, &env_path) {
+        Ok(b) => b,
+        Err(e) => return format!("off: {e}"),
+    };
+    let version = std::process::Command::new(&binary)
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| binary.display().to_string());
+    let trial = async {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let (ws, scratch) = (dir.path().join("ws"), dir.path().join("s"));
+        for d in [dir.path().to_path_buf(), ws.clone(), scratch.clone(), scratch.join("home"), scratch.join("tmp")] {
+            std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(ws.join("index.html"), "<!DOCTYPE html><html><body><h1>wright</h1></body></html>")
+            .map_err(|e| e.to_string())?;
+        let own = Policy { writable: vec![dir.path().to_path_buf()], ..policy.clone() };
+        let choice = wright_engine::sandbox::choose(mode, own).map_err(|e| format!("the sandbox is unusable ({e})"))?;
+        let runner = wright_sandbox::ProcessRunner::new(choice.isolation);
+        let confined = wright_sandbox::CommandRunner::confines(&runner);
+        let launch = wright_browser::Launch {
+            runner: std::sync::Arc::new(runner),
+            env: vec![
+                ("PATH".to_string(), path.clone()),
+                ("HOME".to_string(), scratch.join("home").display().to_string()),
+                ("TMPDIR".to_string(), scratch.join("tmp").display().to_string()),
+            ],
+            workspace: ws,
+            scratch,
+            confined,
+        };
+        let settings = wright_browser::BrowserSettings { chromium: Some(binary.clone()), ..Default::default() };
+        let source = wright_browser::PageSource::Static { entry: "index.html".into() };
+        wright_browser::check_page(&settings, &launch, &source).await.map_err(|e| e.to_string())
+    };
+    match trial.await {
+        Ok(r) if r.findings.is_empty() => {
+            format!("works ({version}; loaded a test page in {} ms inside the sandbox)", r.elapsed.as_millis())
+        }
+        Ok(r) => format!("runs ({version}) but a blank test page gave {} finding(s)", r.findings.len()),
+        Err(e) => format!("cannot run ({version}): {e}"),
+    }
 }

@@ -57,6 +57,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     sandbox: crate::sandbox::SandboxArgs,
     #[command(flatten)]
+    browser: crate::sandbox::BrowserArgs,
+    #[command(flatten)]
     db: DbArgs,
 }
 
@@ -105,6 +107,8 @@ pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, 
         db: args.db.db,
         data_dir: args.db.data_dir,
         timeout: args.timeout,
+        browser_check: args.browser.browser_check,
+        chromium: args.browser.chromium,
         ..Overrides::default()
     };
     let engine = Arc::new(Engine::new(file, overrides).await?);

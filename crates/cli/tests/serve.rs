@@ -98,6 +98,11 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
     zip.by_name("index.html").unwrap().read_to_string(&mut text).unwrap();
     assert_eq!(text, support::server::PAGE);
 
+    // The browser check's screenshot (Chromium is a test requirement), as a PNG of the viewport.
+    let shot = c.get(s.url(&format!("/api/builds/{id}/screenshot"))).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(shot.headers()["content-type"], "image/png");
+    assert_eq!(wright_browser::png_size(&shot.bytes().await.unwrap()), Some((1280, 800)));
+
     // Preview: on an origin of its own (`{id}-{key}.localhost`), with its CSP; nothing of it on
     // the API origin; under a path on the preview port too.
     let preview_url = b["preview_url"].as_str().unwrap().to_string();
@@ -253,6 +258,14 @@ async fn auth_limits_and_bad_input_get_clear_errors() {
         c.post(s.url(&format!("/api/builds/{running}/cancel"))).bearer_auth(&bob).send().await.unwrap().status(),
         404
     );
+    assert_eq!(
+        c.get(s.url(&format!("/api/builds/{running}/screenshot"))).bearer_auth(&bob).send().await.unwrap().status(),
+        404
+    );
+    // Alice's running build has no screenshot yet: a clear 404, not an empty image.
+    let none = c.get(s.url(&format!("/api/builds/{running}/screenshot"))).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(none.status(), 404);
+    assert!(none.text().await.unwrap().contains("browser check"));
     let list: Value = c.get(s.url("/api/builds")).bearer_auth(&bob).send().await.unwrap().json().await.unwrap();
     assert_eq!(list.as_array().unwrap().len(), 0);
     assert_eq!(c.get(s.url("/api/stats")).bearer_auth(&bob).send().await.unwrap().status(), 403);

@@ -28,7 +28,7 @@ pub struct FileConfig {
     pub command_timeout: Option<u64>,
     /// Largest file the model may write, in bytes (default 1 MiB).
     pub max_file_bytes: Option<u64>,
-    /// Largest workspace after a write, in bytes (default 50 MiB).
+    /// Most bytes the model's file writes may add to the project, in all (default 50 MiB).
     pub max_workspace_bytes: Option<u64>,
     /// End a build once it has cost this much (USD).
     pub max_cost: Option<f64>,
@@ -64,6 +64,23 @@ pub struct FileConfig {
     /// `wright serve` settings (`[serve]`).
     #[serde(default)]
     pub serve: ServeFile,
+    /// The browser check of VERIFYING (`[browser]`).
+    #[serde(default)]
+    pub browser: BrowserFile,
+}
+
+/// The `[browser]` table. Flags beat it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrowserFile {
+    /// on, off or auto (when a Chromium is installed) [default: auto].
+    pub check: Option<String>,
+    /// The Chromium binary [default: chromium on PATH].
+    pub chromium: Option<PathBuf>,
+    /// Most clicks and form submissions after load [default: 12].
+    pub max_actions: Option<u32>,
+    /// Longest the whole check may take, in seconds [default: 30].
+    pub time_limit_secs: Option<u64>,
 }
 
 /// The `[serve]` table: how `wright serve` shares itself between users. Flags beat it.

@@ -42,6 +42,9 @@ pub struct Overrides {
     pub prices: Option<PathBuf>,
     pub note_budget: Option<u32>,
     pub note_model: Option<String>,
+    /// `--browser-check on|off|auto`.
+    pub browser_check: Option<String>,
+    pub chromium: Option<PathBuf>,
 }
 
 /// One build to prepare: what the user asked for. Everything else comes from the engine.
@@ -227,6 +230,35 @@ impl Engine {
             .map_err(|e| io("creating the build's temp folder", e))
     }
 
+    /// The browser check's settings: flags, then `[browser]`, then the defaults. `on` without a
+    /// Chromium is refused here, before a build starts, rather than found out in VERIFYING.
+    pub fn browser_settings(&self, env: &[(String, String)]) -> Result<wright_browser::BrowserSettings, EngineError> {
+        let (file, o) = (&self.file.browser, &self.o);
+        let mut s = wright_browser::BrowserSettings::default();
+        if let Some(mode) = o.browser_check.as_deref().or(file.check.as_deref()) {
+            s.mode = wright_browser::BrowserMode::parse(mode)
+                .ok_or_else(|| EngineError::Usage(format!("--browser-check takes on, off or auto, not `{mode}`")))?;
+        }
+        s.chromium = o.chromium.clone().or(file.chromium.clone());
+        if let Some(n) = file.max_actions {
+            s.max_actions = n;
+        }
+        if let Some(secs) = file.time_limit_secs {
+            s.time_limit = Duration::from_secs(secs.max(1));
+        }
+        if s.mode == wright_browser::BrowserMode::On {
+            wright_browser::find_chromium(s.chromium.as_deref(), env)
+                .map_err(|e| EngineError::Usage(format!("--browser-check on: {e}")))?;
+        }
+        Ok(s)
+    }
+
+    /// Where a build's browser screenshot is kept (outside its workspace, so it is never part
+    /// of the project or its archive).
+    pub fn screenshot_path(&self, build_id: &str) -> PathBuf {
+        self.data_dir.join("screenshots").join(format!("{build_id}.png"))
+    }
+
     /// How commands run for a workspace: their environment (HOME and TMPDIR in `scratch`,
     /// redaction, the package cache) and the sandbox that confines them, which may write only
     /// the workspace and `scratch`. Builds use it, and so do previews of full-stack apps.
@@ -367,6 +399,8 @@ impl Engine {
             note_model: o.note_model.clone().or(file.note_model.clone()),
             parent: parent.as_ref().map(|p| p.start.id.clone()),
             history,
+            browser: self.browser_settings(&exec.env)?,
+            screenshot: Some(self.screenshot_path(&build_id)),
         };
         let persist = Arc::new(PersistSink::new(self.store.clone()).map_err(|e| io("starting the event writer", e))?);
         Ok(Prepared {

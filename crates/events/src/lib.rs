@@ -118,6 +118,31 @@ pub enum EventKind {
         iteration: u32,
         kind: String,
         error: String,
+        /// Where it happened, when known (a `runtime` error's file, line and column).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        line: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        column: Option<u32>,
+    },
+    /// What the browser check saw in one verification round.
+    BrowserCheck {
+        iteration: u32,
+        /// `checked`, or `skipped` / `failed` with `reason`.
+        outcome: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        console_errors: u32,
+        exceptions: u32,
+        failed_requests: u32,
+        blocked_requests: u32,
+        blank: bool,
+        actions: u32,
+        /// The PNG taken after the interactions, where wright keeps it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        screenshot: Option<String>,
+        duration_ms: u64,
     },
     ErrorFixed {
         iteration: u32,
@@ -170,6 +195,7 @@ impl EventKind {
             EventKind::TestsFinished { .. } => "tests_finished",
             EventKind::ErrorDetected { .. } => "error_detected",
             EventKind::ErrorFixed { .. } => "error_fixed",
+            EventKind::BrowserCheck { .. } => "browser_check",
             EventKind::Learning { .. } => "learning",
             EventKind::Usage { .. } => "usage",
             EventKind::Complete { .. } => "complete",

@@ -313,6 +313,21 @@ fn hand_over(root: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Gives `root` and everything in it back to `uid`/`gid` after commands ran in it as the
+/// sandbox identity: an existing project (`wright task run` as root) is only lent to the
+/// sandbox, and its owner gets it back. Symlinks change owner themselves, never their targets.
+pub fn give_back(root: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    for entry in walkdir::WalkDir::new(root).follow_links(false) {
+        let entry = entry.map_err(std::io::Error::other)?;
+        let meta = entry.path().symlink_metadata()?;
+        if meta.uid() != uid || meta.gid() != gid {
+            std::os::unix::fs::lchown(entry.path(), Some(uid), Some(gid))?;
+        }
+    }
+    Ok(())
+}
+
 /// Names per-command cgroups apart: across the sandboxes of this process and across processes.
 #[derive(Debug, Clone)]
 pub(crate) struct GroupNames {
@@ -332,9 +347,35 @@ impl GroupNames {
     }
 }
 
+/// Folders that hold other programs' files: the file system's root, the system's folders, the
+/// shared temp folders and homes. Handing one over would give every file in it to the sandbox
+/// identity (a `wright doctor` that once handed over `/tmp` broke every other program using it).
+pub(crate) fn shared_folder(dir: &Path) -> bool {
+    const SHARED: &[&str] = &[
+        "/tmp", "/var", "/var/tmp", "/etc", "/home", "/root", "/srv", "/opt", "/mnt", "/media", "/run", "/dev",
+        "/proc", "/sys", "/boot",
+    ];
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let dir = real(dir);
+    let is = |other: &Path| dir == real(other);
+    dir.parent().is_none()
+        || SYSTEM_DIRS.iter().any(|d| dir.starts_with(d))
+        || SHARED.iter().any(|d| is(Path::new(d)))
+        || is(&std::env::temp_dir())
+        || std::env::var_os("HOME").is_some_and(|h| is(Path::new(&h)))
+}
+
 /// The sandbox user gets the writable folders (as root; a normal user already owns them).
+/// A shared folder is refused, whatever the policy says: a build gets folders of its own.
 pub(crate) fn hand_over_writable(policy: &Policy) -> Result<(), RunError> {
     if running_as_root() {
+        if let Some(dir) = policy.writable.iter().find(|d| shared_folder(d)) {
+            return Err(RunError::Isolation(format!(
+                "{} is a shared folder: handing it to the sandbox user would change the owner of every \
+                 file in it; give the build a folder of its own (e.g. a new folder inside it)",
+                dir.display()
+            )));
+        }
         for dir in &policy.writable {
             hand_over(dir).map_err(|e| {
                 RunError::Isolation(format!("could not hand {} to the sandbox user: {e}", dir.display()))
@@ -448,6 +489,22 @@ mod tests {
         assert!(joined.ends_with("/usr/bin/sh -c true"));
         let tail = &a[a.iter().position(|s| s == "--").unwrap()..];
         assert!(tail.iter().any(|s| s.starts_with("--as=")), "limits come before the command");
+    }
+
+    #[test]
+    fn shared_folders_are_never_handed_to_the_sandbox_user() {
+        for d in ["/", "/tmp", "/tmp/", "/usr", "/usr/local/lib", "/home", "/root", "/var/tmp", "/etc"] {
+            assert!(shared_folder(Path::new(d)), "{d}");
+        }
+        assert!(shared_folder(&std::env::temp_dir()));
+        if let Some(home) = std::env::var_os("HOME") {
+            assert!(shared_folder(Path::new(&home)));
+        }
+        // A build's own folders, even inside the shared ones, are its to hand over.
+        let own = tempfile::tempdir().unwrap();
+        assert!(!shared_folder(own.path()));
+        assert!(!shared_folder(&own.path().join("workspace")));
+        assert!(!shared_folder(Path::new("/library/ws")), "component-wise, not by prefix");
     }
 
     #[test]

@@ -14,7 +14,7 @@ mod runner;
 pub mod seccomp;
 mod workspace;
 
-pub use bwrap::{Bwrap, Limits, Policy, SANDBOX_UID, Unavailable, running_as_root};
+pub use bwrap::{Bwrap, Limits, Policy, SANDBOX_UID, Unavailable, give_back, running_as_root};
 pub use cgroup::Cgroups;
 pub use confine::{CONFINE_ARG, ConfineError, Landlock, confine_and_exec};
 pub use output::CappedOutput;

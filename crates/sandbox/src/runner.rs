@@ -147,6 +147,12 @@ pub trait CommandRunner: Send + Sync {
         sink: &dyn OutputSink,
         cancel: &CancellationToken,
     ) -> Result<CommandOutcome, RunError>;
+
+    /// Whether what this runner starts is confined by an isolation layer (a program may then
+    /// switch off a sandbox of its own, as Chromium must as the sandbox's unprivileged user).
+    fn confines(&self) -> bool {
+        false
+    }
 }
 
 /// The real runner: child processes in their own process group.
@@ -199,6 +205,10 @@ pub(crate) fn find_program(program: &str, env: &[(String, String)]) -> Option<Pa
 
 #[async_trait::async_trait]
 impl CommandRunner for ProcessRunner {
+    fn confines(&self) -> bool {
+        self.isolation.name() != "none"
+    }
+
     async fn run(
         &self,
         spec: CommandSpec,

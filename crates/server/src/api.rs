@@ -160,6 +160,7 @@ pub struct ErrorInner {
         crate::builds::files,
         crate::builds::file,
         crate::builds::archive,
+        crate::builds::screenshot,
         crate::ops::notes,
         crate::ops::stats,
         crate::ops::me,

@@ -407,6 +407,23 @@ pub async fn file(
         .into_response())
 }
 
+/// The page as the browser check last saw it (a PNG), once a build has been checked.
+#[utoipa::path(get, path = "/api/builds/{id}/screenshot", params(("id" = String, Path)), security(("bearer" = [])),
+    responses((status = 200, description = "image/png"), (status = 404, body = crate::api::ErrorBody)))]
+pub async fn screenshot(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
+    visible(&state, &caller, &id).await?;
+    let path = state.engine.screenshot_path(&id);
+    match tokio::fs::read(&path).await {
+        Ok(bytes) => {
+            Ok(([(header::CONTENT_TYPE, "image/png"), (header::CACHE_CONTROL, "no-cache")], bytes).into_response())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(ApiError::not_found(format!("a screenshot of build {id} (the browser check has not taken one)")))
+        }
+        Err(e) => Err(ApiError::internal(format!("reading the screenshot: {e}"))),
+    }
+}
+
 /// The project as a `.zip`.
 #[utoipa::path(get, path = "/api/builds/{id}/archive", params(("id" = String, Path)), security(("bearer" = [])),
     responses((status = 200, description = "application/zip"), (status = 404, body = crate::api::ErrorBody)))]

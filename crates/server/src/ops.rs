@@ -31,6 +31,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/builds/{id}/files", get(builds::files))
         .route("/api/builds/{id}/files/{*path}", get(builds::file))
         .route("/api/builds/{id}/archive", get(builds::archive))
+        .route("/api/builds/{id}/screenshot", get(builds::screenshot))
         .route("/api/notes", get(notes))
         .route("/api/stats", get(stats))
         .route("/api/me", get(me))

@@ -518,6 +518,8 @@ pub const HOST_ENV: &[&str] = &[
     "WRIGHT_DATABASE_URL",
     "WRIGHT_CONFIG",
     "WRIGHT_PRICES",
+    "WRIGHT_BROWSER_CHECK",
+    "WRIGHT_CHROMIUM",
 ];
 
 /// [`wright_with`] in a directory the caller prepared (e.g. with a `wright.toml`); the run's

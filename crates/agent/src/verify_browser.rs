@@ -1,0 +1,185 @@
+//! VERIFYING's browser check: open the page as a visitor would and turn what breaks into
+//! `runtime` failures the fix loop sees like failing tests.
+
+use crate::prompts::Template;
+use crate::verify::{Failure, server_entry};
+use std::path::Path;
+use wright_browser::{BrowserMode, BrowserSettings, Finding, FindingKind, Launch, PageReport, PageSource};
+use wright_events::{EventKind, Level};
+use wright_tools::ToolContext;
+
+/// Most findings handed to the fix loop per round (the rest are counted in `browser_check`).
+const MAX_FAILURES: usize = 8;
+
+/// How the browser check runs in a build.
+pub struct BrowserCheck<'a> {
+    pub settings: &'a BrowserSettings,
+    /// Where the screenshot goes; none is kept when `None`.
+    pub screenshot: Option<&'a Path>,
+}
+
+/// Load the page (for full-stack, the app's server) and report what breaks. A check that cannot
+/// run is said in a `browser_check` event and never fails the build: the model cannot install a
+/// browser. (`--browser-check on` without a Chromium is refused before the build starts.)
+pub(crate) async fn check_in_browser(
+    ctx: &ToolContext,
+    template: Template,
+    entry: &str,
+    check: &BrowserCheck<'_>,
+    iteration: u32,
+) -> Vec<Failure> {
+    if check.settings.mode == BrowserMode::Off {
+        return Vec::new();
+    }
+    let source = if template == Template::Fullstack {
+        match server_entry(ctx) {
+            Some(entry) => PageSource::Server { entry, path: "/".into() },
+            None => return Vec::new(), // the server check already said so
+        }
+    } else {
+        PageSource::Static { entry: entry.to_string() }
+    };
+    let skipped = |outcome: &str, reason: String| {
+        ctx.emitter.emit(EventKind::BrowserCheck {
+            iteration,
+            outcome: outcome.into(),
+            reason: Some(reason),
+            console_errors: 0,
+            exceptions: 0,
+            failed_requests: 0,
+            blocked_requests: 0,
+            blank: false,
+            actions: 0,
+            screenshot: None,
+            duration_ms: 0,
+        });
+    };
+    if let Err(e) = wright_browser::find_chromium(check.settings.chromium.as_deref(), &ctx.exec.env) {
+        // Said once per build, not on every round.
+        if iteration == 0 {
+            skipped("skipped", e.to_string());
+        }
+        return Vec::new();
+    }
+    let scratch = match scratch_dir(ctx) {
+        Ok(d) => d,
+        Err(e) => {
+            skipped("failed", format!("no scratch folder for the browser: {e}"));
+            return Vec::new();
+        }
+    };
+    let launch = Launch {
+        runner: ctx.runner.clone(),
+        env: ctx.exec.env.clone(),
+        workspace: ctx.workspace.root().to_path_buf(),
+        scratch: scratch.path().to_path_buf(),
+        confined: ctx.runner.confines(),
+    };
+    let report = tokio::select! {
+        r = wright_browser::check_page(check.settings, &launch, &source) => r,
+        _ = ctx.cancel.cancelled() => return Vec::new(),
+    };
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            ctx.emitter.status(Level::Warning, format!("The browser check could not run: {e}"));
+            skipped("failed", e.to_string());
+            return Vec::new();
+        }
+    };
+    let shot = check.screenshot.zip(report.screenshot.as_deref()).and_then(|(path, png)| {
+        let saved = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|_| std::fs::write(path, png));
+        match saved {
+            Ok(()) => Some(path.display().to_string()),
+            Err(e) => {
+                ctx.emitter.status(Level::Warning, format!("The screenshot could not be saved: {e}"));
+                None
+            }
+        }
+    });
+    emit_report(ctx, iteration, &report, shot);
+    report.findings.iter().take(MAX_FAILURES).map(failure).collect()
+}
+
+fn emit_report(ctx: &ToolContext, iteration: u32, r: &PageReport, screenshot: Option<String>) {
+    let n = |k: FindingKind| u32::try_from(r.count(k)).unwrap_or(u32::MAX);
+    ctx.emitter.emit(EventKind::BrowserCheck {
+        iteration,
+        outcome: "checked".into(),
+        reason: None,
+        console_errors: n(FindingKind::ConsoleError),
+        exceptions: n(FindingKind::Exception) + n(FindingKind::UnhandledRejection),
+        failed_requests: n(FindingKind::FailedRequest),
+        blocked_requests: n(FindingKind::BlockedRequest),
+        blank: r.count(FindingKind::BlankPage) > 0,
+        actions: r.actions,
+        screenshot,
+        duration_ms: u64::try_from(r.elapsed.as_millis()).unwrap_or(u64::MAX),
+    });
+}
+
+/// A finding as the fix loop reads it: what, where, and what usually causes it.
+fn failure(f: &Finding) -> Failure {
+    let hint = match f.kind {
+        FindingKind::BlockedRequest => {
+            "The page runs with no network beyond its own files: write the code or data into the project \
+             instead of loading it from another site."
+        }
+        FindingKind::BlankPage => {
+            "Nothing shows: check that the body has content, or that the script that renders it runs \
+             without errors and targets elements that exist."
+        }
+        FindingKind::FailedRequest => "The page asks for a file or route the project does not provide.",
+        FindingKind::Exception | FindingKind::UnhandledRejection | FindingKind::ConsoleError => {
+            "This happens in the browser when the page is opened (or on the action named), not in the tests."
+        }
+    };
+    let line = f.describe();
+    Failure {
+        kind: "runtime".into(),
+        summary: wright_tools::clip(&line, 300),
+        detail: format!("In the browser, {line}\n{hint}\n"),
+        file: f.file.clone(),
+        line: f.line,
+        column: f.column,
+    }
+}
+
+/// A folder inside the build's TMPDIR (writable in the sandbox) for Chromium's profile and
+/// the DevTools socket; removed when dropped.
+fn scratch_dir(ctx: &ToolContext) -> std::io::Result<tempfile::TempDir> {
+    let tmp = ctx
+        .exec
+        .env
+        .iter()
+        .find(|(k, _)| k == "TMPDIR")
+        .map(|(_, v)| std::path::PathBuf::from(v))
+        .unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&tmp)?;
+    let dir = tempfile::Builder::new().prefix("wb").tempdir_in(&tmp)?;
+    // The sandbox may run as another user (wright as root runs commands unprivileged).
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))?;
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finding_becomes_a_located_runtime_failure() {
+        let f = Finding {
+            kind: FindingKind::Exception,
+            message: "ReferenceError: missing is not defined".into(),
+            file: Some("app.js".into()),
+            line: Some(3),
+            column: Some(18),
+            during: None,
+        };
+        let fail = failure(&f);
+        assert_eq!(fail.kind, "runtime");
+        assert_eq!((fail.file.as_deref(), fail.line, fail.column), (Some("app.js"), Some(3), Some(18)));
+        assert!(fail.detail.contains("uncaught exception at app.js:3:18: ReferenceError"), "{}", fail.detail);
+    }
+}
