@@ -1,6 +1,8 @@
 //! Orchestration overhead per agent step: an instant scripted model and a cheap tool
 //! (announceStatus), so what is measured is wright's own work per turn: request assembly,
-//! dispatch, validation, events, history. Run: `cargo bench -p wright-agent --bench step`.
+//! dispatch, validation, events, history. A second pass makes every step write a new 1 KiB
+//! file (createFile), so the workspace grows by a file a step: what a write costs as the
+//! project grows. Run: `cargo bench -p wright-agent --bench step`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use serde_json::json;
@@ -23,10 +25,27 @@ impl EventSink for JsonSink {
 
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-    let dir = std::env::temp_dir().join(format!("wright-bench-{}", std::process::id()));
-    for &steps in &[50u32, 200, 1000] {
+    let base = std::env::temp_dir().join(format!("wright-bench-{}", std::process::id()));
+    for (pass, &steps) in [
+        ("announceStatus", 50u32),
+        ("announceStatus", 200),
+        ("announceStatus", 1000),
+        ("createFile", 200),
+        ("createFile", 1000),
+    ]
+    .iter()
+    .map(|(p, s)| (*p, s))
+    {
+        let dir = base.join(format!("{pass}-{steps}"));
+        std::fs::create_dir_all(&dir).expect("bench folder");
+        let body = "x".repeat(1024);
         let script: Vec<ScriptStep> = (0..steps)
-            .map(|i| ScriptStep::calls(&[("announceStatus", json!({"message": format!("step {i}"), "type": "info"}))]))
+            .map(|i| match pass {
+                "createFile" => {
+                    ScriptStep::calls(&[("createFile", json!({"path": format!("src/f{i}.js"), "content": body}))])
+                }
+                _ => ScriptStep::calls(&[("announceStatus", json!({"message": format!("step {i}"), "type": "info"}))]),
+            })
             .chain(std::iter::once(ScriptStep::text("done")))
             .collect();
         let ctx = ToolContext {
@@ -55,11 +74,11 @@ fn main() {
         rt.block_on(agent.run(&mut msgs, &mut stats));
         let el = t.elapsed();
         println!(
-            "steps={steps:5}  total={:8.2} ms  per step={:7.3} ms  (history grows to {} messages)",
+            "{pass:14} steps={steps:5}  total={:8.2} ms  per step={:7.3} ms  (history grows to {} messages)",
             el.as_secs_f64() * 1e3,
             el.as_secs_f64() * 1e3 / f64::from(steps + 1),
             msgs.len()
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&base);
 }

@@ -7,6 +7,7 @@ mod history;
 mod render;
 mod sandbox;
 mod serve;
+mod task;
 mod users;
 
 use anyhow::{Result, anyhow};
@@ -36,6 +37,9 @@ Examples:
   # Machine-readable events, one JSON object per line:
   wright run \"a tip calculator\" --events jsonl > events.jsonl
 
+  # Work on an existing project from a task file (see `wright task schema`):
+  wright task run plan.json --workspace ./my-app
+
 Exit codes: 0 built and verified · 1 gave up within its limits · 2 usage or configuration error · 3 the AI provider could not be used.";
 
 #[derive(Parser)]
@@ -52,6 +56,11 @@ struct Cli {
 enum Command {
     /// Build a project from a description, verify it, and fix it until it works.
     Run(Box<RunArgs>),
+    /// Work on an existing project from a task file: run, check, schema, types, list, show.
+    Task {
+        #[command(subcommand)]
+        command: task::TaskCommand,
+    },
     /// Manage the offline model (downloaded once, used when no API key is set).
     Models {
         #[command(subcommand)]
@@ -278,6 +287,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run(*args, cli.config).await,
+            Command::Task { command } => task::task(command, cli.config).await,
             Command::Models { command } => models(command, cli.config).await,
             Command::Notes { db, command } => {
                 let store = open_store(db, cli.config.as_deref()).await?;
@@ -339,6 +349,23 @@ fn done(r: anyhow::Result<()>) -> Result<u8, Exit> {
 }
 
 pub use wright_engine::env_var;
+
+/// The stop button of a run: the first Ctrl-C cancels (the run still ends with `complete`),
+/// a second one quits at once.
+pub fn stop_on_ctrl_c() -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let token = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\nwright: stopping (press Ctrl-C again to quit at once)…");
+            token.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    cancel
+}
 
 pub fn parse_lang(name: &str) -> Result<Lang, Exit> {
     Ok(wright_engine::parse_lang(name)?)
@@ -424,19 +451,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
             ))
         }
     };
-    let cancel = CancellationToken::new();
-    {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\nwright: stopping (press Ctrl-C again to quit at once)…");
-                cancel.cancel();
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
-                }
-            }
-        });
-    }
+    let cancel = stop_on_ctrl_c();
     let finished = build.run(vec![sink], cancel, 1).await;
     let report = finished.report;
     if finished.unsaved_events > 0 {

@@ -218,6 +218,19 @@ impl HumanSink {
                 (vec![], None)
             }
             EventKind::Error { .. } => (vec![], None),
+            EventKind::TaskStarted { task, kind, description, position, total } => (
+                vec![String::new(), format!("▶ [{position}/{total}] {task} ({kind}): {description}")],
+                Some(self.t("Working on the task…", "Trabalhando na tarefa…").to_string()),
+            ),
+            EventKind::TaskFinished { task, status, message, duration_ms, .. } => {
+                let icon = match status.as_str() {
+                    "passed" => "✅",
+                    "skipped" => "➖",
+                    "not_run" => "⏭ ",
+                    _ => "❌",
+                };
+                (vec![format!("{icon} {task}: {message} ({:.1}s)", *duration_ms as f64 / 1000.0)], None)
+            }
             EventKind::Complete { success, files, fix_attempts, duration_ms, iterations, .. } => {
                 let mut v = vec![String::new()];
                 if !files.is_empty() {

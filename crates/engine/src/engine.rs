@@ -1,5 +1,7 @@
 //! [`Engine`]: configuration in, prepared builds out.
 
+pub(crate) mod tasks;
+
 use crate::EngineError;
 use crate::config::{FileConfig, ProviderKind, choose_provider};
 use crate::providers::{self, Wire};
@@ -253,6 +255,30 @@ impl Engine {
         Ok(s)
     }
 
+    /// The workspace's size limits (wright.toml, else the defaults); builds and task runs alike.
+    fn workspace_limits(&self) -> WorkspaceLimits {
+        let defaults = WorkspaceLimits::default();
+        WorkspaceLimits {
+            max_file_bytes: self.file.max_file_bytes.unwrap_or(defaults.max_file_bytes),
+            max_total_bytes: self.file.max_workspace_bytes.unwrap_or(defaults.max_total_bytes),
+        }
+    }
+
+    /// Model turns allowed per agent loop: flag, then wright.toml, then 100.
+    fn max_turns(&self) -> u32 {
+        self.o.max_turns.or(self.file.max_turns).unwrap_or(100).max(1)
+    }
+
+    /// The whole run's time limit in seconds: flag, then wright.toml, then 600.
+    fn timeout_secs(&self) -> u64 {
+        self.o.timeout.or(self.file.timeout).unwrap_or(600).max(1)
+    }
+
+    /// How model calls are retried: flag, then wright.toml, then 4 retries.
+    fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy { max_retries: self.o.max_retries.or(self.file.max_retries).unwrap_or(4), ..RetryPolicy::default() }
+    }
+
     /// Where a build's browser screenshot is kept (outside its workspace, so it is never part
     /// of the project or its archive).
     pub fn screenshot_path(&self, build_id: &str) -> PathBuf {
@@ -356,12 +382,7 @@ impl Engine {
             }
             None => (job.workspace.clone().unwrap_or_else(|| self.data_dir.join("builds").join(&build_id)), Vec::new()),
         };
-        let defaults = WorkspaceLimits::default();
-        let limits = WorkspaceLimits {
-            max_file_bytes: file.max_file_bytes.unwrap_or(defaults.max_file_bytes),
-            max_total_bytes: file.max_workspace_bytes.unwrap_or(defaults.max_total_bytes),
-        };
-        let workspace = Workspace::open(&ws_path, limits)
+        let workspace = Workspace::open(&ws_path, self.workspace_limits())
             .map_err(|e| EngineError::Usage(format!("workspace {}: {e}", ws_path.display())))?;
         let io = |what: &str, e: std::io::Error| EngineError::Usage(format!("{what}: {e}"));
         let scratch = self.scratch(&build_id)?;
@@ -383,15 +404,12 @@ impl Engine {
             lang,
             checks,
             max_fix_attempts,
-            max_turns: o.max_turns.or(file.max_turns).unwrap_or(100).max(1),
-            timeout: Duration::from_secs(o.timeout.or(file.timeout).unwrap_or(600).max(1)),
+            max_turns: self.max_turns(),
+            timeout: Duration::from_secs(self.timeout_secs()),
             model: model.clone(),
             temperature: o.temperature.or(file.temperature),
             max_tokens: None,
-            retry: RetryPolicy {
-                max_retries: o.max_retries.or(file.max_retries).unwrap_or(4),
-                ..RetryPolicy::default()
-            },
+            retry: self.retry_policy(),
             pricing: self.pricing.clone(),
             max_cost_usd: o.max_cost.or(file.max_cost),
             fix_model: o.fix_model.clone().or(file.fix_model.clone()),

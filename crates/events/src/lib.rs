@@ -177,6 +177,26 @@ pub enum EventKind {
     Error {
         message: String,
     },
+    /// A task of a task run (`wright task run`) begins.
+    TaskStarted {
+        task: String,
+        /// Its `type`.
+        kind: String,
+        description: String,
+        /// Where it comes in the run (dependencies first), from 1, and of how many.
+        position: u32,
+        total: u32,
+    },
+    /// A task of a task run ended: `passed`, `failed`, `skipped` (nothing to check) or
+    /// `not_run` (a dependency failed, or the run stopped first).
+    TaskFinished {
+        task: String,
+        status: String,
+        message: String,
+        duration_ms: u64,
+        /// The task's result in the seed's shape: `{message, ai_result, validation_details}`.
+        result: serde_json::Value,
+    },
 }
 
 impl EventKind {
@@ -200,6 +220,8 @@ impl EventKind {
             EventKind::Usage { .. } => "usage",
             EventKind::Complete { .. } => "complete",
             EventKind::Error { .. } => "error",
+            EventKind::TaskStarted { .. } => "task_started",
+            EventKind::TaskFinished { .. } => "task_finished",
         }
     }
 }

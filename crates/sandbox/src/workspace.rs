@@ -2,13 +2,16 @@
 
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Size limits enforced on writes made through the workspace.
 #[derive(Debug, Clone, Copy)]
 pub struct WorkspaceLimits {
     /// Largest single file the model may write.
     pub max_file_bytes: u64,
-    /// Largest total size of the workspace after a write.
+    /// Most bytes the writes made through this workspace may add to it, in all (net: an
+    /// overwrite counts the old size out, a delete gives its size back). What was there when
+    /// it was opened does not count, so an existing repository of any size can be worked on.
     pub max_total_bytes: u64,
 }
 
@@ -34,7 +37,9 @@ pub enum PathError {
     HardLinked(String),
     #[error("`{path}` is {bytes} bytes, over the {limit}-byte limit for one file")]
     FileTooLarge { path: String, bytes: u64, limit: u64 },
-    #[error("writing `{path}` would bring the project to {total} bytes, over its {limit}-byte limit")]
+    #[error(
+        "writing `{path}` would bring what was written to the project to {total} bytes, over its {limit}-byte limit"
+    )]
     WorkspaceFull { path: String, total: u64, limit: u64 },
     #[error("`{0}` does not exist")]
     NotFound(String),
@@ -62,6 +67,9 @@ pub struct WriteOutcome {
 pub struct Workspace {
     root: PathBuf,
     limits: WorkspaceLimits,
+    /// Net bytes written through this workspace and its clones since it was opened. A running
+    /// total, so no write walks the tree (a repository may hold 50k files).
+    written: Arc<Mutex<i64>>,
 }
 
 impl Workspace {
@@ -70,7 +78,34 @@ impl Workspace {
         let root = root.as_ref();
         std::fs::create_dir_all(root).map_err(|e| io_err("create", root, &e))?;
         let root = root.canonicalize().map_err(|e| io_err("open", root, &e))?;
-        Ok(Self { root, limits })
+        Ok(Self { root, limits, written: Arc::new(Mutex::new(0)) })
+    }
+
+    /// Net bytes the writes through this workspace have added since it was opened.
+    pub fn written_bytes(&self) -> i64 {
+        *self.written.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Count `delta` bytes in, unless that would pass the limit; returns the new total.
+    fn reserve(&self, rel: &str, delta: i64) -> Result<i64, PathError> {
+        let mut w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        let total = w.saturating_add(delta);
+        let limit = i64::try_from(self.limits.max_total_bytes).unwrap_or(i64::MAX);
+        if delta > 0 && total > limit {
+            return Err(PathError::WorkspaceFull {
+                path: rel.to_string(),
+                total: u64::try_from(total).unwrap_or(0),
+                limit: self.limits.max_total_bytes,
+            });
+        }
+        *w = total;
+        Ok(total)
+    }
+
+    /// Take back a reservation whose write failed.
+    fn release(&self, delta: i64) {
+        let mut w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        *w = w.saturating_sub(delta);
     }
 
     pub fn root(&self) -> &Path {
@@ -149,11 +184,20 @@ impl Workspace {
                 return Err(PathError::IsDirectory(rel.to_string()));
             }
         }
-        let old = existing.as_ref().map_or(0, |m| m.len());
-        let total = self.total_bytes().saturating_sub(old) + bytes;
-        if total > self.limits.max_total_bytes {
-            return Err(PathError::WorkspaceFull { path: rel.to_string(), total, limit: self.limits.max_total_bytes });
+        // A link's own size is not what the write replaces.
+        let old = existing.as_ref().filter(|m| m.is_file()).map_or(0, |m| m.len());
+        let delta = i64::try_from(bytes).unwrap_or(i64::MAX).saturating_sub(i64::try_from(old).unwrap_or(0));
+        self.reserve(rel, delta)?;
+        let written = self.write_new(rel, &real, content);
+        if written.is_err() {
+            self.release(delta);
         }
+        let real = written?;
+        Ok(WriteOutcome { path: self.relative(&real), bytes, created: existing.is_none() })
+    }
+
+    /// The write itself, once the size is accounted for: temp file beside the target, rename.
+    fn write_new(&self, rel: &str, real: &Path, content: &[u8]) -> Result<PathBuf, PathError> {
         let parent = real.parent().ok_or_else(|| PathError::Escapes(rel.to_string()))?;
         std::fs::create_dir_all(parent).map_err(|e| io_err("create folder for", Path::new(rel), &e))?;
         // Folders created above may race with links made by a running command; re-check.
@@ -166,7 +210,7 @@ impl Workspace {
             let _ = std::fs::remove_file(&tmp.0);
             io_err("write", Path::new(rel), &e)
         })?;
-        Ok(WriteOutcome { path: self.relative(&real), bytes, created: existing.is_none() })
+        Ok(real)
     }
 
     /// Delete a file (or an empty folder). A link is removed itself, wherever it points (a
@@ -190,11 +234,15 @@ impl Workspace {
             std::fs::remove_dir(&real).map_err(|e| io_err("delete folder", Path::new(rel), &e))?;
         } else {
             std::fs::remove_file(&real).map_err(|e| io_err("delete", Path::new(rel), &e))?;
+            if meta.is_file() {
+                self.release(i64::try_from(meta.len()).unwrap_or(i64::MAX));
+            }
         }
         Ok(self.relative(&real))
     }
 
-    /// Total bytes of regular files under the root (links not followed).
+    /// Total bytes of regular files under the root (links not followed). Walks the whole tree:
+    /// for reports, never on a write.
     pub fn total_bytes(&self) -> u64 {
         walkdir::WalkDir::new(&self.root)
             .follow_links(false)
@@ -349,6 +397,31 @@ mod tests {
         assert!(matches!(ws.delete("c.txt"), Err(PathError::NotFound(_))));
         assert!(matches!(ws.read("a"), Err(PathError::IsDirectory(_))));
         assert!(matches!(ws.delete("."), Err(PathError::Escapes(_))));
+    }
+
+    #[test]
+    fn the_limit_counts_what_is_written_not_what_was_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/big.bin"), vec![0u8; 1000]).unwrap();
+        // An existing project far over the limit can still be worked on.
+        let ws = Workspace::open(&root, WorkspaceLimits { max_file_bytes: 100, max_total_bytes: 150 }).unwrap();
+        let clone = ws.clone();
+        ws.write("a.txt", &[b'x'; 100]).unwrap();
+        assert_eq!(clone.written_bytes(), 100, "clones share the count");
+        assert!(matches!(
+            clone.write("b.txt", &[b'x'; 60]),
+            Err(PathError::WorkspaceFull { total: 160, limit: 150, .. })
+        ));
+        assert!(!root.join("b.txt").exists());
+        assert_eq!(ws.written_bytes(), 100, "a refused write counts nothing");
+        // Net: shrinking a file gives room back, and so does a delete.
+        ws.write("src/big.bin", &[0; 10]).unwrap();
+        assert_eq!(ws.written_bytes(), 100 - 990);
+        ws.write("b.txt", &[b'x'; 60]).unwrap();
+        ws.delete("a.txt").unwrap();
+        assert_eq!(ws.written_bytes(), 100 - 990 + 60 - 100);
     }
 
     proptest::proptest! {

@@ -10,6 +10,7 @@ pub mod note;
 mod sink;
 mod sqlite;
 mod sqlite_service;
+mod sqlite_tasks;
 pub mod types;
 
 pub use note::{Note, NoteStatus};
@@ -140,6 +141,12 @@ pub trait Store: Send + Sync {
     async fn end_session(&self, token_hash: &str) -> Result<()>;
     /// Remember a request a limit refused.
     async fn log_refusal(&self, user_id: &str, reason: &str) -> Result<()>;
+
+    // Task runs (`wright task`): the run is a build; each task's outcome is a row.
+    /// Insert or replace the outcome of one task of a run.
+    async fn put_task_result(&self, record: &TaskRecord) -> Result<()>;
+    /// The outcomes of a run's tasks, in run order.
+    async fn task_results(&self, run_id: &str) -> Result<Vec<TaskRecord>>;
 }
 
 /// Open the store a URL names: `sqlite://PATH` (created if missing) or `sqlite::memory:`.

@@ -636,6 +636,12 @@ impl Store for SqliteStore {
     async fn log_refusal(&self, user_id: &str, reason: &str) -> Result<()> {
         self.svc_log_refusal(user_id, reason).await
     }
+    async fn put_task_result(&self, record: &TaskRecord) -> Result<()> {
+        self.tasks_put(record).await
+    }
+    async fn task_results(&self, run_id: &str) -> Result<Vec<TaskRecord>> {
+        self.tasks_of(run_id).await
+    }
 
     async fn stats(&self) -> Result<Stats> {
         let mut s = Stats::default();

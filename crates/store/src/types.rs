@@ -246,6 +246,27 @@ pub struct UsageEntry {
     pub ts: String,
 }
 
+/// How one task of a task run ended (`wright task`). The run itself is a build record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    pub run_id: String,
+    pub task_id: String,
+    /// Where it came in the run's order (dependencies first), from 0.
+    pub position: u32,
+    /// The task's `type`.
+    pub kind: String,
+    /// `passed`, `failed`, `skipped` (nothing to check) or `not_run` (a dependency failed, or
+    /// the run stopped first).
+    pub status: String,
+    pub message: String,
+    /// The task's result in the seed's shape: `{message, ai_result, validation_details}`.
+    pub result: serde_json::Value,
+    /// SHA-256 (hex) of the task as written, so a resumed run can tell an edited task.
+    pub task_hash: String,
+    pub started_at: String,
+    pub finished_at: String,
+}
+
 /// Aggregates over everything stored (`wright stats`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {

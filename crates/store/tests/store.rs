@@ -269,3 +269,42 @@ async fn events_are_stored_before_later_sinks_see_them() {
     // A duplicate seq cannot be stored; the failure is counted, the emitter carries on.
     store.append_event(&stored[0]).await.unwrap_err();
 }
+
+fn task_record(run: &str, task: &str, position: u32, status: &str) -> TaskRecord {
+    TaskRecord {
+        run_id: run.into(),
+        task_id: task.into(),
+        position,
+        kind: "validation".into(),
+        status: status.into(),
+        message: format!("{task} {status}"),
+        result: serde_json::json!({"message": format!("{task} {status}"), "ai_result": null,
+            "validation_details": {"commands_executed": [], "overall_status": status}}),
+        task_hash: "ab".repeat(32),
+        started_at: now(),
+        finished_at: now(),
+    }
+}
+
+#[tokio::test]
+async fn task_results_are_kept_in_run_order_and_replaced_when_a_task_runs_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("w.db").display());
+    {
+        let s = open(&url).await.unwrap();
+        s.create_build(&new_build("run-1", "task")).await.unwrap();
+        s.put_task_result(&task_record("run-1", "tests", 1, "failed")).await.unwrap();
+        s.put_task_result(&task_record("run-1", "setup", 0, "passed")).await.unwrap();
+        // A task of a run that does not exist is refused (the run is a build).
+        assert!(s.put_task_result(&task_record("no-such-run", "x", 0, "passed")).await.is_err());
+    }
+    let s = open(&url).await.unwrap();
+    let ids: Vec<String> = s.task_results("run-1").await.unwrap().into_iter().map(|t| t.task_id).collect();
+    assert_eq!(ids, ["setup", "tests"], "run order, not insert order");
+    s.put_task_result(&task_record("run-1", "tests", 1, "passed")).await.unwrap();
+    let tasks = s.task_results("run-1").await.unwrap();
+    assert_eq!(tasks.len(), 2, "a task run again replaces its row");
+    assert_eq!(tasks[1].status, "passed");
+    assert_eq!(tasks[1].result["validation_details"]["overall_status"], "passed");
+    assert!(s.task_results("run-2").await.unwrap().is_empty());
+}

@@ -1,0 +1,252 @@
+//! `wright task` end to end: the real binary runs a task file against an existing project,
+//! through the real sandbox, with a local server speaking the OpenAI wire as the model; the run
+//! is stored, shown, and resumed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+use serde_json::{Value, json};
+use std::path::Path;
+use support::{MockLlm, Turn};
+
+/// `wright task ARGS…` in `dir`, with the model at `llm` when given; the data dir is `dir/data`
+/// for the commands that take one.
+async fn task(dir: &Path, args: &[&str], llm: Option<&str>) -> std::process::Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+    cmd.arg("task").args(args);
+    if let Some(url) = llm {
+        cmd.args(["--provider", "openai", "--base-url", url, "--model", "mock-model"]);
+        cmd.env("OPENAI_API_KEY", support::OPENAI_KEY);
+    }
+    if matches!(args.first(), Some(&"run") | Some(&"list") | Some(&"show")) {
+        cmd.arg("--data-dir").arg(dir.join("data"));
+    }
+    cmd.current_dir(dir);
+    for k in support::HOST_ENV {
+        cmd.env_remove(k);
+    }
+    cmd.output().await.unwrap()
+}
+
+fn events(out: &std::process::Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn of<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+const ADD_WORKS: &str = "node -e \"process.exit(require('./math.js').add(2, 3) === 5 ? 0 : 1)\"";
+
+fn plan() -> Value {
+    json!({"goal": "make add add", "tasks": [
+        {"id": "notes", "type": "validation", "description": "the project has notes",
+         "depends_on": ["fix-add"], "validation_criteria": ["node --check math.js", "test -f NOTES.md"]},
+        {"id": "fix-add", "type": "code_generation", "description": "add must add, not subtract",
+         "instructions": ["Change only the add function"], "input_artifacts": ["math.js", "."],
+         "output_artifacts": ["math.js"], "constraints": ["no dependencies"], "validation_criteria": [ADD_WORKS]}
+    ]})
+}
+
+#[tokio::test]
+async fn a_plan_runs_against_an_existing_project_is_stored_and_resumes_where_it_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("math.js"), "exports.add = (a, b) => a - b;\n").unwrap();
+    std::fs::write(dir.path().join("plan.json"), plan().to_string()).unwrap();
+    let llm = MockLlm::start(vec![
+        Turn::calls(&[("readFile", json!({"path": "math.js"}))]),
+        Turn::calls(&[("updateFile", json!({"path": "math.js", "content": "exports.add = (a, b) => a + b;\n"}))]),
+        Turn::text("add now adds."),
+    ])
+    .await;
+    let ws = proj.to_str().unwrap();
+
+    let first =
+        task(dir.path(), &["run", "plan.json", "--workspace", ws, "--events", "jsonl"], Some(&llm.base_url)).await;
+    assert_eq!(first.status.code(), Some(1), "the notes task fails; stderr: {}", stderr(&first));
+    let ev = events(&first);
+    for (i, e) in ev.iter().enumerate() {
+        assert_eq!(e["seq"], (i + 1) as u64, "gapless seq");
+    }
+    assert_eq!(ev.last().unwrap()["type"], "complete");
+    assert_eq!(ev.last().unwrap()["success"], false);
+    assert_eq!(ev.last().unwrap()["files"], json!(["math.js"]));
+    let started: Vec<&str> = of(&ev, "task_started").iter().map(|e| e["task"].as_str().unwrap()).collect();
+    assert_eq!(started, ["fix-add", "notes"], "dependencies first");
+    let finished: Vec<(&str, &str)> =
+        of(&ev, "task_finished").iter().map(|e| (e["task"].as_str().unwrap(), e["status"].as_str().unwrap())).collect();
+    assert_eq!(finished, [("fix-add", "passed"), ("notes", "failed")]);
+    assert_eq!(std::fs::read_to_string(proj.join("math.js")).unwrap(), "exports.add = (a, b) => a + b;\n");
+    // The model saw the task's context: the file, the folder's tree, the constraint.
+    let first_prompt = llm.requests()[0]["messages"][1]["content"].as_str().unwrap().to_string();
+    assert!(
+        first_prompt.contains("a - b") && first_prompt.contains("math.js") && first_prompt.contains("no dependencies")
+    );
+    // As root the sandbox user borrowed the project; its owner has it back.
+    {
+        use std::os::unix::fs::MetadataExt;
+        let owner = std::fs::metadata(&proj).unwrap().uid();
+        assert_eq!(std::fs::metadata(proj.join("math.js")).unwrap().uid(), owner);
+    }
+    let run_id = ev[0]["build"].as_str().unwrap().to_string();
+
+    let shown = task(dir.path(), &["show", &run_id, "--json"], None).await;
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(doc["status"], "failed");
+    assert_eq!(doc["tasks"][0]["id"], "fix-add");
+    assert_eq!(doc["tasks"][0]["result"]["message"], "Code generation completed and validation passed.");
+    let cmds = &doc["tasks"][1]["result"]["validation_details"]["commands_executed"];
+    assert_eq!(cmds[0]["exit_code"], 0);
+    assert_eq!((cmds[1]["command"].as_str(), cmds[1]["exit_code"].as_i64()), (Some("test -f NOTES.md"), Some(1)));
+    assert_eq!(doc["tasks"][1]["result"]["validation_details"]["overall_status"], "failed");
+
+    // The person fixes what the failing task asked for and resumes: the passed task is kept
+    // (no model call), the failed one runs again.
+    std::fs::write(proj.join("NOTES.md"), "# Notes\n").unwrap();
+    let calls_before = llm.requests().len();
+    let resumed = task(
+        dir.path(),
+        &["run", "plan.json", "--workspace", ws, "--resume", &run_id[..10], "--events", "jsonl"],
+        Some(&llm.base_url),
+    )
+    .await;
+    assert_eq!(resumed.status.code(), Some(0), "stderr: {}", stderr(&resumed));
+    let ev = events(&resumed);
+    let started: Vec<&str> = of(&ev, "task_started").iter().map(|e| e["task"].as_str().unwrap()).collect();
+    assert_eq!(started, ["notes"], "the task that passed is not run again");
+    let kept = of(&ev, "task_finished")[0];
+    assert_eq!((kept["task"].as_str(), kept["status"].as_str()), (Some("fix-add"), Some("passed")));
+    assert!(kept["message"].as_str().unwrap().contains("kept from the earlier run"), "{kept}");
+    assert_eq!(llm.requests().len(), calls_before, "no model call for a kept task");
+    assert_eq!(ev.last().unwrap()["success"], true);
+    let second_id = ev[0]["build"].as_str().unwrap().to_string();
+    assert_ne!(second_id, run_id, "a resumed run is a run of its own");
+
+    let shown = task(dir.path(), &["show", &second_id, "--json"], None).await;
+    let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(doc["resumed_from"], run_id.as_str());
+    assert_eq!(doc["status"], "published");
+    let listed = task(dir.path(), &["list", "--json"], None).await;
+    let runs: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 2);
+    let human = task(dir.path(), &["show", &run_id], None).await;
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("❌ notes (validation)") && text.contains("$ test -f NOTES.md (exit 1)"), "{text}");
+}
+
+#[tokio::test]
+async fn bad_task_files_and_folders_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let bad = json!({"tasks": [{"id": "a", "type": "validation", "description": "x", "depends_on": ["nope"]}]});
+    std::fs::write(dir.path().join("bad.json"), bad.to_string()).unwrap();
+    std::fs::write(dir.path().join("plan.json"), plan().to_string()).unwrap();
+    let llm = MockLlm::start(vec![]).await;
+
+    let checked = task(dir.path(), &["check", "bad.json"], None).await;
+    assert_eq!(checked.status.code(), Some(1));
+    assert!(
+        stderr(&checked).contains("tasks[0].depends_on") && stderr(&checked).contains("nope"),
+        "{}",
+        stderr(&checked)
+    );
+
+    let run = task(dir.path(), &["run", "bad.json", "--workspace", proj.to_str().unwrap()], Some(&llm.base_url)).await;
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    assert!(stderr(&run).contains("tasks[0].depends_on"));
+    let missing = task(dir.path(), &["run", "plan.json", "--workspace", "/no/such/project"], Some(&llm.base_url)).await;
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("does not exist"), "{}", stderr(&missing));
+    let rerun = task(
+        dir.path(),
+        &["run", "plan.json", "--workspace", proj.to_str().unwrap(), "--rerun", "notes"],
+        Some(&llm.base_url),
+    )
+    .await;
+    assert_eq!(rerun.status.code(), Some(2));
+    assert!(stderr(&rerun).contains("--resume"), "{}", stderr(&rerun));
+    assert!(llm.requests().is_empty(), "nothing reached the model");
+    let listed = task(dir.path(), &["list", "--json"], None).await;
+    assert_eq!(serde_json::from_slice::<Value>(&listed.stdout).unwrap(), json!([]), "nothing was recorded");
+
+    let good = task(dir.path(), &["check", "plan.json"], None).await;
+    assert_eq!(good.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&good.stdout);
+    assert!(text.contains("1. fix-add") && text.contains("2. notes"), "{text}");
+    let schema = task(dir.path(), &["schema"], None).await;
+    let schema: Value = serde_json::from_slice(&schema.stdout).unwrap();
+    assert!(schema.to_string().contains("validation_criteria"));
+    let types = task(dir.path(), &["types"], None).await;
+    let text = String::from_utf8_lossy(&types.stdout);
+    for t in ["ai_interaction", "code_generation", "no_op", "planning", "validation"] {
+        assert!(text.contains(t), "{t} missing from {text}");
+    }
+}
+
+#[tokio::test]
+async fn a_task_adds_a_function_node_test_fails_once_and_the_fix_makes_it_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("repo");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("math.js"), "exports.add = (a, b) => a + b;\n").unwrap();
+    std::fs::write(
+        proj.join("math.test.js"),
+        "const test = require('node:test');\nconst assert = require('node:assert');\n\
+         const { add, mul } = require('./math.js');\n\
+         test('add', () => assert.strictEqual(add(2, 3), 5));\n\
+         test('mul', () => assert.strictEqual(mul(2, 3), 6));\n",
+    )
+    .unwrap();
+    let task_file = json!({"id": "mul", "type": "code_generation", "description": "add a mul(a, b) function to math.js",
+        "input_artifacts": ["math.js", "math.test.js", "docs/design.md"], "output_artifacts": ["math.js"],
+        "validation_criteria": ["node --test"]});
+    std::fs::write(dir.path().join("mul.json"), task_file.to_string()).unwrap();
+    let wrong = "exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a + b;\n";
+    let right = "exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n";
+    let llm = MockLlm::start(vec![
+        Turn::calls(&[("updateFile", json!({"path": "math.js", "content": wrong}))]),
+        Turn::text("mul added."),
+        Turn::calls(&[("updateFile", json!({"path": "math.js", "content": right}))]),
+        Turn::text("mul multiplies now."),
+    ])
+    .await;
+    let out = task(
+        dir.path(),
+        &["run", "mul.json", "--workspace", proj.to_str().unwrap(), "--events", "jsonl"],
+        Some(&llm.base_url),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let ev = events(&out);
+    // The missing input artifact was said and skipped; the rest of the context reached the model.
+    assert!(
+        ev.iter().any(|e| e["type"] == "status"
+            && e["message"].as_str().is_some_and(|m| m.contains("docs/design.md") && m.contains("skipped"))),
+        "no word about the missing artifact"
+    );
+    let first_prompt = llm.requests()[0]["messages"][1]["content"].as_str().unwrap().to_string();
+    assert!(first_prompt.contains("mul(2, 3)"), "the test file was in the context");
+    // node --test ran twice: it failed on the first version, passed on the fix.
+    let runs =
+        ev.iter().filter(|e| e["type"] == "command_started" && e["args"].to_string().contains("node --test")).count();
+    assert_eq!(runs, 2, "node --test ran once per version");
+    let fix_request = llm.requests()[2]["messages"].to_string();
+    assert!(fix_request.contains("!=="), "node's assertion went back to the model: {fix_request}");
+    let done = of(&ev, "task_finished")[0];
+    assert_eq!(done["status"], "passed");
+    let cmds = &done["result"]["validation_details"]["commands_executed"];
+    assert_eq!((cmds[0]["command"].as_str(), cmds[0]["exit_code"].as_i64()), (Some("node --test"), Some(0)));
+    assert_eq!(std::fs::read_to_string(proj.join("math.js")).unwrap(), right);
+}

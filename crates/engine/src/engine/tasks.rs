@@ -1,0 +1,406 @@
+//! Task runs (`wright task run`): a task file against an existing project, through the same
+//! provider chain, sandbox and store as builds. A run is stored as a build (template `task`),
+//! so its events, conversation and usage are kept, streamed and listed like a build's; each
+//! task's outcome is a row of its own ([`wright_store::TaskRecord`]), which is what lets a
+//! later run resume it.
+
+use super::Engine;
+use crate::EngineError;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use wright_agent::journal::Journal;
+use wright_agent::{AgentLoop, Pricing};
+use wright_events::{Emitter, Event, EventKind, EventSink, Level};
+use wright_provider::{Provider, RetryPolicy};
+use wright_sandbox::{ProcessRunner, Workspace};
+use wright_store::{BuildFinish, BuildStatus, NewBuild, PersistSink, Store, TaskRecord, Tokens};
+use wright_tasks::{
+    Earlier, Format, Handlers, ModelJudge, Plan, Recorder, RunOptions, RunSummary, TaskEnv, TaskOutcome, TaskResult,
+    TaskStatus, run_plan,
+};
+use wright_tools::{ExecConfig, ToolContext, builtin_registry};
+
+/// The template a task run is stored under.
+pub const TASK_TEMPLATE: &str = "task";
+
+/// One task run to prepare.
+#[derive(Debug, Clone)]
+pub struct TaskJob {
+    pub id: String,
+    /// The task file (kept in the run's record).
+    pub file: PathBuf,
+    pub plan: Plan,
+    /// The project to work on; it must exist.
+    pub workspace: PathBuf,
+    /// An earlier run of this plan (id or prefix) whose passed tasks are kept.
+    pub resume: Option<String>,
+    /// Tasks to run again although they passed in the resumed run.
+    pub rerun: Vec<String>,
+    /// A model other than the configured one.
+    pub model: Option<String>,
+}
+
+/// Read a task file: TOML by its extension, else JSON. Errors name the file and the field.
+pub fn load_task_file(path: &Path) -> Result<Plan, EngineError> {
+    let bad = |e: String| EngineError::Usage(format!("task file {}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    wright_tasks::parse(&text, Format::of(path)).map_err(|e| bad(e.to_string()))
+}
+
+/// A task run made ready by [`Engine::prepare_tasks`]; [`PreparedTasks::run`] runs it.
+pub struct PreparedTasks {
+    pub id: String,
+    pub provider_kind: &'static str,
+    pub model: String,
+    /// One line on how commands are confined.
+    pub sandbox: String,
+    pub warnings: Vec<String>,
+    pub workspace: Workspace,
+    pub plan: Plan,
+    /// Tasks of the resumed run that passed and will be kept (unless changed).
+    pub kept: Vec<String>,
+    file: PathBuf,
+    resumed: Option<String>,
+    options: RunOptions,
+    exec: ExecConfig,
+    runner: Arc<ProcessRunner>,
+    scratch: tempfile::TempDir,
+    store: Arc<dyn Store>,
+    persist: Arc<PersistSink>,
+    provider: Arc<dyn Provider>,
+    label: String,
+    retry: RetryPolicy,
+    temperature: Option<f32>,
+    max_turns: u32,
+    max_cost_usd: Option<f64>,
+    pricing: Pricing,
+}
+
+/// How a task run ended.
+pub struct TasksFinished {
+    pub summary: RunSummary,
+    /// Events that could not be stored (each is also logged).
+    pub unsaved_events: u64,
+}
+
+impl Engine {
+    /// Everything a task run needs, made ready: the project (which must exist), scratch home,
+    /// confinement, model and, with `resume`, what the earlier run already did.
+    pub async fn prepare_tasks(&self, job: TaskJob) -> Result<PreparedTasks, EngineError> {
+        let (file, o) = (&self.file, &self.o);
+        let usage = |m: String| EngineError::Usage(m);
+        if !job.workspace.is_dir() {
+            return Err(usage(format!(
+                "the project folder {} does not exist; task runs work on an existing project (--workspace DIR)",
+                job.workspace.display()
+            )));
+        }
+        // Every task gets the configured time limit unless it sets its own.
+        let mut plan = job.plan;
+        let timeout = self.timeout_secs();
+        for t in &mut plan.tasks {
+            let mut limits = t.limits.unwrap_or_default();
+            limits.timeout_secs.get_or_insert(timeout);
+            t.limits = Some(limits);
+        }
+        Handlers::builtin().check(&plan).map_err(|e| usage(format!("task file {}: {e}", job.file.display())))?;
+        let workspace = Workspace::open(&job.workspace, self.workspace_limits())
+            .map_err(|e| usage(format!("workspace {}: {e}", job.workspace.display())))?;
+        let (options, kept, resumed) = match &job.resume {
+            Some(id) => {
+                let (options, kept, run) = self.earlier_run(id, &workspace, &plan, &job.rerun).await?;
+                (options, kept, Some(run))
+            }
+            None => {
+                if let Some(t) = job.rerun.first() {
+                    return Err(usage(format!("--rerun {t} needs --resume RUN: there is no earlier run to keep")));
+                }
+                (RunOptions::default(), Vec::new(), None)
+            }
+        };
+        let connected = self.connect().await?;
+        let scratch = self.scratch(&job.id)?;
+        let (exec, confinement) = self.sandbox(&workspace, scratch.path())?;
+        let persist = Arc::new(
+            PersistSink::new(self.store.clone()).map_err(|e| usage(format!("starting the event writer: {e}")))?,
+        );
+        Ok(PreparedTasks {
+            id: job.id,
+            provider_kind: self.kind.as_str(),
+            model: job.model.unwrap_or_else(|| connected.model.clone()),
+            sandbox: confinement.summary,
+            warnings: confinement.warning.into_iter().collect(),
+            workspace,
+            plan,
+            kept,
+            file: job.file,
+            resumed,
+            options,
+            exec,
+            runner: Arc::new(ProcessRunner::new(confinement.isolation)),
+            scratch,
+            store: self.store.clone(),
+            persist,
+            provider: connected.provider.clone(),
+            label: connected.label.clone(),
+            retry: self.retry_policy(),
+            temperature: o.temperature.or(file.temperature),
+            max_turns: self.max_turns(),
+            max_cost_usd: o.max_cost.or(file.max_cost),
+            pricing: self.pricing.clone(),
+        })
+    }
+
+    /// The run to resume: it must be a task run of the same project. Its tasks that passed (or
+    /// had nothing to check) are kept when unchanged; `rerun` names ones to run anyway.
+    async fn earlier_run(
+        &self,
+        id: &str,
+        workspace: &Workspace,
+        plan: &Plan,
+        rerun: &[String],
+    ) -> Result<(RunOptions, Vec<String>, String), EngineError> {
+        let usage = |m: String| EngineError::Usage(m);
+        let run = self
+            .store
+            .resolve_build(id)
+            .await
+            .map_err(|e| usage(format!("--resume {id}: {e}; see `wright task list`")))?;
+        if run.start.template != TASK_TEMPLATE {
+            return Err(usage(format!("--resume {id}: {} is a build, not a task run", run.start.id)));
+        }
+        let same = Path::new(&run.start.workspace).canonicalize().ok().as_deref() == Some(workspace.root());
+        if !same {
+            return Err(usage(format!(
+                "--resume {id}: that run worked on {}, not {}",
+                run.start.workspace,
+                workspace.root().display()
+            )));
+        }
+        let ids: HashSet<&str> = plan.tasks.iter().map(|t| t.id.as_str()).collect();
+        if let Some(t) = rerun.iter().find(|t| !ids.contains(t.as_str())) {
+            return Err(usage(format!("--rerun {t}: the task file has no task with that id")));
+        }
+        let records = self
+            .store
+            .task_results(&run.start.id)
+            .await
+            .map_err(|e| usage(format!("--resume {id}: reading its tasks: {e}")))?;
+        let mut earlier = HashMap::new();
+        for r in records {
+            let (Some(status), Ok(result)) =
+                (TaskStatus::parse(&r.status), serde_json::from_value::<TaskResult>(r.result.clone()))
+            else {
+                tracing::warn!(run = %run.start.id, task = %r.task_id, "a stored task result could not be read; it runs again");
+                continue;
+            };
+            earlier.insert(r.task_id.clone(), Earlier { status, task_hash: r.task_hash, result });
+        }
+        let rerun: HashSet<String> = rerun.iter().cloned().collect();
+        let kept: Vec<String> = plan
+            .tasks
+            .iter()
+            .filter(|t| {
+                earlier.get(&t.id).is_some_and(|e: &Earlier| {
+                    e.status.ok() && e.task_hash == wright_tasks::task_hash(t) && !rerun.contains(&t.id)
+                })
+            })
+            .map(|t| t.id.clone())
+            .collect();
+        Ok((RunOptions { earlier, rerun }, kept, run.start.id))
+    }
+}
+
+/// Keeps each task's outcome in the store, under its run.
+struct StoreRecorder {
+    store: Arc<dyn Store>,
+    run_id: String,
+}
+
+#[async_trait::async_trait]
+impl Recorder for StoreRecorder {
+    async fn record(&self, o: &TaskOutcome) {
+        let record = TaskRecord {
+            run_id: self.run_id.clone(),
+            task_id: o.task_id.clone(),
+            position: o.position,
+            kind: o.kind.clone(),
+            status: o.status.as_str().to_string(),
+            message: o.result.message.clone(),
+            result: serde_json::to_value(&o.result).unwrap_or_default(),
+            task_hash: o.task_hash.clone(),
+            started_at: o.started_at.clone(),
+            finished_at: o.finished_at.clone(),
+        };
+        if let Err(e) = self.store.put_task_result(&record).await {
+            tracing::warn!(run = %self.run_id, task = %o.task_id, "task result not stored: {e}");
+        }
+    }
+}
+
+/// The files the run wrote or deleted, for the `complete` event.
+#[derive(Default)]
+struct Touched(Mutex<BTreeSet<String>>);
+
+impl EventSink for Touched {
+    fn accept(&self, e: &Event) {
+        if let EventKind::FileWritten { path, .. } | EventKind::FileDeleted { path } = &e.kind
+            && let Ok(mut files) = self.0.lock()
+        {
+            files.insert(path.clone());
+        }
+    }
+}
+
+impl PreparedTasks {
+    /// Run the plan to its end. Every event is stored first, then given to `sinks` in order;
+    /// the stream ends with `complete`. `cancel` stops the run (the task running is stopped,
+    /// the ones after it are not run).
+    pub async fn run(self, sinks: Vec<Arc<dyn EventSink>>, cancel: CancellationToken) -> TasksFinished {
+        let clock = Instant::now();
+        let touched = Arc::new(Touched::default());
+        let mut all: Vec<Arc<dyn EventSink>> = vec![self.persist.clone(), touched.clone()];
+        all.extend(sinks);
+        let emitter = Emitter::new(self.id.clone(), all);
+        let record = NewBuild {
+            id: self.id.clone(),
+            parent_id: self.resumed.clone(),
+            prompt: self.plan.goal.clone().unwrap_or_else(|| format!("tasks from {}", self.file.display())),
+            template: TASK_TEMPLATE.into(),
+            lang: "en".into(),
+            provider: self.label.clone(),
+            model: self.model.clone(),
+            workspace: self.workspace.root().display().to_string(),
+            started_at: wright_events::now(),
+        };
+        if let Err(e) = self.store.create_build(&record).await {
+            tracing::warn!(run = %self.id, "task run not recorded: {e}");
+        }
+        // As root the sandbox user borrows the project; its owner gets it back afterwards.
+        let owner = owner_of(self.workspace.root());
+        let ctx = ToolContext {
+            workspace: self.workspace.clone(),
+            runner: self.runner.clone(),
+            emitter: emitter.clone(),
+            cancel,
+            exec: self.exec.clone(),
+        };
+        let journal = Arc::new(Journal::new(self.store.clone(), self.id.clone(), self.label.clone()));
+        let agent = AgentLoop {
+            provider: self.provider.clone(),
+            registry: Arc::new(builtin_registry()),
+            ctx: ctx.clone(),
+            model: self.model.clone(),
+            temperature: self.temperature,
+            max_tokens: None,
+            retry: self.retry.clone(),
+            max_turns: self.max_turns,
+            pricing: self.pricing.clone(),
+            max_cost_usd: self.max_cost_usd,
+            journal: Some(journal),
+        };
+        let env = TaskEnv {
+            ctx: ctx.clone(),
+            command_timeout: self.exec.command_timeout,
+            judge: Some(Arc::new(ModelJudge { agent: agent.clone() })),
+            agent: Some(agent),
+        };
+        if !self.kept.is_empty() {
+            emitter.status(
+                Level::Info,
+                format!(
+                    "Resuming run {}: {} task(s) passed there and are kept ({}).",
+                    self.resumed.as_deref().unwrap_or("?"),
+                    self.kept.len(),
+                    self.kept.join(", ")
+                ),
+            );
+        }
+        let recorder = StoreRecorder { store: self.store.clone(), run_id: self.id.clone() };
+        let summary = match run_plan(&self.plan, &Handlers::builtin(), &env, &self.options, &recorder).await {
+            Ok(s) => s,
+            Err(e) => {
+                // Checked when prepared; reaching here means the plan changed under us.
+                emitter.emit(EventKind::Error { message: e.to_string() });
+                RunSummary::default()
+            }
+        };
+        if let Some((uid, gid)) = owner.filter(|_| wright_sandbox::running_as_root())
+            && let Err(e) = wright_sandbox::give_back(self.workspace.root(), uid, gid)
+        {
+            emitter.status(
+                Level::Warning,
+                format!("The project's files could not all be given back to their owner: {e}."),
+            );
+        }
+        let tokens = totals(self.store.as_ref(), &self.id).await;
+        let success = summary.success() && !summary.outcomes.is_empty();
+        let [passed, failed, skipped, not_run] = summary.counts();
+        let report = summary
+            .outcomes
+            .iter()
+            .map(|o| format!("- {} ({}): {} — {}", o.task_id, o.kind, o.status.as_str(), o.result.message))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let files: Vec<String> = touched.0.lock().map(|f| f.iter().cloned().collect()).unwrap_or_default();
+        let duration_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let turns = self.store.turns(&self.id).await.map(|t| t.len()).unwrap_or(0);
+        let end_reason = if success {
+            None
+        } else if ctx.cancel.is_cancelled() {
+            Some("cancelled".to_string())
+        } else {
+            Some("tasks_failed".to_string())
+        };
+        let finish = BuildFinish {
+            status: if success { BuildStatus::Published } else { BuildStatus::Failed },
+            end_reason,
+            fix_attempts: 0,
+            turns: u32::try_from(turns).unwrap_or(u32::MAX),
+            tokens,
+            duration_ms,
+            files: files.clone(),
+            report: Some(format!(
+                "{passed} passed, {failed} failed, {skipped} with nothing to check, {not_run} not run\n{report}"
+            )),
+            finished_at: wright_events::now(),
+        };
+        if let Err(e) = self.store.finish_build(&self.id, &finish).await {
+            tracing::warn!(run = %self.id, "task run end not recorded: {e}");
+        }
+        emitter.emit(EventKind::Complete {
+            success,
+            files,
+            iterations: u32::try_from(turns).unwrap_or(u32::MAX),
+            fix_attempts: 0,
+            duration_ms,
+            input_tokens: tokens.input_tokens,
+            output_tokens: tokens.output_tokens,
+            cached_tokens: tokens.cached_tokens,
+            cost_usd: tokens.cost_usd,
+        });
+        drop(self.scratch);
+        TasksFinished { summary, unsaved_events: self.persist.failures() }
+    }
+}
+
+/// Who owns the project folder (uid, gid).
+fn owner_of(root: &Path) -> Option<(u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(root).ok().map(|m| (m.uid(), m.gid()))
+}
+
+/// The run's model usage, summed from the usage log.
+async fn totals(store: &dyn Store, run_id: &str) -> Tokens {
+    let mut t = Tokens::default();
+    for u in store.usage(run_id).await.unwrap_or_default() {
+        t.input_tokens += u.tokens.input_tokens;
+        t.output_tokens += u.tokens.output_tokens;
+        t.cached_tokens += u.tokens.cached_tokens;
+        t.cost_usd += u.tokens.cost_usd;
+    }
+    t
+}
