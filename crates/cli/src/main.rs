@@ -371,17 +371,24 @@ pub fn parse_lang(name: &str) -> Result<Lang, Exit> {
     Ok(wright_engine::parse_lang(name)?)
 }
 
+/// The flags every command that runs a model shares (model, sandbox, data), as overrides.
+pub fn where_and_how(llm: &ModelArgs, sandbox: &sandbox::SandboxArgs, db: &DbArgs) -> Overrides {
+    Overrides {
+        provider: llm.provider.clone(),
+        model: llm.model.clone(),
+        base_url: llm.base_url.clone(),
+        sandbox: sandbox.sandbox.clone(),
+        network: sandbox.network.clone(),
+        db: db.db.clone(),
+        data_dir: db.data_dir.clone(),
+        ..Overrides::default()
+    }
+}
+
 impl RunArgs {
     /// The flags that override wright.toml, as the engine takes them.
     fn overrides(&self) -> Overrides {
         Overrides {
-            provider: self.llm.provider.clone(),
-            model: self.llm.model.clone(),
-            base_url: self.llm.base_url.clone(),
-            sandbox: self.sandbox.sandbox.clone(),
-            network: self.sandbox.network.clone(),
-            db: self.db.db.clone(),
-            data_dir: self.db.data_dir.clone(),
             max_fix_attempts: self.max_fix_attempts,
             max_turns: self.max_turns,
             timeout: self.timeout,
@@ -398,6 +405,7 @@ impl RunArgs {
             note_model: self.note_model.clone(),
             browser_check: self.browser.browser_check.clone(),
             chromium: self.browser.chromium.clone(),
+            ..where_and_how(&self.llm, &self.sandbox, &self.db)
         }
     }
 }

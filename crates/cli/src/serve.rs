@@ -99,17 +99,10 @@ pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, 
         preview_idle: Duration::from_secs(args.preview_idle.unwrap_or(300).max(1)),
     };
     let overrides = Overrides {
-        provider: args.llm.provider,
-        model: args.llm.model,
-        base_url: args.llm.base_url,
-        sandbox: args.sandbox.sandbox,
-        network: args.sandbox.network,
-        db: args.db.db,
-        data_dir: args.db.data_dir,
         timeout: args.timeout,
-        browser_check: args.browser.browser_check,
-        chromium: args.browser.chromium,
-        ..Overrides::default()
+        browser_check: args.browser.browser_check.clone(),
+        chromium: args.browser.chromium.clone(),
+        ..crate::where_and_how(&args.llm, &args.sandbox, &args.db)
     };
     let engine = Arc::new(Engine::new(file, overrides).await?);
     let shutdown = CancellationToken::new();

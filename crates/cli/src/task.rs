@@ -109,13 +109,6 @@ pub struct TaskRunArgs {
 impl TaskRunArgs {
     fn overrides(&self) -> Overrides {
         Overrides {
-            provider: self.llm.provider.clone(),
-            model: self.llm.model.clone(),
-            base_url: self.llm.base_url.clone(),
-            sandbox: self.sandbox.sandbox.clone(),
-            network: self.sandbox.network.clone(),
-            db: self.db.db.clone(),
-            data_dir: self.db.data_dir.clone(),
             max_turns: self.max_turns,
             timeout: self.timeout,
             call_timeout: self.call_timeout,
@@ -124,7 +117,7 @@ impl TaskRunArgs {
             command_timeout: self.command_timeout,
             temperature: self.temperature,
             max_cost: self.max_cost,
-            ..Overrides::default()
+            ..crate::where_and_how(&self.llm, &self.sandbox, &self.db)
         }
     }
 }

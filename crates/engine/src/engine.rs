@@ -384,9 +384,7 @@ impl Engine {
         };
         let workspace = Workspace::open(&ws_path, self.workspace_limits())
             .map_err(|e| EngineError::Usage(format!("workspace {}: {e}", ws_path.display())))?;
-        let io = |what: &str, e: std::io::Error| EngineError::Usage(format!("{what}: {e}"));
-        let scratch = self.scratch(&build_id)?;
-        let (exec, confinement) = self.sandbox(&workspace, scratch.path())?;
+        let (parts, confinement) = self.parts(&build_id, &workspace, connected)?;
         let mut warnings: Vec<String> = confinement.warning.iter().cloned().collect();
         // Apps with JavaScript tests need Node.js; say so now rather than after three failed fixes.
         if template.resolve(&job.prompt) != Template::Static {
@@ -417,10 +415,9 @@ impl Engine {
             note_model: o.note_model.clone().or(file.note_model.clone()),
             parent: parent.as_ref().map(|p| p.start.id.clone()),
             history,
-            browser: self.browser_settings(&exec.env)?,
+            browser: self.browser_settings(&parts.exec.env)?,
             screenshot: Some(self.screenshot_path(&build_id)),
         };
-        let persist = Arc::new(PersistSink::new(self.store.clone()).map_err(|e| io("starting the event writer", e))?);
         Ok(Prepared {
             id: build_id,
             provider_kind: self.kind.as_str(),
@@ -431,15 +428,54 @@ impl Engine {
             warnings,
             workspace,
             req,
+            parts,
+        })
+    }
+
+    /// The parts every prepared run holds: its scratch folder, its confinement (and one line
+    /// on it), the store with the writer that persists its events first, and the model.
+    fn parts(
+        &self,
+        run_id: &str,
+        workspace: &Workspace,
+        connected: &Connected,
+    ) -> Result<(RunParts, Confinement), EngineError> {
+        let scratch = self.scratch(run_id)?;
+        let (exec, choice) = self.sandbox(workspace, scratch.path())?;
+        let persist = Arc::new(
+            PersistSink::new(self.store.clone())
+                .map_err(|e| EngineError::Usage(format!("starting the event writer: {e}")))?,
+        );
+        let parts = RunParts {
             exec,
-            runner: Arc::new(ProcessRunner::new(confinement.isolation)),
+            runner: Arc::new(ProcessRunner::new(choice.isolation)),
             scratch,
             store: self.store.clone(),
             persist,
             provider: connected.provider.clone(),
             label: connected.label.clone(),
-        })
+        };
+        Ok((parts, Confinement { summary: choice.summary, warning: choice.warning }))
     }
+}
+
+/// How a prepared run's commands are confined, in words: one line, and a warning when they
+/// are not confined or cannot run.
+pub(crate) struct Confinement {
+    pub(crate) summary: String,
+    pub(crate) warning: Option<String>,
+}
+
+/// What a prepared build or task run holds until it runs: the commands' settings and runner,
+/// the scratch folder (removed when dropped), the store and its event writer, the model.
+pub(crate) struct RunParts {
+    pub(crate) exec: ExecConfig,
+    pub(crate) runner: Arc<ProcessRunner>,
+    pub(crate) scratch: tempfile::TempDir,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) persist: Arc<PersistSink>,
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) label: String,
 }
 
 /// The redactor for what builds show: the values of secret-looking host variables, token
@@ -474,13 +510,7 @@ pub struct Prepared {
     pub warnings: Vec<String>,
     pub workspace: Workspace,
     pub req: BuildRequest,
-    exec: ExecConfig,
-    runner: Arc<ProcessRunner>,
-    scratch: tempfile::TempDir,
-    store: Arc<dyn Store>,
-    persist: Arc<PersistSink>,
-    provider: Arc<dyn Provider>,
-    label: String,
+    parts: RunParts,
 }
 
 /// How a prepared build ended.
@@ -504,20 +534,20 @@ impl Prepared {
     /// the first gets `seq` `first_seq` (1 unless earlier events, such as the queue's, are
     /// already stored). `cancel` is the stop button; the stream still ends with `complete`.
     pub async fn run(self, sinks: Vec<Arc<dyn EventSink>>, cancel: CancellationToken, first_seq: u64) -> Finished {
-        let mut all: Vec<Arc<dyn EventSink>> = vec![self.persist.clone()];
+        let p = self.parts;
+        let mut all: Vec<Arc<dyn EventSink>> = vec![p.persist.clone()];
         all.extend(sinks);
         let emitter = Emitter::starting_at(self.id.clone(), first_seq, all);
-        let ctx =
-            ToolContext { workspace: self.workspace.clone(), runner: self.runner, emitter, cancel, exec: self.exec };
+        let ctx = ToolContext { workspace: self.workspace.clone(), runner: p.runner, emitter, cancel, exec: p.exec };
         let deps = BuildDeps {
-            provider: self.provider,
+            provider: p.provider,
             registry: Arc::new(builtin_registry()),
             ctx,
-            store: Some(self.store),
-            provider_label: self.label,
+            store: Some(p.store),
+            provider_label: p.label,
         };
         let report = run_build(self.req, deps).await;
-        drop(self.scratch);
-        Finished { report, unsaved_events: self.persist.failures() }
+        drop(p.scratch);
+        Finished { report, unsaved_events: p.persist.failures() }
     }
 }

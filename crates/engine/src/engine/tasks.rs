@@ -4,7 +4,7 @@
 //! task's outcome is a row of its own ([`wright_store::TaskRecord`]), which is what lets a
 //! later run resume it.
 
-use super::Engine;
+use super::{Engine, RunParts};
 use crate::EngineError;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -14,14 +14,14 @@ use tokio_util::sync::CancellationToken;
 use wright_agent::journal::Journal;
 use wright_agent::{AgentLoop, Pricing};
 use wright_events::{Emitter, Event, EventKind, EventSink, Level};
-use wright_provider::{Provider, RetryPolicy};
-use wright_sandbox::{ProcessRunner, Workspace};
-use wright_store::{BuildFinish, BuildStatus, NewBuild, PersistSink, Store, TaskRecord, Tokens};
+use wright_provider::RetryPolicy;
+use wright_sandbox::Workspace;
+use wright_store::{BuildFinish, BuildStatus, NewBuild, Store, TaskRecord, Tokens};
 use wright_tasks::{
     Earlier, Format, Handlers, ModelJudge, Plan, Recorder, RunOptions, RunSummary, TaskEnv, TaskOutcome, TaskResult,
     TaskStatus, run_plan,
 };
-use wright_tools::{ExecConfig, ToolContext, builtin_registry};
+use wright_tools::{ToolContext, builtin_registry};
 
 /// The template a task run is stored under.
 pub const TASK_TEMPLATE: &str = "task";
@@ -65,13 +65,7 @@ pub struct PreparedTasks {
     file: PathBuf,
     resumed: Option<String>,
     options: RunOptions,
-    exec: ExecConfig,
-    runner: Arc<ProcessRunner>,
-    scratch: tempfile::TempDir,
-    store: Arc<dyn Store>,
-    persist: Arc<PersistSink>,
-    provider: Arc<dyn Provider>,
-    label: String,
+    parts: RunParts,
     retry: RetryPolicy,
     temperature: Option<f32>,
     max_turns: u32,
@@ -122,11 +116,7 @@ impl Engine {
             }
         };
         let connected = self.connect().await?;
-        let scratch = self.scratch(&job.id)?;
-        let (exec, confinement) = self.sandbox(&workspace, scratch.path())?;
-        let persist = Arc::new(
-            PersistSink::new(self.store.clone()).map_err(|e| usage(format!("starting the event writer: {e}")))?,
-        );
+        let (parts, confinement) = self.parts(&job.id, &workspace, connected)?;
         Ok(PreparedTasks {
             id: job.id,
             provider_kind: self.kind.as_str(),
@@ -139,13 +129,7 @@ impl Engine {
             file: job.file,
             resumed,
             options,
-            exec,
-            runner: Arc::new(ProcessRunner::new(confinement.isolation)),
-            scratch,
-            store: self.store.clone(),
-            persist,
-            provider: connected.provider.clone(),
-            label: connected.label.clone(),
+            parts,
             retry: self.retry_policy(),
             temperature: o.temperature.or(file.temperature),
             max_turns: self.max_turns(),
@@ -262,7 +246,7 @@ impl PreparedTasks {
     pub async fn run(self, sinks: Vec<Arc<dyn EventSink>>, cancel: CancellationToken) -> TasksFinished {
         let clock = Instant::now();
         let touched = Arc::new(Touched::default());
-        let mut all: Vec<Arc<dyn EventSink>> = vec![self.persist.clone(), touched.clone()];
+        let mut all: Vec<Arc<dyn EventSink>> = vec![self.parts.persist.clone(), touched.clone()];
         all.extend(sinks);
         let emitter = Emitter::new(self.id.clone(), all);
         let record = NewBuild {
@@ -271,26 +255,26 @@ impl PreparedTasks {
             prompt: self.plan.goal.clone().unwrap_or_else(|| format!("tasks from {}", self.file.display())),
             template: TASK_TEMPLATE.into(),
             lang: "en".into(),
-            provider: self.label.clone(),
+            provider: self.parts.label.clone(),
             model: self.model.clone(),
             workspace: self.workspace.root().display().to_string(),
             started_at: wright_events::now(),
         };
-        if let Err(e) = self.store.create_build(&record).await {
+        if let Err(e) = self.parts.store.create_build(&record).await {
             tracing::warn!(run = %self.id, "task run not recorded: {e}");
         }
         // As root the sandbox user borrows the project; its owner gets it back afterwards.
         let owner = owner_of(self.workspace.root());
         let ctx = ToolContext {
             workspace: self.workspace.clone(),
-            runner: self.runner.clone(),
+            runner: self.parts.runner.clone(),
             emitter: emitter.clone(),
             cancel,
-            exec: self.exec.clone(),
+            exec: self.parts.exec.clone(),
         };
-        let journal = Arc::new(Journal::new(self.store.clone(), self.id.clone(), self.label.clone()));
+        let journal = Arc::new(Journal::new(self.parts.store.clone(), self.id.clone(), self.parts.label.clone()));
         let agent = AgentLoop {
-            provider: self.provider.clone(),
+            provider: self.parts.provider.clone(),
             registry: Arc::new(builtin_registry()),
             ctx: ctx.clone(),
             model: self.model.clone(),
@@ -304,7 +288,7 @@ impl PreparedTasks {
         };
         let env = TaskEnv {
             ctx: ctx.clone(),
-            command_timeout: self.exec.command_timeout,
+            command_timeout: self.parts.exec.command_timeout,
             judge: Some(Arc::new(ModelJudge { agent: agent.clone() })),
             agent: Some(agent),
         };
@@ -319,7 +303,7 @@ impl PreparedTasks {
                 ),
             );
         }
-        let recorder = StoreRecorder { store: self.store.clone(), run_id: self.id.clone() };
+        let recorder = StoreRecorder { store: self.parts.store.clone(), run_id: self.id.clone() };
         let summary = match run_plan(&self.plan, &Handlers::builtin(), &env, &self.options, &recorder).await {
             Ok(s) => s,
             Err(e) => {
@@ -336,7 +320,7 @@ impl PreparedTasks {
                 format!("The project's files could not all be given back to their owner: {e}."),
             );
         }
-        let tokens = totals(self.store.as_ref(), &self.id).await;
+        let tokens = totals(self.parts.store.as_ref(), &self.id).await;
         let success = summary.success() && !summary.outcomes.is_empty();
         let [passed, failed, skipped, not_run] = summary.counts();
         let report = summary
@@ -347,7 +331,7 @@ impl PreparedTasks {
             .join("\n");
         let files: Vec<String> = touched.0.lock().map(|f| f.iter().cloned().collect()).unwrap_or_default();
         let duration_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let turns = self.store.turns(&self.id).await.map(|t| t.len()).unwrap_or(0);
+        let turns = self.parts.store.turns(&self.id).await.map(|t| t.len()).unwrap_or(0);
         let end_reason = if success {
             None
         } else if ctx.cancel.is_cancelled() {
@@ -368,7 +352,7 @@ impl PreparedTasks {
             )),
             finished_at: wright_events::now(),
         };
-        if let Err(e) = self.store.finish_build(&self.id, &finish).await {
+        if let Err(e) = self.parts.store.finish_build(&self.id, &finish).await {
             tracing::warn!(run = %self.id, "task run end not recorded: {e}");
         }
         emitter.emit(EventKind::Complete {
@@ -382,8 +366,8 @@ impl PreparedTasks {
             cached_tokens: tokens.cached_tokens,
             cost_usd: tokens.cost_usd,
         });
-        drop(self.scratch);
-        TasksFinished { summary, unsaved_events: self.persist.failures() }
+        drop(self.parts.scratch);
+        TasksFinished { summary, unsaved_events: self.parts.persist.failures() }
     }
 }
 
