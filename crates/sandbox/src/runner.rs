@@ -26,6 +26,10 @@ pub struct CommandSpec {
     pub capture_tail: usize,
     /// Most bytes per stream forwarded live to the [`OutputSink`]; the rest is only counted.
     pub stream_limit: u64,
+    /// Live output is handed to the [`OutputSink`] at most this often (or at 16 KiB): a
+    /// command printing a line every few milliseconds becomes a few events a second, not
+    /// hundreds, for the store and every follower alike. Zero forwards each read at once.
+    pub live_interval: Duration,
     /// Descriptors the child inherits (an isolation layer passes its seccomp program this
     /// way); closed in wright once the child has started.
     pub inherit: Vec<Arc<OwnedFd>>,
@@ -45,7 +49,8 @@ impl std::fmt::Debug for Held {
 }
 
 impl CommandSpec {
-    /// A spec with wright's default bounds (120 s, 8 KiB head + 24 KiB tail, 1 MiB streamed).
+    /// A spec with wright's default bounds (120 s, 8 KiB head + 24 KiB tail, 1 MiB streamed,
+    /// live output every 50 ms).
     pub fn new(program: impl Into<String>, args: Vec<String>, cwd: PathBuf, env: Vec<(String, String)>) -> Self {
         Self {
             program: program.into(),
@@ -56,11 +61,18 @@ impl CommandSpec {
             capture_head: 8 * 1024,
             capture_tail: 24 * 1024,
             stream_limit: 1024 * 1024,
+            live_interval: LIVE_INTERVAL,
             inherit: Vec::new(),
             held: Vec::new(),
         }
     }
 }
+
+/// How often live output is forwarded by default (see [`CommandSpec::live_interval`]).
+pub const LIVE_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Live output held back for the interval is forwarded at once when it reaches this size.
+const LIVE_BATCH: usize = 16 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamKind {
@@ -252,6 +264,10 @@ impl CommandRunner for ProcessRunner {
         let mut out = Collector::new(&spec, sink);
         let deadline = tokio::time::sleep(spec.timeout);
         tokio::pin!(deadline);
+        // When held-back live output is due; armed while some is held.
+        let due = tokio::time::sleep(Duration::ZERO);
+        tokio::pin!(due);
+        let mut held = false;
         let mut timed_out = false;
         let mut cancelled = false;
         let mut status = None;
@@ -259,7 +275,14 @@ impl CommandRunner for ProcessRunner {
         loop {
             tokio::select! {
                 chunk = rx.recv() => match chunk {
-                    Some((kind, bytes)) => out.push(kind, &bytes),
+                    Some((kind, bytes)) => {
+                        out.push(kind, &bytes);
+                        if out.holding() && !held {
+                            held = true;
+                            due.as_mut().reset(tokio::time::Instant::now() + spec.live_interval);
+                        }
+                        held &= out.holding();
+                    }
                     None => if status.is_some() { break } else {
                         // Pipes closed; only the exit is left to wait for.
                         tokio::select! {
@@ -275,6 +298,7 @@ impl CommandRunner for ProcessRunner {
                     // closes pipes held by background grandchildren.
                     kill_group(pgid);
                 }
+                _ = &mut due, if held => { out.forward(); held = false; }
                 _ = &mut deadline, if status.is_none() => { timed_out = true; break }
                 _ = cancel.cancelled(), if status.is_none() => { cancelled = true; break }
             }
@@ -325,10 +349,14 @@ async fn pump(
     }
 }
 
-/// Per-stream capture plus live forwarding with a byte budget and UTF-8 boundary care.
+/// Per-stream capture plus live forwarding with a byte budget, UTF-8 boundary care and
+/// batching (text is held back until [`forward`](Collector::forward), a full batch, or output
+/// on the other stream, so the two streams' order is kept).
 struct Collector<'a> {
     sink: &'a dyn OutputSink,
     limit: u64,
+    /// Forward every read at once (no batching).
+    eager: bool,
     streams: [StreamState; 2],
 }
 
@@ -336,6 +364,8 @@ struct StreamState {
     capture: CappedOutput,
     forwarded: u64,
     carry: Vec<u8>,
+    /// Complete text not yet handed to the sink.
+    pending: String,
     announced_cut: bool,
 }
 
@@ -345,17 +375,42 @@ impl<'a> Collector<'a> {
             capture: CappedOutput::new(spec.capture_head, spec.capture_tail),
             forwarded: 0,
             carry: Vec::new(),
+            pending: String::new(),
             announced_cut: false,
         };
-        Self { sink, limit: spec.stream_limit, streams: [mk(), mk()] }
+        Self { sink, limit: spec.stream_limit, eager: spec.live_interval.is_zero(), streams: [mk(), mk()] }
+    }
+
+    /// Whether some text waits to be forwarded.
+    fn holding(&self) -> bool {
+        self.streams.iter().any(|s| !s.pending.is_empty())
+    }
+
+    /// Hand everything held back to the sink.
+    fn forward(&mut self) {
+        for kind in [StreamKind::Stdout, StreamKind::Stderr] {
+            self.forward_one(kind);
+        }
+    }
+
+    fn forward_one(&mut self, kind: StreamKind) {
+        let st = &mut self.streams[kind as usize];
+        if !st.pending.is_empty() {
+            let text = std::mem::take(&mut st.pending);
+            self.sink.output(kind, &text);
+        }
     }
 
     fn push(&mut self, kind: StreamKind, bytes: &[u8]) {
+        // Output on one stream first sends what the other holds: the order is kept.
+        let other = if kind == StreamKind::Stdout { StreamKind::Stderr } else { StreamKind::Stdout };
+        self.forward_one(other);
         let st = &mut self.streams[kind as usize];
         st.capture.push(bytes);
         if st.forwarded >= self.limit {
             if !st.announced_cut {
                 st.announced_cut = true;
+                self.forward_one(kind);
                 self.sink
                     .output(kind, "\n… [live output stopped here; the rest is summarised when the command ends] …\n");
             }
@@ -370,13 +425,16 @@ impl<'a> Collector<'a> {
             Err(_) => st.carry.len(),
         };
         if valid > 0 {
-            let text = String::from_utf8_lossy(&st.carry[..valid]).into_owned();
+            st.pending.push_str(&String::from_utf8_lossy(&st.carry[..valid]));
             st.carry.drain(..valid);
-            self.sink.output(kind, &text);
+            if self.eager || st.pending.len() >= LIVE_BATCH {
+                self.forward_one(kind);
+            }
         }
     }
 
-    fn finish(self) -> (CappedOutput, CappedOutput) {
+    fn finish(mut self) -> (CappedOutput, CappedOutput) {
+        self.forward();
         for (i, st) in self.streams.iter().enumerate() {
             if !st.carry.is_empty() && !st.announced_cut {
                 let kind = if i == 0 { StreamKind::Stdout } else { StreamKind::Stderr };
@@ -420,6 +478,54 @@ mod tests {
         assert_eq!(o.stdout.render(), "out\n");
         assert_eq!(o.stderr.render(), "err\n");
         assert!(rec.0.lock().unwrap().contains("out"));
+    }
+
+    /// Every call the sink got, in order.
+    #[derive(Default)]
+    struct Calls(Mutex<Vec<(StreamKind, String)>>);
+    impl OutputSink for Calls {
+        fn output(&self, kind: StreamKind, chunk: &str) {
+            self.0.lock().unwrap().push((kind, chunk.to_string()));
+        }
+    }
+
+    #[tokio::test]
+    async fn chatty_output_is_forwarded_in_batches_complete_and_in_order() {
+        let calls = Calls::default();
+        let script = "i=0; while [ $i -lt 60 ]; do echo \"line $i\"; i=$((i+1)); sleep 0.005; done; echo last >&2";
+        let o = ProcessRunner::default().run(spec(&[script]), &calls, &CancellationToken::new()).await.unwrap();
+        assert_eq!(o.exit_code, Some(0));
+        let calls = calls.0.into_inner().unwrap();
+        let stdout: String = calls.iter().filter(|c| c.0 == StreamKind::Stdout).map(|c| c.1.as_str()).collect();
+        let expected: String = (0..60).map(|i| format!("line {i}\n")).collect();
+        assert_eq!(stdout, expected, "every line, once, in order");
+        assert_eq!(calls.last().map(|c| (c.0, c.1.as_str())), Some((StreamKind::Stderr, "last\n")));
+        // 60 lines over at least 300 ms, forwarded at most every 50 ms: far fewer calls than lines.
+        assert!(calls.len() < 30, "{} calls for 60 lines", calls.len());
+    }
+
+    #[tokio::test]
+    async fn zero_interval_forwards_each_read_and_streams_keep_their_order() {
+        let calls = Calls::default();
+        let mut s = spec(&["echo a; sleep 0.05; echo b >&2; sleep 0.05; echo c"]);
+        s.live_interval = Duration::ZERO;
+        ProcessRunner::default().run(s, &calls, &CancellationToken::new()).await.unwrap();
+        let calls = calls.0.into_inner().unwrap();
+        let seen: Vec<(StreamKind, &str)> = calls.iter().map(|c| (c.0, c.1.as_str())).collect();
+        assert_eq!(seen, [(StreamKind::Stdout, "a\n"), (StreamKind::Stderr, "b\n"), (StreamKind::Stdout, "c\n")]);
+    }
+
+    #[tokio::test]
+    async fn batched_streams_keep_their_order_too() {
+        let calls = Calls::default();
+        ProcessRunner::default()
+            .run(spec(&["echo a; sleep 0.02; echo b >&2; sleep 0.02; echo c"]), &calls, &CancellationToken::new())
+            .await
+            .unwrap();
+        let calls = calls.0.into_inner().unwrap();
+        let seen: Vec<(StreamKind, &str)> = calls.iter().map(|c| (c.0, c.1.as_str())).collect();
+        // `a` is still held when `b` arrives on the other stream: it goes first.
+        assert_eq!(seen, [(StreamKind::Stdout, "a\n"), (StreamKind::Stderr, "b\n"), (StreamKind::Stdout, "c\n")]);
     }
 
     #[tokio::test]
