@@ -25,6 +25,7 @@ mod ops;
 mod preview;
 mod queue;
 mod stream;
+mod ui;
 
 pub use auth::{hash_token, login_link, new_token};
 pub use checks::Moderation;

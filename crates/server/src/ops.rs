@@ -10,7 +10,7 @@ use axum::Json;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use std::time::Duration;
 use tower_http::timeout::TimeoutLayer;
@@ -39,7 +39,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/logout", post(auth::logout))
         .route("/api/openapi.json", get(openapi))
         .route("/login", get(auth::login))
-        .route("/", get(index))
+        .route("/", get(crate::ui::index))
+        .route("/ui/{name}", get(crate::ui::asset))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -59,24 +60,6 @@ pub fn router(state: AppState) -> Router {
             tracing::info_span!("http", method = %req.method(), path = %req.uri().path())
         }))
         .with_state(state)
-}
-
-/// The API origin's front page until the web UI lands on it: who you are and where the API is.
-async fn index(State(state): State<AppState>, caller: Result<Caller, ApiError>) -> Html<String> {
-    let who = match caller {
-        Ok(c) => format!("Signed in as <b>{}</b> ({}).", escape(&c.0.name), c.0.role.as_str()),
-        Err(_) => "Not signed in: open the login link <code>wright serve</code> printed, or use a token from <code>wright users add NAME</code>.".into(),
-    };
-    Html(format!(
-        "<!doctype html><meta charset=utf-8><title>wright</title><h1>wright</h1><p>{who}</p>\
-         <p>The API is under <a href=\"/api/builds\">/api/builds</a>; its description is at \
-         <a href=\"/api/openapi.json\">/api/openapi.json</a>. Previews are served on {}.</p>",
-        escape(&state.cfg.preview_origin())
-    ))
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Who is calling.

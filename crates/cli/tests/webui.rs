@@ -1,0 +1,190 @@
+//! The web UI in a real browser: Debian's Chromium (headless, driven over DevTools by
+//! chromiumoxide) against a real `wright serve` with a scripted model on the OpenAI wire.
+//! Screenshots of what a person sees are written to `target/tmp/ui-screenshots/` (kept by CI
+//! as artefacts, never committed).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+use chromiumoxide::page::ScreenshotParams;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use support::server::Server;
+use support::{MockLlm, Turn};
+
+const PAGE: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Countdown</title></head>\n\
+<body>\n  <h1>Countdown</h1>\n  <p id=\"left\">10</p>\n  <button id=\"start\">Start</button>\n  <script src=\"app.js\"></script>\n</body>\n</html>\n";
+/// Throws on load: `#count` does not exist (the page says `#left`).
+const CRASHES: &str = "const start = document.getElementById('start');\ndocument.getElementById('count').textContent = '10';\nstart.addEventListener('click', () => {});\n";
+const FIXED: &str = "const start = document.getElementById('start');\nconst left = document.getElementById('left');\nstart.addEventListener('click', () => { left.textContent = String(Number(left.textContent) - 1); });\n";
+/// Markup in a prompt must come back as text.
+const PROMPT: &str = "a countdown <script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\"> timer";
+
+/// Where the screenshots go.
+fn shots() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ui-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn js(page: &chromiumoxide::Page, expr: &str) -> Value {
+    page.evaluate(expr).await.unwrap_or_else(|e| panic!("{expr}: {e}")).into_value().unwrap_or(Value::Null)
+}
+
+/// Wait until `expr` is true in the page (a scripted build takes seconds, not minutes).
+async fn until(page: &chromiumoxide::Page, expr: &str, what: &str) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        if js(page, expr).await == Value::Bool(true) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let text = js(page, "document.body.innerText").await;
+    panic!("waited 60 s for {what}; the page says: {text}");
+}
+
+async fn shot(page: &chromiumoxide::Page, name: &str) {
+    let png = page.screenshot(ScreenshotParams::builder().full_page(true).build()).await.unwrap();
+    std::fs::write(shots().join(name), png).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_build_comes_alive_in_the_browser_survives_a_reload_and_shows_markup_as_text() {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let chromium = wright_browser::find_chromium(None, &[("PATH".into(), path)])
+        .expect("the UI tests need Debian's chromium (cargo xtask setup installs it)");
+    let mock = MockLlm::start_with_fallback(
+        vec![
+            Turn::calls(&[
+                ("createFile", json!({"path": "index.html", "content": PAGE})),
+                ("createFile", json!({"path": "app.js", "content": CRASHES})),
+                ("runCommand", json!({"command": "sleep", "args": ["2"]})),
+            ]),
+            Turn::text("A countdown page."),
+            Turn::calls(&[("updateFile", json!({"path": "app.js", "content": FIXED}))]),
+            Turn::text("Fixed the element id."),
+        ],
+        Turn::text(
+            &json!({"trigger": "element looked up by id", "triggerType": "pattern",
+                "lesson": "Look elements up by the id the page defines.", "libraries": [], "tags": ["dom"],
+                "errorPatterns": ["Cannot set properties of null"]})
+            .to_string(),
+        ),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &mock.base_url, &["--workers", "1", "--browser-check", "on"]).await;
+    let login = s.login_url.clone().expect("a first start prints a login link");
+
+    let profile = tempfile::tempdir().unwrap();
+    let config = BrowserConfig::builder()
+        .chrome_executable(chromium)
+        .no_sandbox()
+        .new_headless_mode()
+        .window_size(1280, 1000)
+        .viewport(None)
+        .user_data_dir(profile.path())
+        .build()
+        .unwrap();
+    let (mut browser, mut handler) = Browser::launch(config).await.unwrap();
+    let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let page = browser.new_page(login.as_str()).await.unwrap();
+
+    // Signed in through the one-time link; the form is there with its accessible names.
+    until(&page, "!document.getElementById('ask').hidden", "the prompt form").await;
+    let textbox = page.find_element("textarea[aria-label='What should wright build?']").await.unwrap();
+    textbox.click().await.unwrap();
+    textbox.type_str(PROMPT).await.unwrap();
+    js(&page, "document.getElementById('template').value = 'static'").await;
+    page.find_element("button#build").await.unwrap().click().await.unwrap();
+
+    // Mid-build: the browser check found the crash (red).
+    until(&page, "/Problem found/.test(document.getElementById('narration').innerText)", "a problem found").await;
+    shot(&page, "build-mid.png").await;
+    let id = js(&page, "location.hash.replace('#build=', '')").await.as_str().unwrap().to_string();
+
+    // A reload mid-build rebuilds the page from the stored events and goes on live.
+    page.reload().await.unwrap();
+    until(&page, "document.getElementById('phase').dataset.phase === 'PUBLISHED'", "PUBLISHED").await;
+    until(&page, "!!document.getElementById('preview').src", "the preview").await;
+    tokio::time::sleep(Duration::from_millis(800)).await; // the preview's page paints
+    shot(&page, "build-published.png").await;
+
+    // Every narrated event once, in order: the page's lines are the stored events' lines.
+    let shown: Vec<u64> = serde_json::from_value(
+        js(&page, "[...document.querySelectorAll('#narration li')].map(li => Number(li.dataset.seq))").await,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wright"))
+        .args(["builds", "events", &id, "--data-dir"])
+        .arg(&s.data)
+        .output()
+        .unwrap();
+    let narrated = [
+        "status",
+        "phase",
+        "file_written",
+        "file_deleted",
+        "command_started",
+        "tests_finished",
+        "error_detected",
+        "error_fixed",
+        "learning",
+        "browser_check",
+        "complete",
+        "error",
+    ];
+    let stored: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| narrated.contains(&e["type"].as_str().unwrap_or("")))
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
+    assert!(!stored.is_empty(), "stored events: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(shown, stored, "no line lost or repeated across the reload");
+
+    // Red then green, in words.
+    let narration = js(&page, "document.getElementById('narration').innerText").await.as_str().unwrap().to_string();
+    assert!(narration.contains("Problem found in app.js:2"), "{narration}");
+    assert!(narration.contains("Fixed!") && narration.contains("Learned:"), "{narration}");
+    assert_eq!(js(&page, "document.getElementById('phase').textContent").await, "Done");
+
+    // Markup from the prompt is text: shown as written, nothing ran.
+    assert_eq!(js(&page, "document.getElementById('view-title').textContent").await, PROMPT);
+    assert_eq!(
+        js(&page, "document.querySelectorAll('#view-title *, #history-rows img, #history-rows script').length").await,
+        0
+    );
+    assert_eq!(js(&page, "typeof window.pwned").await, "undefined");
+
+    // The code view followed the latest write (the fix), highlighted.
+    assert_eq!(js(&page, "document.getElementById('code-h').textContent").await, "Code · app.js");
+    let code = js(&page, "document.getElementById('code').innerText").await;
+    assert!(code.as_str().unwrap().contains("left.textContent = String("), "{code}");
+    assert!(js(&page, "document.querySelectorAll('#code .tok-keyword').length").await.as_u64().unwrap() > 0);
+
+    // Files, code, preview on its own origin, history.
+    let files = js(&page, "[...document.querySelectorAll('#files [role=treeitem]')].map(i => i.textContent)").await;
+    assert_eq!(files, json!(["app.js", "index.html"]));
+    let src = js(&page, "document.getElementById('preview').src").await.as_str().unwrap().to_string();
+    let preview_port = s.preview.rsplit(':').next().unwrap().trim_end_matches('/').to_string();
+    assert!(src.starts_with(&format!("http://{id}-")) && src.contains(&format!(".localhost:{preview_port}/")), "{src}");
+    let history = js(&page, "[...document.querySelectorAll('#history-rows a')].map(a => a.textContent)").await;
+    assert_eq!(history, json!([PROMPT]));
+
+    // 375 px wide: nothing wider than the screen.
+    page.execute(SetDeviceMetricsOverrideParams::new(375, 800, 1.0, true)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let width = js(&page, "document.documentElement.scrollWidth").await.as_u64().unwrap();
+    assert!(width <= 375, "the page is {width} px wide at 375");
+    shot(&page, "build-375.png").await;
+
+    browser.close().await.unwrap();
+    let _ = browser.wait().await;
+    events.abort();
+}

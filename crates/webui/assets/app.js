@@ -1,0 +1,364 @@
+// The build page: ask for a build, watch it come alive, look at past builds. State lives on
+// the server (the event log); the page is a view of it, so a reload or a dropped connection
+// rebuilds exactly what was shown. The URL's #build=ID names the build on screen.
+
+import { describe, translator, viewerLang, commandLine } from './narrate.js';
+import { highlightInto } from './highlight.js';
+import { follow } from './stream.js';
+
+const lang = viewerLang();
+const t = translator(lang);
+const $ = (id) => document.getElementById(id);
+const DRAFT_KEY = 'wright.draft';
+/// Events older than this page are replayed history: they get their lines, not pop-ups.
+const LOADED_AT = Date.now();
+
+function el(tag, props = {}, text) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'class') node.className = v;
+    else if (k.startsWith('aria-') || k === 'role' || k === 'tabindex') node.setAttribute(k, v);
+    else node[k] = v;
+  }
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+async function api(path, options = {}) {
+  const res = await fetch(path, { credentials: 'same-origin', ...options });
+  const body = res.headers.get('content-type')?.includes('json') ? await res.json() : null;
+  if (!res.ok) {
+    const err = new Error(body?.error?.message || `HTTP ${res.status}`);
+    err.status = res.status;
+    throw err;
+  }
+  return body;
+}
+
+function translatePage() {
+  document.documentElement.lang = lang === 'pt' ? 'pt-BR' : 'en';
+  for (const node of document.querySelectorAll('[data-t]')) node.textContent = t(node.dataset.t);
+  $('prompt').setAttribute('placeholder', t('ask.example'));
+  $('lang').value = lang;
+}
+
+// ---- the build on screen -------------------------------------------------------------------
+
+let current = null; // {id, follower, files: Map, tokens, cost, selected, previewUrl, reloadTimer}
+
+function clearView() {
+  if (current?.follower) current.follower.stop();
+  for (const id of ['narration', 'tests', 'files', 'terminal']) $(id).replaceChildren();
+  $('code').firstElementChild.replaceChildren();
+  $('preview').removeAttribute('src');
+  $('fixes').hidden = true;
+  $('meter').textContent = '';
+  $('phase').textContent = '';
+  $('conn').textContent = '';
+}
+
+async function open(id) {
+  clearView();
+  // `pinned`: the person chose a file; until then the code view follows the latest write.
+  current = { id, files: new Map(), tokens: 0, cost: 0, selected: null, pinned: false, previewUrl: null, reloadTimer: null, done: false };
+  $('view').hidden = false;
+  $('download').href = `/api/builds/${encodeURIComponent(id)}/archive`;
+  $('download').setAttribute('download', `${id}.zip`);
+  let build;
+  try {
+    build = await api(`/api/builds/${encodeURIComponent(id)}`);
+  } catch (err) {
+    addLine({ text: err.message, tone: 'error' });
+    return;
+  }
+  $('view-title').textContent = build.prompt;
+  current.previewUrl = build.preview_url || null;
+  $('cancel').hidden = build.status === 'published' || build.status === 'failed';
+  if (build.status === 'queued') $('phase').textContent = t('phase.queued');
+  const me = current;
+  current.follower = follow(id, {
+    after: 0,
+    onEvent: (e) => me === current && show(e),
+    onState: (s) => me === current && connection(s),
+  });
+}
+
+function connection(state) {
+  const conn = $('conn');
+  conn.dataset.state = state;
+  conn.textContent = state === 'live' ? t('conn.live') : state === 'reconnecting' ? t('conn.reconnecting') : '';
+}
+
+function addLine({ text, tone }, seq) {
+  const list = $('narration');
+  const item = el('li', { class: `line ${tone}` }, text);
+  if (seq !== undefined) item.dataset.seq = String(seq);
+  list.append(item);
+  list.scrollTop = list.scrollHeight;
+}
+
+function toast(text, tone) {
+  const box = el('div', { class: `toast ${tone}`, role: 'status' }, text);
+  $('toasts').append(box);
+  setTimeout(() => box.remove(), 4000);
+}
+
+function show(e) {
+  const line = describe(e, t);
+  if (line) {
+    addLine(line, e.seq);
+    if (line.toast && Date.parse(e.ts) > LOADED_AT - 3000) toast(line.toast, line.tone);
+  }
+  switch (e.type) {
+    case 'phase':
+      $('phase').textContent = e.phase === 'FIXING' ? `${t('phase.FIXING')} · ${t('fix.attempt', { n: e.iteration })}` : t(`phase.${e.phase}`);
+      $('phase').dataset.phase = e.phase;
+      if (e.phase === 'FIXING') {
+        $('fixes').hidden = false;
+        $('fixes').textContent = t('fix.attempt', { n: e.iteration });
+      }
+      break;
+    case 'file_written':
+      fileChanged(e.path);
+      break;
+    case 'file_deleted':
+      current.files.delete(e.path);
+      renderFiles();
+      break;
+    case 'command_started':
+      terminal(`$ ${commandLine(e)}\n`, 'cmd');
+      break;
+    case 'command_output':
+      terminal(e.chunk, e.stream);
+      break;
+    case 'command_finished':
+      terminal(`[exit ${e.exit_code ?? 'killed'} · ${(e.duration_ms / 1000).toFixed(1)} s]\n`, 'cmd');
+      break;
+    case 'tests_finished':
+      testRun(e);
+      break;
+    case 'usage':
+      current.tokens += e.input_tokens + e.output_tokens;
+      current.cost += e.cost_usd;
+      meter();
+      break;
+    case 'complete':
+      current.tokens = e.input_tokens + e.output_tokens;
+      current.cost = e.cost_usd;
+      current.done = true;
+      meter();
+      $('cancel').hidden = true;
+      for (const f of e.files) if (!current.files.has(f)) current.files.set(f, { fresh: false });
+      renderFiles();
+      refreshPreview(true);
+      loadHistory();
+      break;
+    default:
+  }
+}
+
+function meter() {
+  $('meter').textContent = t('meter', { tokens: current.tokens.toLocaleString(lang), cost: current.cost.toFixed(4) });
+}
+
+function terminal(text, stream) {
+  const term = $('terminal');
+  term.append(el('span', { class: `out ${stream}` }, text));
+  // Keep the pane bounded: the full output stays in the event log.
+  while (term.childNodes.length > 2000) term.firstChild.remove();
+  term.scrollTop = term.scrollHeight;
+}
+
+function testRun(e) {
+  const box = el('div', { class: `run ${e.failed > 0 ? 'failed' : 'passed'}` });
+  box.append(el('p', {}, t('line.tests', e)));
+  if (e.errors?.length) {
+    const list = el('ul');
+    for (const err of e.errors) {
+      const item = el('li');
+      item.append(el('strong', {}, err.test || ''), document.createTextNode(' '), el('span', {}, err.error || ''));
+      if (err.location) item.append(el('code', {}, ` ${err.location}`));
+      list.append(item);
+    }
+    box.append(list);
+  }
+  $('tests').append(box);
+}
+
+function fileChanged(path) {
+  current.files.set(path, { fresh: true });
+  renderFiles();
+  if (!current.pinned || current.selected === path) showFile(path);
+  refreshPreview(false);
+}
+
+function renderFiles() {
+  const tree = $('files');
+  tree.replaceChildren();
+  for (const path of [...current.files.keys()].sort()) {
+    const info = current.files.get(path);
+    const depth = path.split('/').length - 1;
+    const item = el('li', {
+      role: 'treeitem',
+      tabindex: '0',
+      class: `file${info.fresh ? ' fresh' : ''}${current.selected === path ? ' selected' : ''}`,
+      'aria-selected': String(current.selected === path),
+    }, path);
+    item.style.paddingLeft = `${0.5 + depth}rem`;
+    item.addEventListener('click', () => showFile(path, true));
+    item.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter' || ev.key === ' ') {
+        ev.preventDefault();
+        showFile(path, true);
+      } else if (ev.key === 'ArrowDown') item.nextElementSibling?.focus();
+      else if (ev.key === 'ArrowUp') item.previousElementSibling?.focus();
+    });
+    tree.append(item);
+    if (info.fresh) setTimeout(() => { info.fresh = false; item.classList.remove('fresh'); }, 1500);
+  }
+}
+
+async function showFile(path, chosen = false) {
+  const me = current;
+  me.selected = path;
+  me.pinned ||= chosen;
+  for (const item of $('files').children) {
+    const on = item.textContent === path;
+    item.classList.toggle('selected', on);
+    item.setAttribute('aria-selected', String(on));
+  }
+  try {
+    const res = await fetch(`/api/builds/${encodeURIComponent(me.id)}/files/${path.split('/').map(encodeURIComponent).join('/')}`, { credentials: 'same-origin' });
+    const text = res.ok ? await res.text() : `(${res.status})`;
+    if (me !== current || me.selected !== path) return;
+    $('code-h').textContent = `${t('view.code')} · ${path}`;
+    highlightInto($('code').firstElementChild, text, path);
+  } catch {
+    // The next file_written shows it again.
+  }
+}
+
+function refreshPreview(now) {
+  if (!current.previewUrl) return;
+  clearTimeout(current.reloadTimer);
+  const me = current;
+  current.reloadTimer = setTimeout(() => {
+    if (me !== current) return;
+    const frame = $('preview');
+    const url = new URL(me.previewUrl);
+    url.searchParams.set('v', String(Date.now()));
+    frame.src = url.toString();
+  }, now ? 0 : 600);
+}
+
+// ---- asking for a build --------------------------------------------------------------------
+
+async function submit(ev) {
+  ev.preventDefault();
+  const prompt = $('prompt').value.trim();
+  $('ask-error').textContent = '';
+  if (prompt.length < 10) {
+    $('ask-error').textContent = t('err.prompt');
+    return;
+  }
+  $('build').disabled = true;
+  try {
+    const body = { prompt, template: $('template').value, lang: $('lang').value };
+    const made = await api('/api/builds', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': requestKey() },
+      body: JSON.stringify(body),
+    });
+    localStorage.removeItem(DRAFT_KEY);
+    location.hash = `build=${made.id}`;
+    $('cancel').hidden = false;
+  } catch (err) {
+    $('ask-error').textContent = err.message;
+  } finally {
+    $('build').disabled = false;
+  }
+}
+
+/// A fresh key per request, so a retried POST returns the same build.
+function requestKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+async function cancel() {
+  if (!current) return;
+  try {
+    await api(`/api/builds/${encodeURIComponent(current.id)}/cancel`, { method: 'POST' });
+  } catch (err) {
+    toast(err.message, 'error');
+  }
+}
+
+// ---- history -------------------------------------------------------------------------------
+
+async function loadHistory() {
+  let builds;
+  try {
+    builds = await api('/api/builds');
+  } catch {
+    return;
+  }
+  const rows = $('history-rows');
+  rows.replaceChildren();
+  const list = Array.isArray(builds) ? builds : builds.builds || [];
+  if (list.length === 0) {
+    const row = el('tr');
+    row.append(el('td', { colSpan: 6 }, t('history.none')));
+    rows.append(row);
+  }
+  for (const b of list) {
+    const row = el('tr');
+    const link = el('a', { href: `#build=${b.id}` }, b.prompt);
+    const what = el('td');
+    what.append(link);
+    row.append(
+      what,
+      el('td', { class: `status ${b.status}` }, t(`status.${b.status}`)),
+      el('td', {}, b.template),
+      el('td', {}, String(b.fix_attempts)),
+      el('td', {}, b.duration_ms == null ? '' : `${(b.duration_ms / 1000).toFixed(1)} s`),
+      el('td', {}, `$${(b.cost_usd || 0).toFixed(4)}`),
+    );
+    rows.append(row);
+  }
+  $('history').hidden = false;
+}
+
+// ---- start ---------------------------------------------------------------------------------
+
+function route() {
+  const m = /build=([\w.-]+)/.exec(location.hash);
+  if (m && m[1] !== current?.id) open(m[1]);
+  if (!m) {
+    if (current?.follower) current.follower.stop();
+    current = null;
+    $('view').hidden = true;
+  }
+}
+
+async function start() {
+  translatePage();
+  let me;
+  try {
+    me = await api('/api/me');
+  } catch (err) {
+    $('signin').hidden = false;
+    return;
+  }
+  $('who').textContent = me.name;
+  $('ask').hidden = false;
+  $('prompt').value = localStorage.getItem(DRAFT_KEY) || '';
+  $('prompt').addEventListener('input', () => localStorage.setItem(DRAFT_KEY, $('prompt').value));
+  $('ask').addEventListener('submit', submit);
+  $('cancel').addEventListener('click', cancel);
+  window.addEventListener('hashchange', route);
+  route();
+  loadHistory();
+}
+
+start();

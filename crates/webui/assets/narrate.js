@@ -1,0 +1,208 @@
+// wright's own words, in the viewer's language, made from the events' typed fields. The model's
+// own narration (status messages) is shown as it wrote it. Everything here returns plain
+// strings: the page puts them in with textContent, never as HTML.
+
+const STRINGS = {
+  en: {
+    'signin.title': 'Sign in',
+    'signin.body': 'Open the one-time login link that wright serve printed when it started, or ask an admin for a new one (wright users add NAME).',
+    'ask.label': 'What should wright build?',
+    'ask.example': 'e.g. a countdown timer with start and reset buttons',
+    'ask.template': 'Kind',
+    'ask.lang': 'Narration in',
+    'template.auto': 'Let wright choose',
+    'template.static': 'A page',
+    'template.interactive': 'An interactive app',
+    'template.fullstack': 'An app with a server',
+    'view.cancel': 'Cancel',
+    'view.download': 'Download .zip',
+    'view.narration': 'Narration',
+    'view.tests': 'Tests',
+    'view.files': 'Files',
+    'view.code': 'Code',
+    'view.preview': 'Preview',
+    'view.terminal': 'Terminal',
+    'history.title': 'Your builds',
+    'history.what': 'What',
+    'history.status': 'Status',
+    'history.kind': 'Kind',
+    'history.fixes': 'Fixes',
+    'history.time': 'Time',
+    'history.cost': 'Cost',
+    'history.none': 'No builds yet: describe something above.',
+    'conn.live': 'Live',
+    'conn.reconnecting': 'Reconnecting…',
+    'conn.done': '',
+    'phase.PLANNING': 'Planning',
+    'phase.GENERATING': 'Writing the code',
+    'phase.VERIFYING': 'Checking that it works',
+    'phase.FIXING': 'Fixing a problem',
+    'phase.LEARNING': 'Learning from the fix',
+    'phase.PUBLISHED': 'Done',
+    'phase.FAILED': 'Could not finish',
+    'phase.queued': 'Waiting for a free worker',
+    'fix.attempt': 'Fix attempt {n}',
+    'line.phase.fixing': 'Fix attempt {n}: fixing what broke.',
+    'line.wrote': 'Wrote {path}',
+    'line.created': 'Created {path}',
+    'line.deleted': 'Deleted {path}',
+    'line.command': 'Running {command}',
+    'line.tests': 'Tests: {passed} passed, {failed} failed of {total}.',
+    'line.problem': 'Problem found: {error}',
+    'line.problem.at': 'Problem found in {file}:{line}: {error}',
+    'line.fixed': 'Fixed!',
+    'line.learned': 'Learned: {lesson}',
+    'line.browser.ok': 'In the browser: no errors after {actions} click(s).',
+    'line.browser.bad': 'In the browser: {n} problem(s).',
+    'line.browser.skipped': 'Browser check not run: {reason}',
+    'line.done': 'Finished: it works. {files} file(s), {fixes} fix attempt(s), {secs} s.',
+    'line.failed': 'Stopped without a working result after {fixes} fix attempt(s).',
+    'line.error': 'Error: {message}',
+    'toast.problem': 'Problem found',
+    'toast.fixed': 'Fixed!',
+    'toast.learned': 'Learned: {lesson}',
+    'meter': '{tokens} tokens · ${cost}',
+    'status.queued': 'queued',
+    'status.running': 'running',
+    'status.published': 'published',
+    'status.failed': 'failed',
+    'err.prompt': 'Say what to build in at least 10 characters.',
+  },
+  pt: {
+    'signin.title': 'Entrar',
+    'signin.body': 'Abra o link de acesso único que o wright serve mostrou ao iniciar, ou peça um novo a um administrador (wright users add NOME).',
+    'ask.label': 'O que o wright deve construir?',
+    'ask.example': 'ex.: um cronômetro regressivo com botões de iniciar e zerar',
+    'ask.template': 'Tipo',
+    'ask.lang': 'Narração em',
+    'template.auto': 'O wright escolhe',
+    'template.static': 'Uma página',
+    'template.interactive': 'Um app interativo',
+    'template.fullstack': 'Um app com servidor',
+    'view.cancel': 'Cancelar',
+    'view.download': 'Baixar .zip',
+    'view.narration': 'Narração',
+    'view.tests': 'Testes',
+    'view.files': 'Arquivos',
+    'view.code': 'Código',
+    'view.preview': 'Visualização',
+    'view.terminal': 'Terminal',
+    'history.title': 'Suas construções',
+    'history.what': 'O quê',
+    'history.status': 'Situação',
+    'history.kind': 'Tipo',
+    'history.fixes': 'Correções',
+    'history.time': 'Tempo',
+    'history.cost': 'Custo',
+    'history.none': 'Nenhuma construção ainda: descreva algo acima.',
+    'conn.live': 'Ao vivo',
+    'conn.reconnecting': 'Reconectando…',
+    'conn.done': '',
+    'phase.PLANNING': 'Planejando',
+    'phase.GENERATING': 'Escrevendo o código',
+    'phase.VERIFYING': 'Verificando se funciona',
+    'phase.FIXING': 'Corrigindo um problema',
+    'phase.LEARNING': 'Aprendendo com a correção',
+    'phase.PUBLISHED': 'Pronto',
+    'phase.FAILED': 'Não foi possível terminar',
+    'phase.queued': 'Esperando um trabalhador livre',
+    'fix.attempt': 'Tentativa de correção {n}',
+    'line.phase.fixing': 'Tentativa de correção {n}: corrigindo o que quebrou.',
+    'line.wrote': 'Escreveu {path}',
+    'line.created': 'Criou {path}',
+    'line.deleted': 'Apagou {path}',
+    'line.command': 'Executando {command}',
+    'line.tests': 'Testes: {passed} passaram, {failed} falharam de {total}.',
+    'line.problem': 'Problema encontrado: {error}',
+    'line.problem.at': 'Problema encontrado em {file}:{line}: {error}',
+    'line.fixed': 'Corrigido!',
+    'line.learned': 'Aprendi: {lesson}',
+    'line.browser.ok': 'No navegador: nenhum erro após {actions} clique(s).',
+    'line.browser.bad': 'No navegador: {n} problema(s).',
+    'line.browser.skipped': 'Verificação no navegador não executada: {reason}',
+    'line.done': 'Terminado: funciona. {files} arquivo(s), {fixes} tentativa(s) de correção, {secs} s.',
+    'line.failed': 'Parou sem um resultado que funcione após {fixes} tentativa(s) de correção.',
+    'line.error': 'Erro: {message}',
+    'toast.problem': 'Problema encontrado',
+    'toast.fixed': 'Corrigido!',
+    'toast.learned': 'Aprendi: {lesson}',
+    'meter': '{tokens} tokens · US$ {cost}',
+    'status.queued': 'na fila',
+    'status.running': 'em andamento',
+    'status.published': 'publicado',
+    'status.failed': 'falhou',
+    'err.prompt': 'Diga o que construir em pelo menos 10 caracteres.',
+  },
+};
+
+/// The viewer's language: Portuguese when the browser prefers it, else English.
+export function viewerLang(languages = navigator.languages || [navigator.language || 'en']) {
+  for (const l of languages) {
+    const code = String(l).toLowerCase().slice(0, 2);
+    if (code in STRINGS) return code;
+  }
+  return 'en';
+}
+
+/// A translator: t('key', {name: value}) fills {name} in the viewer's language.
+export function translator(lang) {
+  const table = STRINGS[lang] || STRINGS.en;
+  return (key, vars = {}) => {
+    const text = table[key] ?? STRINGS.en[key] ?? key;
+    return text.replace(/\{(\w+)\}/g, (_, k) => (k in vars ? String(vars[k]) : `{${k}}`));
+  };
+}
+
+/// The narration line an event adds, if any: {text, tone} (tone: info, success, warning,
+/// error, phase, command), plus `toast` for the moments worth a pop-up.
+export function describe(e, t) {
+  switch (e.type) {
+    case 'status':
+      return { text: e.message, tone: e.level || 'info' };
+    case 'phase':
+      if (e.phase === 'FIXING') return { text: t('line.phase.fixing', { n: e.iteration }), tone: 'phase' };
+      return { text: t(`phase.${e.phase}`), tone: 'phase' };
+    case 'file_written':
+      return { text: t(e.created ? 'line.created' : 'line.wrote', { path: e.path }), tone: 'file' };
+    case 'file_deleted':
+      return { text: t('line.deleted', { path: e.path }), tone: 'file' };
+    case 'command_started':
+      return { text: t('line.command', { command: commandLine(e) }), tone: 'command' };
+    case 'tests_finished':
+      return { text: t('line.tests', e), tone: e.failed > 0 ? 'warning' : 'success' };
+    case 'error_detected': {
+      const error = firstLine(e.error);
+      const text = e.file ? t('line.problem.at', { file: e.file, line: e.line ?? '?', error }) : t('line.problem', { error });
+      return { text, tone: 'error', toast: t('toast.problem') };
+    }
+    case 'error_fixed':
+      return { text: t('line.fixed'), tone: 'success', toast: t('toast.fixed') };
+    case 'learning':
+      return { text: t('line.learned', { lesson: e.lesson }), tone: 'success', toast: t('toast.learned', { lesson: e.lesson }) };
+    case 'browser_check': {
+      if (e.outcome !== 'checked') return { text: t('line.browser.skipped', { reason: e.reason || e.outcome }), tone: 'info' };
+      const n = e.console_errors + e.exceptions + e.failed_requests + e.blocked_requests + (e.blank ? 1 : 0);
+      return n === 0
+        ? { text: t('line.browser.ok', { actions: e.actions }), tone: 'success' }
+        : { text: t('line.browser.bad', { n }), tone: 'warning' };
+    }
+    case 'complete':
+      return e.success
+        ? { text: t('line.done', { files: e.files.length, fixes: e.fix_attempts, secs: (e.duration_ms / 1000).toFixed(1) }), tone: 'success' }
+        : { text: t('line.failed', { fixes: e.fix_attempts }), tone: 'error' };
+    case 'error':
+      return { text: t('line.error', { message: e.message }), tone: 'error' };
+    default:
+      return null;
+  }
+}
+
+export function commandLine(e) {
+  const args = Array.isArray(e.args) ? e.args : [];
+  return [e.command, ...args].join(' ');
+}
+
+function firstLine(text) {
+  const line = String(text || '').split('\n').find((l) => l.trim()) || '';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}

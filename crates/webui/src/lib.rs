@@ -1,0 +1,83 @@
+//! The web UI that `wright serve` shows at `/`: a page to type a prompt and watch the build
+//! come alive (narration, phase, files, code, terminal, tests, preview), and the user's past
+//! builds. It is plain HTML, CSS and ES modules, embedded in the binary at compile time, so
+//! it works offline and needs no toolchain beyond cargo. Everything it shows that a model, a
+//! command or a user wrote goes into the page as text (`textContent`), never as HTML.
+//!
+//! The server serves [`INDEX`] at `/` and each [`Asset`] at `/ui/{name}`.
+
+/// The page itself.
+pub const INDEX: &str = include_str!("../assets/index.html");
+
+/// One embedded file under `/ui/`.
+#[derive(Debug)]
+pub struct Asset {
+    pub name: &'static str,
+    pub content_type: &'static str,
+    pub body: &'static str,
+}
+
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// Every file the page loads.
+pub const ASSETS: &[Asset] = &[
+    Asset { name: "app.css", content_type: "text/css; charset=utf-8", body: include_str!("../assets/app.css") },
+    Asset { name: "app.js", content_type: JS, body: include_str!("../assets/app.js") },
+    Asset { name: "narrate.js", content_type: JS, body: include_str!("../assets/narrate.js") },
+    Asset { name: "highlight.js", content_type: JS, body: include_str!("../assets/highlight.js") },
+    Asset { name: "stream.js", content_type: JS, body: include_str!("../assets/stream.js") },
+];
+
+/// The embedded file called `name`, if there is one.
+pub fn asset(name: &str) -> Option<&'static Asset> {
+    ASSETS.iter().find(|a| a.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `/ui/…` the page or a module names is embedded.
+    #[test]
+    fn everything_the_page_loads_is_embedded() {
+        let mut texts = vec![INDEX];
+        texts.extend(ASSETS.iter().map(|a| a.body));
+        for text in texts {
+            for (i, _) in text.match_indices("/ui/") {
+                let name: String =
+                    text[i + 4..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-').collect();
+                assert!(asset(&name).is_some(), "/ui/{name} is referenced but not embedded");
+            }
+            for (i, _) in text.match_indices("from './") {
+                let name: String = text[i + 8..].chars().take_while(|c| *c != '\'').collect();
+                assert!(asset(&name).is_some(), "module ./{name} is imported but not embedded");
+            }
+        }
+    }
+
+    /// Nothing is fetched from anywhere but the server itself (works offline, no CDN).
+    #[test]
+    fn the_page_loads_nothing_from_elsewhere() {
+        for text in std::iter::once(INDEX).chain(ASSETS.iter().map(|a| a.body)) {
+            assert!(!text.contains("http://") && !text.contains("https://"), "an outside address in the UI");
+            assert!(!text.contains("innerHTML") && !text.contains("outerHTML") && !text.contains("insertAdjacentHTML"));
+            assert!(!text.contains("document.write") && !text.contains("eval("));
+        }
+    }
+
+    /// The names the accessibility tree must carry (the tests and the in-app assistant use them).
+    #[test]
+    fn the_page_names_its_controls() {
+        for needle in [
+            "aria-label=\"What should wright build?\"",
+            ">Build</button>",
+            "aria-label=\"Narration\"",
+            "role=\"tree\"",
+            "aria-label=\"Files\"",
+            "title=\"Preview\"",
+            "id=\"phase\" role=\"status\"",
+        ] {
+            assert!(INDEX.contains(needle), "index.html lacks {needle}");
+        }
+    }
+}
