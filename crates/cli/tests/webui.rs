@@ -7,7 +7,7 @@
 mod support;
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
-use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+use chromiumoxide::cdp::browser_protocol::emulation::{SetDeviceMetricsOverrideParams, SetUserAgentOverrideParams};
 use chromiumoxide::page::ScreenshotParams;
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -183,6 +183,140 @@ async fn a_build_comes_alive_in_the_browser_survives_a_reload_and_shows_markup_a
     let width = js(&page, "document.documentElement.scrollWidth").await.as_u64().unwrap();
     assert!(width <= 375, "the page is {width} px wide at 375");
     shot(&page, "build-375.png").await;
+
+    browser.close().await.unwrap();
+    let _ = browser.wait().await;
+    events.abort();
+}
+
+/// A TCP relay between the browser and the server whose connections can all be cut at once:
+/// a real dropped connection, as a closed laptop lid or a restarted proxy makes one.
+struct Relay {
+    port: u16,
+    conns: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+impl Relay {
+    async fn start(to: String) -> Relay {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let conns = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let held = conns.clone();
+        tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let to = to.clone();
+                let task = tokio::spawn(async move {
+                    if let Ok(mut server) = tokio::net::TcpStream::connect(&to).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+                held.lock().unwrap().push(task.abort_handle());
+            }
+        });
+        Relay { port, conns }
+    }
+
+    /// Drop every open connection.
+    fn cut(&self) {
+        for c in self.conns.lock().unwrap().drain(..) {
+            c.abort();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_connection_resumes_in_portuguese_and_a_follow_up_keeps_working_on_the_project() {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let chromium = wright_browser::find_chromium(None, &[("PATH".into(), path)])
+        .expect("the UI tests need Debian's chromium (cargo xtask setup installs it)");
+    let mock = MockLlm::start(vec![
+        Turn::calls(&[
+            (
+                "createFile",
+                json!({"path": "index.html", "content": PAGE.replace("  <script src=\"app.js\"></script>\n", "")}),
+            ),
+            ("runCommand", json!({"command": "sleep", "args": ["4"]})),
+        ]),
+        Turn::text("Uma página de contagem."),
+        Turn::calls(&[("updateFile", json!({"path": "index.html", "content": PAGE.replace("app.js", "rodape.js")}))]),
+        Turn::calls(&[("createFile", json!({"path": "rodape.js", "content": "console.log('rodapé');\n"}))]),
+        Turn::text("Rodapé adicionado."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &mock.base_url, &["--workers", "1", "--browser-check", "off"]).await;
+    let api = s.api.trim_start_matches("http://").trim_end_matches('/').to_string();
+    let relay = Relay::start(api.clone()).await;
+    let login = s.login_url.clone().unwrap().replace(&api, &format!("127.0.0.1:{}", relay.port));
+
+    let profile = tempfile::tempdir().unwrap();
+    let config = BrowserConfig::builder()
+        .chrome_executable(chromium)
+        .no_sandbox()
+        .new_headless_mode()
+        .window_size(1280, 1000)
+        .viewport(None)
+        .user_data_dir(profile.path())
+        .build()
+        .unwrap();
+    let (mut browser, mut handler) = Browser::launch(config).await.unwrap();
+    let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    // A visitor whose browser prefers Portuguese.
+    let page = browser.new_page("about:blank").await.unwrap();
+    let agent = page.user_agent().await.unwrap();
+    let language = SetUserAgentOverrideParams::builder().user_agent(agent).accept_language("pt-BR,pt").build().unwrap();
+    page.execute(language).await.unwrap();
+    page.goto(login.as_str()).await.unwrap();
+    until(&page, "!document.getElementById('ask').hidden", "the prompt form").await;
+    assert_eq!(
+        js(&page, "document.querySelector('label[for=prompt]').textContent").await,
+        "O que o wright deve construir?"
+    );
+    let textbox = page.find_element("textarea[aria-label='What should wright build?']").await.unwrap();
+    textbox.click().await.unwrap();
+    textbox.type_str("uma pagina de contagem regressiva").await.unwrap();
+    js(&page, "document.getElementById('template').value = 'static'").await;
+    page.find_element("button#build").await.unwrap().click().await.unwrap();
+
+    // The build is running its 4 s command: cut the connection under the page.
+    until(&page, "/Executando sleep 4/.test(document.getElementById('narration').innerText)", "the command").await;
+    relay.cut();
+    until(&page, "document.getElementById('conn').dataset.state === 'reconnecting'", "reconnecting").await;
+    assert_eq!(js(&page, "document.getElementById('conn').textContent").await, "Reconectando…");
+    shot(&page, "build-reconnecting.png").await;
+    until(&page, "document.getElementById('phase').dataset.phase === 'PUBLISHED'", "PUBLISHED").await;
+    assert_eq!(js(&page, "document.getElementById('phase').textContent").await, "Pronto");
+    let first = js(&page, "location.hash.replace('#build=', '')").await.as_str().unwrap().to_string();
+
+    // Every narrated event once, in order, across the drop.
+    let shown: Vec<u64> = serde_json::from_value(
+        js(&page, "[...document.querySelectorAll('#narration li')].map(li => Number(li.dataset.seq))").await,
+    )
+    .unwrap();
+    let mut sorted = shown.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(shown, sorted, "in order, none twice");
+    let narration = js(&page, "document.getElementById('narration').innerText").await.as_str().unwrap().to_string();
+    assert!(narration.contains("Criou index.html") && narration.contains("Uma página de contagem."), "{narration}");
+    assert!(
+        narration.contains("Um trabalhador começou a construção."),
+        "wright's own queue line in Portuguese: {narration}"
+    );
+    assert!(narration.contains("Terminado: funciona."), "{narration}");
+
+    // Keep working on it: a follow-up on the same project.
+    until(&page, "!document.getElementById('more').hidden", "the follow-up form").await;
+    let more = page.find_element("input[aria-label='What should change?']").await.unwrap();
+    more.click().await.unwrap();
+    more.type_str("adicione um rodape com o telefone").await.unwrap();
+    page.find_element("button#more-go").await.unwrap().click().await.unwrap();
+    until(&page, &format!("location.hash !== '#build={first}'"), "the follow-up build").await;
+    until(&page, "document.getElementById('phase').dataset.phase === 'PUBLISHED'", "the follow-up PUBLISHED").await;
+    until(&page, "document.querySelectorAll('#history-rows a').length === 2", "two builds in the history").await;
+    let files = js(&page, "[...document.querySelectorAll('#files [role=treeitem]')].map(i => i.textContent)").await;
+    assert_eq!(files, json!(["index.html", "rodape.js"]), "the follow-up worked in the first build's project");
+    shot(&page, "build-follow-up.png").await;
 
     browser.close().await.unwrap();
     let _ = browser.wait().await;

@@ -52,8 +52,12 @@ function clearView() {
   $('code').firstElementChild.replaceChildren();
   $('preview').removeAttribute('src');
   $('fixes').hidden = true;
+  $('more').hidden = true;
+  $('more-error').textContent = '';
   $('meter').textContent = '';
   $('phase').textContent = '';
+  delete $('phase').dataset.phase;
+  $('code-h').textContent = t('view.code');
   $('conn').textContent = '';
 }
 
@@ -73,7 +77,9 @@ async function open(id) {
   }
   $('view-title').textContent = build.prompt;
   current.previewUrl = build.preview_url || null;
-  $('cancel').hidden = build.status === 'published' || build.status === 'failed';
+  const ended = build.status === 'published' || build.status === 'failed';
+  $('cancel').hidden = ended;
+  $('more').hidden = !ended;
   if (build.status === 'queued') $('phase').textContent = t('phase.queued');
   const me = current;
   current.follower = follow(id, {
@@ -148,6 +154,7 @@ function show(e) {
       current.done = true;
       meter();
       $('cancel').hidden = true;
+      $('more').hidden = false;
       for (const f of e.files) if (!current.files.has(f)) current.files.set(f, { fresh: false });
       renderFiles();
       refreshPreview(true);
@@ -253,30 +260,46 @@ function refreshPreview(now) {
 
 // ---- asking for a build --------------------------------------------------------------------
 
-async function submit(ev) {
-  ev.preventDefault();
-  const prompt = $('prompt').value.trim();
-  $('ask-error').textContent = '';
-  if (prompt.length < 10) {
-    $('ask-error').textContent = t('err.prompt');
-    return;
+/// Ask for a build (or, with `parent`, a follow-up on that build's project) and show it.
+async function startBuild(body, button, errorBox) {
+  errorBox.textContent = '';
+  if (body.prompt.length < 10) {
+    errorBox.textContent = t('err.prompt');
+    return false;
   }
-  $('build').disabled = true;
+  button.disabled = true;
   try {
-    const body = { prompt, template: $('template').value, lang: $('lang').value };
     const made = await api('/api/builds', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'Idempotency-Key': requestKey() },
       body: JSON.stringify(body),
     });
-    localStorage.removeItem(DRAFT_KEY);
     location.hash = `build=${made.id}`;
     $('cancel').hidden = false;
+    loadHistory();
+    return true;
   } catch (err) {
-    $('ask-error').textContent = err.message;
+    errorBox.textContent = err.message;
+    return false;
   } finally {
-    $('build').disabled = false;
+    button.disabled = false;
   }
+}
+
+async function submit(ev) {
+  ev.preventDefault();
+  const body = { prompt: $('prompt').value.trim(), template: $('template').value, lang: $('lang').value };
+  if (await startBuild(body, $('build'), $('ask-error'))) {
+    localStorage.removeItem(DRAFT_KEY);
+    $('prompt').value = '';
+  }
+}
+
+async function keepWorking(ev) {
+  ev.preventDefault();
+  if (!current) return;
+  const body = { prompt: $('more-prompt').value.trim(), lang: $('lang').value, continue: current.id };
+  if (await startBuild(body, $('more-go'), $('more-error'))) $('more-prompt').value = '';
 }
 
 /// A fresh key per request, so a retried POST returns the same build.
@@ -356,6 +379,7 @@ async function start() {
   $('prompt').addEventListener('input', () => localStorage.setItem(DRAFT_KEY, $('prompt').value));
   $('ask').addEventListener('submit', submit);
   $('cancel').addEventListener('click', cancel);
+  $('more').addEventListener('submit', keepWorking);
   window.addEventListener('hashchange', route);
   route();
   loadHistory();

@@ -15,6 +15,8 @@ const STRINGS = {
     'template.interactive': 'An interactive app',
     'template.fullstack': 'An app with a server',
     'view.cancel': 'Cancel',
+    'more.label': 'Keep working on it: what should change?',
+    'more.go': 'Keep working',
     'view.download': 'Download .zip',
     'view.narration': 'Narration',
     'view.tests': 'Tests',
@@ -42,6 +44,9 @@ const STRINGS = {
     'phase.FAILED': 'Could not finish',
     'phase.queued': 'Waiting for a free worker',
     'fix.attempt': 'Fix attempt {n}',
+    'queue.next': 'Queued; a worker will take it next.',
+    'queue.behind': 'Queued behind {n} other build(s).',
+    'queue.started': 'A worker started the build.',
     'line.phase.fixing': 'Fix attempt {n}: fixing what broke.',
     'line.wrote': 'Wrote {path}',
     'line.created': 'Created {path}',
@@ -80,6 +85,8 @@ const STRINGS = {
     'template.interactive': 'Um app interativo',
     'template.fullstack': 'Um app com servidor',
     'view.cancel': 'Cancelar',
+    'more.label': 'Continuar: o que deve mudar?',
+    'more.go': 'Continuar',
     'view.download': 'Baixar .zip',
     'view.narration': 'Narração',
     'view.tests': 'Testes',
@@ -107,6 +114,9 @@ const STRINGS = {
     'phase.FAILED': 'Não foi possível terminar',
     'phase.queued': 'Esperando um trabalhador livre',
     'fix.attempt': 'Tentativa de correção {n}',
+    'queue.next': 'Na fila; um trabalhador a pega em seguida.',
+    'queue.behind': 'Na fila atrás de {n} outra(s) construção(ões).',
+    'queue.started': 'Um trabalhador começou a construção.',
     'line.phase.fixing': 'Tentativa de correção {n}: corrigindo o que quebrou.',
     'line.wrote': 'Escreveu {path}',
     'line.created': 'Criou {path}',
@@ -158,7 +168,7 @@ export function translator(lang) {
 export function describe(e, t) {
   switch (e.type) {
     case 'status':
-      return { text: e.message, tone: e.level || 'info' };
+      return { text: queueLine(e.message, t) ?? e.message, tone: e.level || 'info' };
     case 'phase':
       if (e.phase === 'FIXING') return { text: t('line.phase.fixing', { n: e.iteration }), tone: 'phase' };
       return { text: t(`phase.${e.phase}`), tone: 'phase' };
@@ -195,6 +205,14 @@ export function describe(e, t) {
     default:
       return null;
   }
+}
+
+/// The server's own queue lines, said in the viewer's language (the model's lines stay as written).
+function queueLine(message, t) {
+  if (message === 'Queued; a worker will take it next.') return t('queue.next');
+  if (message === 'A worker started the build.') return t('queue.started');
+  const behind = /^Queued behind (\d+) other builds?\.$/.exec(message);
+  return behind ? t('queue.behind', { n: behind[1] }) : null;
 }
 
 export function commandLine(e) {
