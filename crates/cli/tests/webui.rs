@@ -177,6 +177,58 @@ async fn a_build_comes_alive_in_the_browser_survives_a_reload_and_shows_markup_a
     let history = js(&page, "[...document.querySelectorAll('#history-rows a')].map(a => a.textContent)").await;
     assert_eq!(history, json!([PROMPT]));
 
+    // The admin dashboard: figures, charts, and the lesson this build taught, which an admin
+    // can retire from there.
+    js(&page, "location.hash = '#admin'").await;
+    until(&page, "document.querySelectorAll('#dashboard svg.chart').length === 5", "the dashboard's charts").await;
+    let tiles = js(&page, "[...document.querySelectorAll('.tile-value')].map(t => t.textContent)").await;
+    assert_eq!(tiles[0], "1", "one finished build: {tiles}");
+    assert_eq!((tiles[1].as_str(), tiles[2].as_str()), (Some("100%"), Some("0%")), "published, after a fix: {tiles}");
+    let errors = js(&page, "document.querySelectorAll('#dashboard svg.chart')[4].textContent").await;
+    assert!(errors.as_str().unwrap().contains("runtime"), "{errors}");
+    assert_eq!(
+        js(
+            &page,
+            "document.getElementById('view').hidden && getComputedStyle(document.getElementById('view')).display"
+        )
+        .await,
+        "none"
+    );
+    let record = js(&page, "document.querySelector('tr.note').children[2].textContent").await;
+    assert_eq!(record, "0 / 0", "helped / failed");
+    let lesson = js(&page, "document.querySelector('tr.note .lesson').textContent").await;
+    assert_eq!(lesson, "Look elements up by the id the page defines.");
+    shot(&page, "dashboard.png").await;
+    js(&page, "document.querySelector('tr.note .note-actions button').click()").await;
+    until(&page, "document.querySelector('tr.note').classList.contains('deprecated')", "the lesson retired").await;
+    let note_id = js(&page, "fetch('/api/notes').then(r => r.json()).then(n => n[0].id + ' ' + n[0].status)").await;
+    let note_id = note_id.as_str().unwrap().to_string();
+    assert!(note_id.to_lowercase().ends_with(" deprecated"), "{note_id}");
+    let note_id = note_id.split(' ').next().unwrap().to_string();
+    // Only admins edit lessons, and only with sensible values.
+    let c = support::server::client();
+    let bob = s.add_user("bob", false).await;
+    let r = c
+        .patch(s.url(&format!("/api/notes/{note_id}")))
+        .bearer_auth(&bob)
+        .json(&json!({"status": "active"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let root = s.add_user("root", true).await;
+    let r = c
+        .patch(s.url(&format!("/api/notes/{note_id}")))
+        .bearer_auth(&root)
+        .json(&json!({"status": "gone"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    let r = c.get(s.url("/api/admin/dashboard")).bearer_auth(&bob).send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    js(&page, "location.hash = ''").await;
+
     // 375 px wide: nothing wider than the screen.
     page.execute(SetDeviceMetricsOverrideParams::new(375, 800, 1.0, true)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -241,6 +293,7 @@ async fn a_dropped_connection_resumes_in_portuguese_and_a_follow_up_keeps_workin
         Turn::calls(&[("updateFile", json!({"path": "index.html", "content": PAGE.replace("app.js", "rodape.js")}))]),
         Turn::calls(&[("createFile", json!({"path": "rodape.js", "content": "console.log('rodapé');\n"}))]),
         Turn::text("Rodapé adicionado."),
+        Turn::text("O index.html é o esqueleto da página. <b>Experimente</b> mudar o título."),
     ])
     .await;
     let dir = tempfile::tempdir().unwrap();
@@ -316,6 +369,16 @@ async fn a_dropped_connection_resumes_in_portuguese_and_a_follow_up_keeps_workin
     until(&page, "document.querySelectorAll('#history-rows a').length === 2", "two builds in the history").await;
     let files = js(&page, "[...document.querySelectorAll('#files [role=treeitem]')].map(i => i.textContent)").await;
     assert_eq!(files, json!(["index.html", "rodape.js"]), "the follow-up worked in the first build's project");
+    // Explain the code: the server's model, in the viewer's language, shown as text.
+    page.find_element("button#explain").await.unwrap().click().await.unwrap();
+    until(&page, "!document.getElementById('explain-box').hidden", "the explanation").await;
+    assert_eq!(
+        js(&page, "document.getElementById('explanation').textContent").await,
+        "O index.html é o esqueleto da página. <b>Experimente</b> mudar o título."
+    );
+    assert_eq!(js(&page, "document.querySelectorAll('#explanation *').length").await, 0);
+    let asked = mock.requests().last().unwrap()["messages"].to_string();
+    assert!(asked.contains("Você explica") && asked.contains("rodape.js"), "{asked}");
     shot(&page, "build-follow-up.png").await;
 
     browser.close().await.unwrap();

@@ -9,6 +9,7 @@
 
 pub mod config;
 mod engine;
+mod explain;
 pub mod local;
 pub mod providers;
 pub mod sandbox;

@@ -163,13 +163,16 @@ pub struct ErrorInner {
         crate::builds::screenshot,
         crate::ops::notes,
         crate::ops::stats,
+        crate::admin::dashboard,
+        crate::explain::explain,
+        crate::admin::edit_note,
         crate::ops::me,
         crate::ops::models,
         crate::ops::healthz,
         crate::ops::readyz,
         crate::ops::metrics,
     ),
-    components(schemas(BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner)),
+    components(schemas(BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner, crate::admin::Dashboard, crate::admin::NoteEdit, crate::explain::ExplainBody, crate::explain::Explanation)),
     modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;

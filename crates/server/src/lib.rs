@@ -13,12 +13,14 @@
 //!
 //! Everything is wired from one [`wright_engine::Engine`], the same one `wright run` uses.
 
+mod admin;
 mod api;
 mod apps;
 mod auth;
 mod builds;
 mod checks;
 mod error;
+mod explain;
 mod hub;
 mod metrics;
 mod ops;

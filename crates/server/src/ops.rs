@@ -33,6 +33,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/builds/{id}/archive", get(builds::archive))
         .route("/api/builds/{id}/screenshot", get(builds::screenshot))
         .route("/api/notes", get(notes))
+        .route("/api/notes/{id}", axum::routing::patch(crate::admin::edit_note))
+        .route("/api/admin/dashboard", get(crate::admin::dashboard))
         .route("/api/stats", get(stats))
         .route("/api/me", get(me))
         .route("/api/models", get(models))
@@ -47,6 +49,8 @@ pub fn router(state: AppState) -> Router {
         .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_secs(60)));
     Router::new()
         .route("/api/builds/{id}/events", get(builds::events))
+        // A model call: as long as the model takes, bounded by the provider's own time limits.
+        .route("/api/builds/{id}/explain", post(crate::explain::explain))
         .merge(bounded)
         .fallback(|| async { ApiError::not_found("this route") })
         .method_not_allowed_fallback(|| async {

@@ -9,6 +9,7 @@
 pub mod note;
 mod sink;
 mod sqlite;
+mod sqlite_dashboard;
 mod sqlite_service;
 mod sqlite_tasks;
 pub mod types;
@@ -101,6 +102,10 @@ pub trait Store: Send + Sync {
 
     /// Aggregates for `wright stats`.
     async fn stats(&self) -> Result<Stats>;
+    /// Finished builds per UTC day and template over the last `days` days, oldest first.
+    async fn daily_stats(&self, days: u32) -> Result<Vec<DayStats>>;
+    /// The kinds of problem verification found most, most frequent first; at most `limit`.
+    async fn error_kinds(&self, limit: u32) -> Result<Vec<ErrorKindCount>>;
 
     // The service's queue. It lives here, not in a process, so any number of servers and
     // workers can share it; a claimed build carries a lease its worker renews.

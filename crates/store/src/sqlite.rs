@@ -643,6 +643,14 @@ impl Store for SqliteStore {
         self.tasks_of(run_id).await
     }
 
+    async fn daily_stats(&self, days: u32) -> Result<Vec<DayStats>> {
+        self.days(days).await
+    }
+
+    async fn error_kinds(&self, limit: u32) -> Result<Vec<ErrorKindCount>> {
+        self.kinds(limit).await
+    }
+
     async fn stats(&self) -> Result<Stats> {
         let mut s = Stats::default();
         let finished = "status IN ('published', 'failed')";

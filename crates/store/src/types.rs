@@ -298,3 +298,25 @@ pub struct TemplateStats {
     pub published: u64,
     pub first_try: u64,
 }
+
+/// One day of one template's builds (UTC day of their start), for the admin dashboard.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DayStats {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    pub template: String,
+    /// Finished builds (published or failed).
+    pub builds: u64,
+    pub published: u64,
+    pub first_try: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+}
+
+/// How often verification found one kind of problem (`error_detected` events).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorKindCount {
+    pub kind: String,
+    pub count: u64,
+}

@@ -201,6 +201,46 @@ async fn stats_follow_the_builds() {
 }
 
 #[tokio::test]
+async fn the_dashboard_counts_builds_per_day_and_the_problems_found() {
+    let s = SqliteStore::memory().await.unwrap();
+    let mut old = new_build("old", "static");
+    old.started_at = "2001-01-01T00:00:00.000Z".into(); // outside any window
+    s.create_build(&old).await.unwrap();
+    s.finish_build("old", &finish(BuildStatus::Published, 0, 10)).await.unwrap();
+    for (id, t, st, fixes) in [
+        ("b1", "static", BuildStatus::Published, 0),
+        ("b2", "static", BuildStatus::Failed, 3),
+        ("b3", "interactive", BuildStatus::Published, 1),
+    ] {
+        s.create_build(&new_build(id, t)).await.unwrap();
+        s.finish_build(id, &finish(st, fixes, 100)).await.unwrap();
+    }
+    s.create_build(&new_build("running", "static")).await.unwrap();
+    let days = s.daily_stats(30).await.unwrap();
+    let today = now()[..10].to_string();
+    let per: Vec<_> =
+        days.iter().map(|d| (d.day.as_str(), d.template.as_str(), d.builds, d.published, d.first_try)).collect();
+    assert_eq!(per, [(today.as_str(), "interactive", 1, 1, 0), (today.as_str(), "static", 2, 1, 1)]);
+    assert_eq!(days[1].input_tokens, 200, "tokens summed per day and template");
+
+    for (seq, kind) in [(1, "test_failure"), (2, "runtime"), (3, "test_failure")] {
+        let kind = EventKind::ErrorDetected {
+            iteration: 0,
+            kind: kind.into(),
+            error: "x".into(),
+            file: None,
+            line: None,
+            column: None,
+        };
+        s.append_event(&Event { seq, build: "b2".into(), ts: now(), kind }).await.unwrap();
+    }
+    let kinds = s.error_kinds(10).await.unwrap();
+    let kinds: Vec<_> = kinds.iter().map(|k| (k.kind.as_str(), k.count)).collect();
+    assert_eq!(kinds, [("test_failure", 2), ("runtime", 1)]);
+    assert_eq!(s.error_kinds(1).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
 async fn attempts_and_usage_round_trip() {
     let s = SqliteStore::memory().await.unwrap();
     let a = Attempt {

@@ -5,6 +5,7 @@
 import { describe, translator, viewerLang, commandLine } from './narrate.js';
 import { highlightInto } from './highlight.js';
 import { follow } from './stream.js';
+import { showDashboard } from './dashboard.js';
 
 const lang = viewerLang();
 const t = translator(lang);
@@ -54,6 +55,9 @@ function clearView() {
   $('fixes').hidden = true;
   $('more').hidden = true;
   $('more-error').textContent = '';
+  $('explain').hidden = true;
+  $('explain-box').hidden = true;
+  $('explanation').textContent = '';
   $('meter').textContent = '';
   $('phase').textContent = '';
   delete $('phase').dataset.phase;
@@ -80,6 +84,7 @@ async function open(id) {
   const ended = build.status === 'published' || build.status === 'failed';
   $('cancel').hidden = ended;
   $('more').hidden = !ended;
+  $('explain').hidden = !ended;
   if (build.status === 'queued') $('phase').textContent = t('phase.queued');
   const me = current;
   current.follower = follow(id, {
@@ -155,6 +160,7 @@ function show(e) {
       meter();
       $('cancel').hidden = true;
       $('more').hidden = false;
+      $('explain').hidden = false;
       for (const f of e.files) if (!current.files.has(f)) current.files.set(f, { fresh: false });
       renderFiles();
       refreshPreview(true);
@@ -308,6 +314,29 @@ function requestKey() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+async function explain() {
+  if (!current) return;
+  const me = current;
+  const button = $('explain');
+  button.disabled = true;
+  button.textContent = t('view.explaining');
+  try {
+    const body = await api(`/api/builds/${encodeURIComponent(me.id)}/explain`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ lang: $('lang').value }),
+    });
+    if (me !== current) return;
+    $('explanation').textContent = body.explanation;
+    $('explain-box').hidden = false;
+  } catch (err) {
+    toast(err.message, 'error');
+  } finally {
+    button.disabled = false;
+    button.textContent = t('view.explain');
+  }
+}
+
 async function cancel() {
   if (!current) return;
   try {
@@ -354,7 +383,19 @@ async function loadHistory() {
 
 // ---- start ---------------------------------------------------------------------------------
 
+let admin = false;
+
 function route() {
+  const onDashboard = admin && location.hash === '#admin';
+  $('dashboard').hidden = !onDashboard;
+  for (const id of ['ask', 'history']) $(id).hidden = onDashboard;
+  if (onDashboard) {
+    if (current?.follower) current.follower.stop();
+    current = null;
+    $('view').hidden = true;
+    showDashboard(t);
+    return;
+  }
   const m = /build=([\w.-]+)/.exec(location.hash);
   if (m && m[1] !== current?.id) open(m[1]);
   if (!m) {
@@ -374,12 +415,15 @@ async function start() {
     return;
   }
   $('who').textContent = me.name;
+  admin = me.role === 'admin';
+  $('nav-admin').hidden = !admin;
   $('ask').hidden = false;
   $('prompt').value = localStorage.getItem(DRAFT_KEY) || '';
   $('prompt').addEventListener('input', () => localStorage.setItem(DRAFT_KEY, $('prompt').value));
   $('ask').addEventListener('submit', submit);
   $('cancel').addEventListener('click', cancel);
   $('more').addEventListener('submit', keepWorking);
+  $('explain').addEventListener('click', explain);
   window.addEventListener('hashchange', route);
   route();
   loadHistory();

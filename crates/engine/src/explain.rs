@@ -1,0 +1,133 @@
+//! Explaining a build's code to someone who has never programmed: the one place `wright
+//! explain` and the web UI (`POST /api/builds/{id}/explain`) get it from.
+
+use crate::EngineError;
+use crate::config::ProviderKind;
+use crate::engine::Engine;
+use tokio_util::sync::CancellationToken;
+use wright_agent::Lang;
+use wright_provider::{ChatRequest, Delta, Message, RetryPolicy, complete};
+use wright_sandbox::{Workspace, WorkspaceLimits};
+use wright_store::BuildRecord;
+
+fn system_prompt(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => {
+            "You explain a small software project to someone who has never programmed. Go file by file in the order a \
+visitor meets them, in short paragraphs under plain headings. Say what each part does and how the parts work \
+together, naming files and functions exactly as they appear. Use everyday analogies: HTML is the skeleton of a \
+page, CSS its clothes, JavaScript its muscles; a test is a checklist a robot runs; a server is a restaurant \
+kitchen, the API its waiter and the page the dining room. Explain every technical word the first time you use it. \
+End with two or three small changes the reader could try first, and where to make them. Plain text, no code \
+longer than three lines."
+        }
+        Lang::Pt => {
+            "Você explica um pequeno projeto de software para alguém que nunca programou. Vá arquivo por arquivo, na \
+ordem em que um visitante os encontra, em parágrafos curtos com títulos simples. Diga o que cada parte faz e como \
+as partes trabalham juntas, citando arquivos e funções exatamente como aparecem. Use analogias do dia a dia: o HTML \
+é o esqueleto da página, o CSS a roupa, o JavaScript os músculos; um teste é uma lista de conferência que um robô \
+executa; um servidor é a cozinha de um restaurante, a API o garçom e a página o salão. Explique cada palavra \
+técnica na primeira vez que usá-la. Termine com duas ou três pequenas mudanças que o leitor pode tentar primeiro, e \
+onde fazê-las. Texto simples, sem trechos de código com mais de três linhas."
+        }
+    }
+}
+
+/// The project's text files, most telling first, within `budget` characters.
+fn project_text(ws: &Workspace, budget: usize) -> (String, usize) {
+    let mut files = wright_tools::project_files(ws.root());
+    files.retain(|f| !f.ends_with("package-lock.json"));
+    let rank = |f: &str| match f {
+        f if f.ends_with("index.html") => 0,
+        f if f.ends_with(".js") && !f.contains("test") => 1,
+        f if f.ends_with(".css") => 3,
+        f if f.contains("test") => 4,
+        _ => 2,
+    };
+    files.sort_by_key(|f| (rank(f), f.clone()));
+    let mut out = String::new();
+    let mut shown = 0;
+    for f in &files {
+        let Ok(bytes) = ws.read(f) else { continue };
+        let Ok(text) = String::from_utf8(bytes) else { continue };
+        let block = format!("### {f}\n```\n{}\n```\n\n", text.trim_end());
+        if out.len() + block.len() > budget {
+            out.push_str(&format!("### {f}\n(not shown: too long for this explanation)\n\n"));
+            continue;
+        }
+        out.push_str(&block);
+        shown += 1;
+    }
+    (out, shown)
+}
+
+impl Engine {
+    /// Explain `build`'s files in `lang`. The text arrives through `on_text` as the model writes
+    /// it (all at once for a provider that does not stream), and is returned whole at the end;
+    /// `on_retry` hears of each retried model call.
+    pub async fn explain(
+        &self,
+        build: &BuildRecord,
+        lang: Lang,
+        cancel: &CancellationToken,
+        mut on_text: impl FnMut(&str),
+        mut on_retry: impl FnMut(String),
+    ) -> Result<String, EngineError> {
+        let ws = Workspace::open(&build.start.workspace, WorkspaceLimits::default()).map_err(|e| {
+            EngineError::Usage(format!(
+                "the files of build {} ({}) cannot be read: {e}",
+                build.start.id, build.start.workspace
+            ))
+        })?;
+        // The offline model has an 8k-token window; hosted ones can read much more.
+        let budget = if self.provider_kind() == ProviderKind::Local { 12_000 } else { 60_000 };
+        let (files, shown) = project_text(&ws, budget);
+        if shown == 0 {
+            return Err(EngineError::Usage(format!(
+                "build {} has no readable files in {}",
+                build.start.id, build.start.workspace
+            )));
+        }
+        let (provider, model) = self.provider().await?;
+        let request = ChatRequest {
+            model,
+            messages: vec![
+                Message::system(system_prompt(lang)),
+                Message::user(format!(
+                    "The project was built for this request: {}\n\n{files}",
+                    build.start.prompt.trim()
+                )),
+            ],
+            tools: Vec::new(),
+            temperature: Some(0.3),
+            max_tokens: Some(1500),
+        };
+        let mut streamed = String::new();
+        let result = complete(
+            provider.as_ref(),
+            &request,
+            &RetryPolicy::default(),
+            cancel,
+            |d| {
+                if let Delta::Text(t) = d {
+                    streamed.push_str(t);
+                    on_text(t);
+                }
+            },
+            |e, n, wait| {
+                on_retry(format!(
+                    "the model service had a problem ({}); retry {n} in {:.1}s",
+                    e.class(),
+                    wait.as_secs_f32()
+                ))
+            },
+        )
+        .await
+        .map_err(|e| EngineError::Provider(format!("the AI provider could not be used: {e}")))?;
+        if streamed.is_empty() {
+            on_text(&result.content);
+            return Ok(result.content);
+        }
+        Ok(streamed)
+    }
+}

@@ -1,0 +1,93 @@
+//! What admins see across every user's builds: the dashboard's figures in one document, and
+//! the lessons, which an admin may correct or retire.
+
+use crate::AppState;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiJson, ApiResult};
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use serde::{Deserialize, Serialize};
+use wright_store::{DayStats, ErrorKindCount, Note, NoteFilter, NoteStatus, Stats};
+
+fn admins_only(caller: &Caller) -> ApiResult<()> {
+    if caller.is_admin() {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden("this covers every user's builds; only admins may see it"))
+    }
+}
+
+#[derive(Deserialize)]
+pub struct DashboardQuery {
+    /// Days of history for the trends (1–365, default 30).
+    days: Option<u32>,
+}
+
+/// The admin dashboard's figures: totals, the trends per day and template, the problems
+/// verification finds most, and the lessons with their scores.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Dashboard {
+    #[schema(value_type = Object)]
+    pub stats: Stats,
+    #[schema(value_type = Vec<Object>)]
+    pub days: Vec<DayStats>,
+    #[schema(value_type = Vec<Object>)]
+    pub error_kinds: Vec<ErrorKindCount>,
+    #[schema(value_type = Vec<Object>)]
+    pub notes: Vec<Note>,
+}
+
+/// Everything the admin dashboard draws (admins only).
+#[utoipa::path(get, path = "/api/admin/dashboard", params(("days" = Option<u32>, Query)), security(("bearer" = [])),
+    responses((status = 200, body = Dashboard), (status = 403, body = crate::api::ErrorBody)))]
+pub async fn dashboard(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<DashboardQuery>,
+) -> ApiResult<Json<Dashboard>> {
+    admins_only(&caller)?;
+    let days = q.days.unwrap_or(30).clamp(1, 365);
+    Ok(Json(Dashboard {
+        stats: state.store.stats().await?,
+        days: state.store.daily_stats(days).await?,
+        error_kinds: state.store.error_kinds(12).await?,
+        notes: state.store.list_notes(&NoteFilter { status: None, limit: Some(50) }).await?,
+    }))
+}
+
+/// A correction to a lesson: its text, or its status (`deprecated` retires it from prompts).
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoteEdit {
+    pub lesson: Option<String>,
+    /// `candidate`, `active` or `deprecated`.
+    pub status: Option<String>,
+}
+
+/// Correct or retire a lesson (admins only).
+#[utoipa::path(patch, path = "/api/notes/{id}", params(("id" = String, Path)), request_body = NoteEdit,
+    security(("bearer" = [])),
+    responses((status = 200, description = "the note as it is now"), (status = 403, body = crate::api::ErrorBody),
+        (status = 404, body = crate::api::ErrorBody), (status = 422, body = crate::api::ErrorBody)))]
+pub async fn edit_note(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    ApiJson(edit): ApiJson<NoteEdit>,
+) -> ApiResult<Json<Note>> {
+    admins_only(&caller)?;
+    let mut note = state.store.note(&id).await.map_err(|_| ApiError::not_found(format!("note {id}")))?;
+    if let Some(lesson) = edit.lesson {
+        let lesson = lesson.trim().to_string();
+        if lesson.is_empty() || lesson.chars().count() > 2000 {
+            return Err(ApiError::invalid("bad_lesson", "a lesson is 1 to 2,000 characters"));
+        }
+        note.lesson = lesson;
+    }
+    if let Some(status) = edit.status {
+        note.status = NoteStatus::parse(&status)
+            .ok_or_else(|| ApiError::invalid("bad_status", "status is candidate, active or deprecated"))?;
+    }
+    state.store.put_note(&note).await?;
+    Ok(Json(note))
+}

@@ -1,0 +1,58 @@
+//! `POST /api/builds/{id}/explain`: a build's code explained to a beginner, by the server's
+//! model (the same words as `wright explain`).
+
+use crate::AppState;
+use crate::auth::Caller;
+use crate::builds::visible;
+use crate::error::{ApiError, ApiJson, ApiResult};
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+use wright_engine::EngineError;
+
+#[derive(Deserialize, Default, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExplainBody {
+    /// `en` or `pt`; the build's language by default.
+    pub lang: Option<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Explanation {
+    pub explanation: String,
+}
+
+/// Explain a finished build's code in plain words.
+#[utoipa::path(post, path = "/api/builds/{id}/explain", params(("id" = String, Path)), request_body = ExplainBody,
+    security(("bearer" = [])),
+    responses((status = 200, body = Explanation), (status = 404, body = crate::api::ErrorBody),
+        (status = 409, body = crate::api::ErrorBody), (status = 503, body = crate::api::ErrorBody)))]
+pub async fn explain(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ExplainBody>,
+) -> ApiResult<Json<Explanation>> {
+    let build = visible(&state, &caller, &id).await?;
+    if !build.status.is_final() {
+        return Err(ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            "still_running",
+            format!("build {id} is still running; ask for an explanation once it has ended"),
+        ));
+    }
+    let lang = wright_engine::parse_lang(body.lang.as_deref().unwrap_or(&build.start.lang))
+        .map_err(|e| ApiError::invalid("bad_lang", e.to_string()))?;
+    // The client going away drops this future, and the model call with it.
+    let cancel = CancellationToken::new();
+    let text = state
+        .engine
+        .explain(&build, lang, &cancel, |_| {}, |note| tracing::warn!(build = %id, "{note}"))
+        .await
+        .map_err(|e| match e {
+            EngineError::Usage(m) => ApiError::new(axum::http::StatusCode::CONFLICT, "no_files", m),
+            EngineError::Provider(m) => ApiError::unavailable("model_unavailable", m),
+        })?;
+    Ok(Json(Explanation { explanation: text }))
+}

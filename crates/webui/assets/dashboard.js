@@ -1,0 +1,159 @@
+// The admin dashboard: how builds are going across every user, drawn from the store through
+// GET /api/admin/dashboard; lessons can be corrected or retired from here (PATCH /api/notes/{id}).
+
+import { barChart, lineChart } from './charts.js';
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, props = {}, text) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'class') node.className = v;
+    else if (k.startsWith('aria-') || k === 'role') node.setAttribute(k, v);
+    else node[k] = v;
+  }
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+const pct = (v) => `${Math.round(v * 100)}%`;
+const secs = (ms) => (ms == null ? '–' : `${(ms / 1000).toFixed(1)} s`);
+
+function figure(title, chart) {
+  const box = el('figure', { class: 'chart-box' });
+  box.append(el('figcaption', {}, title), chart);
+  return box;
+}
+
+/// Draw the dashboard into #dashboard; `t` translates.
+export async function showDashboard(t) {
+  const root = $('dashboard-body');
+  root.replaceChildren(el('p', {}, t('dash.loading')));
+  const res = await fetch('/api/admin/dashboard?days=30', { credentials: 'same-origin' });
+  if (!res.ok) {
+    const body = await res.json().catch(() => null);
+    root.replaceChildren(el('p', { class: 'error', role: 'alert' }, body?.error?.message || `HTTP ${res.status}`));
+    return;
+  }
+  const d = await res.json();
+  const s = d.stats;
+  root.replaceChildren();
+
+  const tiles = el('div', { class: 'tiles' });
+  const tile = (label, value) => {
+    const box = el('div', { class: 'tile' });
+    box.append(el('span', { class: 'tile-value' }, value), el('span', { class: 'tile-label' }, label));
+    tiles.append(box);
+  };
+  tile(t('dash.builds'), String(s.builds));
+  tile(t('dash.success'), s.builds ? pct(s.published / s.builds) : '–');
+  tile(t('dash.first_try'), s.builds ? pct(s.first_try / s.builds) : '–');
+  tile(t('dash.p50'), secs(s.duration_p50_ms));
+  tile(t('dash.p95'), secs(s.duration_p95_ms));
+  tile(t('dash.cost'), `$${(s.tokens.cost_usd || 0).toFixed(2)}`);
+  root.append(tiles);
+
+  const charts = el('div', { class: 'charts' });
+  // Success rate per template over time.
+  const days = [...new Set(d.days.map((x) => x.day))].sort();
+  const templates = [...new Set(d.days.map((x) => x.template))].sort();
+  const series = templates.map((tpl) => ({
+    name: tpl,
+    points: days.map((day) => {
+      const row = d.days.find((x) => x.day === day && x.template === tpl);
+      return { x: day, y: row && row.builds ? row.published / row.builds : null };
+    }),
+  }));
+  const trend = lineChart(t('dash.trend'), days, series, { max: 1, format: pct });
+  const legend = el('ul', { class: 'legend' });
+  templates.forEach((tpl, i) => legend.append(el('li', { class: `c${i % 6}` }, tpl)));
+  const trendBox = figure(t('dash.trend'), trend);
+  trendBox.append(legend);
+  charts.append(trendBox);
+
+  charts.append(
+    figure(
+      t('dash.fixes'),
+      barChart(t('dash.fixes'), s.fix_histogram.map((n, i) => ({ label: String(i), value: n }))),
+    ),
+  );
+  const perDay = days.map((day) => {
+    const rows = d.days.filter((x) => x.day === day);
+    return {
+      label: day.slice(5),
+      value: rows.reduce((a, r) => a + r.cost_usd, 0),
+      tokens: rows.reduce((a, r) => a + r.input_tokens + r.output_tokens, 0),
+    };
+  });
+  charts.append(figure(t('dash.cost_day'), barChart(t('dash.cost_day'), perDay, { format: (v) => `$${v.toFixed(3)}` })));
+  charts.append(
+    figure(t('dash.tokens_day'), barChart(t('dash.tokens_day'), perDay.map((p) => ({ label: p.label, value: p.tokens })), {
+      format: (v) => (v >= 1000 ? `${(v / 1000).toFixed(1)}k` : String(v)),
+    })),
+  );
+  charts.append(
+    figure(
+      t('dash.errors'),
+      barChart(t('dash.errors'), d.error_kinds.map((k) => ({ label: k.kind, value: k.count })), { horizontal: true }),
+    ),
+  );
+  root.append(charts);
+
+  root.append(el('h3', {}, t('dash.notes')));
+  const table = el('table', { class: 'notes' });
+  const head = el('tr');
+  for (const h of ['dash.lesson', 'dash.confidence', 'dash.help_fail', 'dash.status', '']) head.append(el('th', {}, h ? t(h) : ''));
+  table.append(el('thead'));
+  table.firstChild.append(head);
+  const body = el('tbody');
+  for (const n of d.notes) body.append(noteRow(n, t));
+  table.append(body);
+  root.append(table);
+}
+
+function noteRow(n, t) {
+  const row = el('tr', { class: `note ${n.status.toLowerCase()}` });
+  const lesson = el('td');
+  const text = el('span', { class: 'lesson' }, n.lesson);
+  lesson.append(el('strong', {}, n.trigger), el('br'), text);
+  const conf = el('td');
+  const meter = el('meter', { min: 0, max: 1, value: n.confidence, 'aria-label': t('dash.confidence') });
+  conf.append(meter, document.createTextNode(` ${pct(n.confidence)}`));
+  const actions = el('td', { class: 'note-actions' });
+  const retire = el('button', { type: 'button' }, n.status.toLowerCase() === 'deprecated' ? t('dash.restore') : t('dash.deprecate'));
+  retire.addEventListener('click', async () => {
+    const status = n.status.toLowerCase() === 'deprecated' ? 'candidate' : 'deprecated';
+    const updated = await patch(n.id, { status });
+    if (updated) row.replaceWith(noteRow(updated, t));
+  });
+  const edit = el('button', { type: 'button' }, t('dash.edit'));
+  edit.addEventListener('click', () => {
+    const box = el('textarea', { value: n.lesson, rows: 3, 'aria-label': t('dash.lesson') });
+    const save = el('button', { type: 'button' }, t('dash.save'));
+    save.addEventListener('click', async () => {
+      const updated = await patch(n.id, { lesson: box.value });
+      if (updated) row.replaceWith(noteRow(updated, t));
+    });
+    lesson.replaceChildren(el('strong', {}, n.trigger), el('br'), box, save);
+    box.focus();
+  });
+  actions.append(retire, edit);
+  row.append(lesson, conf, el('td', {}, `${n.helpCount} / ${n.failCount}`), el('td', {}, n.status.toLowerCase()), actions);
+  return row;
+}
+
+async function patch(id, body) {
+  const res = await fetch(`/api/notes/${encodeURIComponent(id)}`, {
+    method: 'PATCH',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => null);
+  if (!res.ok) {
+    $('dashboard-error').textContent = json?.error?.message || `HTTP ${res.status}`;
+    return null;
+  }
+  $('dashboard-error').textContent = '';
+  return json;
+}
