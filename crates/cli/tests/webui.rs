@@ -328,6 +328,10 @@ async fn a_dropped_connection_resumes_in_portuguese_and_a_follow_up_keeps_workin
     let textbox = page.find_element("textarea[aria-label='What should wright build?']").await.unwrap();
     textbox.click().await.unwrap();
     textbox.type_str("uma pagina de contagem regressiva").await.unwrap();
+    // A draft survives a reload.
+    page.reload().await.unwrap();
+    until(&page, "!document.getElementById('ask').hidden", "the prompt form again").await;
+    assert_eq!(js(&page, "document.getElementById('prompt').value").await, "uma pagina de contagem regressiva");
     js(&page, "document.getElementById('template').value = 'static'").await;
     page.find_element("button#build").await.unwrap().click().await.unwrap();
 
@@ -380,6 +384,18 @@ async fn a_dropped_connection_resumes_in_portuguese_and_a_follow_up_keeps_workin
     let asked = mock.requests().last().unwrap()["messages"].to_string();
     assert!(asked.contains("Você explica") && asked.contains("rodape.js"), "{asked}");
     shot(&page, "build-follow-up.png").await;
+
+    // Opening a build from the history replays it from its stored events.
+    js(&page, &format!("document.querySelector('#history-rows a[href=\"#build={first}\"]').click()")).await;
+    until(
+        &page,
+        "document.getElementById('view-title').textContent === 'uma pagina de contagem regressiva'",
+        "the first build",
+    )
+    .await;
+    until(&page, "document.getElementById('phase').dataset.phase === 'PUBLISHED'", "its replay").await;
+    let replayed = js(&page, "document.getElementById('narration').innerText").await.as_str().unwrap().to_string();
+    assert!(replayed.contains("Criou index.html") && !replayed.contains("Criou rodape.js"), "{replayed}");
 
     browser.close().await.unwrap();
     let _ = browser.wait().await;
