@@ -48,6 +48,26 @@ async fn until(page: &chromiumoxide::Page, expr: &str, what: &str) {
     panic!("waited 60 s for {what}; the page says: {text}");
 }
 
+/// Debian's Chromium, headless, with a profile of its own; the task that drives its events.
+async fn launch() -> (Browser, tokio::task::JoinHandle<()>, tempfile::TempDir) {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let chromium = wright_browser::find_chromium(None, &[("PATH".into(), path)])
+        .expect("the UI tests need Debian's chromium (cargo xtask setup installs it)");
+    let profile = tempfile::tempdir().unwrap();
+    let config = BrowserConfig::builder()
+        .chrome_executable(chromium)
+        .no_sandbox()
+        .new_headless_mode()
+        .window_size(1280, 1000)
+        .viewport(None)
+        .user_data_dir(profile.path())
+        .build()
+        .unwrap();
+    let (browser, mut handler) = Browser::launch(config).await.unwrap();
+    let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    (browser, events, profile)
+}
+
 async fn shot(page: &chromiumoxide::Page, name: &str) {
     let png = page.screenshot(ScreenshotParams::builder().full_page(true).build()).await.unwrap();
     std::fs::write(shots().join(name), png).unwrap();
@@ -55,9 +75,6 @@ async fn shot(page: &chromiumoxide::Page, name: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_build_comes_alive_in_the_browser_survives_a_reload_and_shows_markup_as_text() {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let chromium = wright_browser::find_chromium(None, &[("PATH".into(), path)])
-        .expect("the UI tests need Debian's chromium (cargo xtask setup installs it)");
     let mock = MockLlm::start_with_fallback(
         vec![
             Turn::calls(&[
@@ -81,18 +98,7 @@ async fn a_build_comes_alive_in_the_browser_survives_a_reload_and_shows_markup_a
     let s = Server::start(dir.path(), &mock.base_url, &["--workers", "1", "--browser-check", "on"]).await;
     let login = s.login_url.clone().expect("a first start prints a login link");
 
-    let profile = tempfile::tempdir().unwrap();
-    let config = BrowserConfig::builder()
-        .chrome_executable(chromium)
-        .no_sandbox()
-        .new_headless_mode()
-        .window_size(1280, 1000)
-        .viewport(None)
-        .user_data_dir(profile.path())
-        .build()
-        .unwrap();
-    let (mut browser, mut handler) = Browser::launch(config).await.unwrap();
-    let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let (mut browser, events, _profile) = launch().await;
     let page = browser.new_page(login.as_str()).await.unwrap();
 
     // Signed in through the one-time link; the form is there with its accessible names.
@@ -278,9 +284,6 @@ impl Relay {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_connection_resumes_in_portuguese_and_a_follow_up_keeps_working_on_the_project() {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let chromium = wright_browser::find_chromium(None, &[("PATH".into(), path)])
-        .expect("the UI tests need Debian's chromium (cargo xtask setup installs it)");
     let mock = MockLlm::start(vec![
         Turn::calls(&[
             (
@@ -302,18 +305,7 @@ async fn a_dropped_connection_resumes_in_portuguese_and_a_follow_up_keeps_workin
     let relay = Relay::start(api.clone()).await;
     let login = s.login_url.clone().unwrap().replace(&api, &format!("127.0.0.1:{}", relay.port));
 
-    let profile = tempfile::tempdir().unwrap();
-    let config = BrowserConfig::builder()
-        .chrome_executable(chromium)
-        .no_sandbox()
-        .new_headless_mode()
-        .window_size(1280, 1000)
-        .viewport(None)
-        .user_data_dir(profile.path())
-        .build()
-        .unwrap();
-    let (mut browser, mut handler) = Browser::launch(config).await.unwrap();
-    let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let (mut browser, events, _profile) = launch().await;
     // A visitor whose browser prefers Portuguese.
     let page = browser.new_page("about:blank").await.unwrap();
     let agent = page.user_agent().await.unwrap();

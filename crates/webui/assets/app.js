@@ -6,24 +6,13 @@ import { describe, translator, viewerLang, commandLine } from './narrate.js';
 import { highlightInto } from './highlight.js';
 import { follow } from './stream.js';
 import { showDashboard } from './dashboard.js';
+import { $, el } from './dom.js';
 
 const lang = viewerLang();
 const t = translator(lang);
-const $ = (id) => document.getElementById(id);
 const DRAFT_KEY = 'wright.draft';
 /// Events older than this page are replayed history: they get their lines, not pop-ups.
 const LOADED_AT = Date.now();
-
-function el(tag, props = {}, text) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === 'class') node.className = v;
-    else if (k.startsWith('aria-') || k === 'role' || k === 'tabindex') node.setAttribute(k, v);
-    else node[k] = v;
-  }
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 async function api(path, options = {}) {
   const res = await fetch(path, { credentials: 'same-origin', ...options });

@@ -2,19 +2,7 @@
 // GET /api/admin/dashboard; lessons can be corrected or retired from here (PATCH /api/notes/{id}).
 
 import { barChart, lineChart } from './charts.js';
-
-const $ = (id) => document.getElementById(id);
-
-function el(tag, props = {}, text) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === 'class') node.className = v;
-    else if (k.startsWith('aria-') || k === 'role') node.setAttribute(k, v);
-    else node[k] = v;
-  }
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { $, el } from './dom.js';
 
 const pct = (v) => `${Math.round(v * 100)}%`;
 const secs = (ms) => (ms == null ? '–' : `${(ms / 1000).toFixed(1)} s`);

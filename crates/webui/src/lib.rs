@@ -27,6 +27,7 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "highlight.js", content_type: JS, body: include_str!("../assets/highlight.js") },
     Asset { name: "stream.js", content_type: JS, body: include_str!("../assets/stream.js") },
     Asset { name: "charts.js", content_type: JS, body: include_str!("../assets/charts.js") },
+    Asset { name: "dom.js", content_type: JS, body: include_str!("../assets/dom.js") },
     Asset { name: "dashboard.js", content_type: JS, body: include_str!("../assets/dashboard.js") },
 ];
 
