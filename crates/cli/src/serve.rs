@@ -46,7 +46,8 @@ pub struct ServeArgs {
     /// Seconds a full-stack preview's app may sit unused before it is stopped [default: 300].
     #[arg(long, value_name = "SECS")]
     preview_idle: Option<u64>,
-    /// Seconds between SSE heartbeat comments [default: 15].
+    /// Seconds between SSE heartbeat comments, at most 30 (the web UI takes 40 s of silence for a
+    /// dropped connection) [default: 15].
     #[arg(long, value_name = "SECS")]
     heartbeat: Option<u64>,
     /// Time limit for each build, in seconds [default: 600].
@@ -91,7 +92,7 @@ pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, 
             .moderation_command
             .clone()
             .map(|command| Moderation { command, timeout: Duration::from_secs(10) }),
-        heartbeat: Duration::from_secs(args.heartbeat.or(s.heartbeat_secs).unwrap_or(15).max(1)),
+        heartbeat: Duration::from_secs(args.heartbeat.or(s.heartbeat_secs).unwrap_or(15).clamp(1, 30)),
         grace: Duration::from_secs(args.grace.or(s.grace_secs).unwrap_or(30)),
         lease: Duration::from_secs(args.lease.unwrap_or(15).max(1)),
         public_url: args.public_url,

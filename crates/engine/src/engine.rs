@@ -184,6 +184,11 @@ impl Engine {
         &self.db_url
     }
 
+    /// What model calls cost, by model (built-in prices, the prices file, `[pricing]`).
+    pub fn pricing(&self) -> &Pricing {
+        &self.pricing
+    }
+
     pub fn provider_kind(&self) -> ProviderKind {
         self.kind
     }

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use wright_agent::Lang;
 use wright_provider::{ChatRequest, Delta, Message, RetryPolicy, complete};
 use wright_sandbox::{Workspace, WorkspaceLimits};
-use wright_store::BuildRecord;
+use wright_store::{BuildRecord, Tokens, UsageEntry};
 
 fn system_prompt(lang: Lang) -> &'static str {
     match lang {
@@ -64,7 +64,8 @@ fn project_text(ws: &Workspace, budget: usize) -> (String, usize) {
 impl Engine {
     /// Explain `build`'s files in `lang`. The text arrives through `on_text` as the model writes
     /// it (all at once for a provider that does not stream), and is returned whole at the end;
-    /// `on_retry` hears of each retried model call.
+    /// `on_retry` hears of each retried model call. Its tokens and cost go to the build's usage
+    /// log (phase `EXPLAIN`), so what explanations cost shows where builds' costs do.
     pub async fn explain(
         &self,
         build: &BuildRecord,
@@ -89,6 +90,7 @@ impl Engine {
             )));
         }
         let (provider, model) = self.provider().await?;
+        let priced_as = model.clone();
         let request = ChatRequest {
             model,
             messages: vec![
@@ -124,6 +126,23 @@ impl Engine {
         )
         .await
         .map_err(|e| EngineError::Provider(format!("the AI provider could not be used: {e}")))?;
+        let model = result.model.clone().unwrap_or(priced_as);
+        let usage = UsageEntry {
+            build_id: build.start.id.clone(),
+            phase: "EXPLAIN".into(),
+            provider: self.provider_kind().as_str().into(),
+            tokens: Tokens {
+                input_tokens: result.usage.input_tokens,
+                output_tokens: result.usage.output_tokens,
+                cached_tokens: result.usage.cached_tokens,
+                cost_usd: self.pricing().cost(&model, result.usage),
+            },
+            model,
+            ts: wright_events::now(),
+        };
+        if let Err(e) = self.store().log_usage(&usage).await {
+            tracing::warn!(build = %build.start.id, "the explanation's usage was not stored: {e}");
+        }
         if streamed.is_empty() {
             on_text(&result.content);
             return Ok(result.content);

@@ -284,7 +284,9 @@ impl CommandRunner for ProcessRunner {
                         held &= out.holding();
                     }
                     None => if status.is_some() { break } else {
-                        // Pipes closed; only the exit is left to wait for.
+                        // Pipes closed; only the exit is left to wait for. Nothing more can
+                        // arrive, so what is held goes out now rather than at the exit.
+                        out.forward();
                         tokio::select! {
                             s = child.wait() => { status = s.ok(); break }
                             _ = &mut deadline => { timed_out = true; break }

@@ -7,7 +7,7 @@ use crate::error::{ApiError, ApiJson, ApiResult};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::{Deserialize, Serialize};
-use wright_store::{DayStats, ErrorKindCount, Note, NoteFilter, NoteStatus, Stats};
+use wright_store::{DayStats, ErrorKindCount, Note, NoteFilter, NoteStatus, Stats, StoreError};
 
 fn admins_only(caller: &Caller) -> ApiResult<()> {
     if caller.is_admin() {
@@ -50,7 +50,7 @@ pub async fn dashboard(
     Ok(Json(Dashboard {
         stats: state.store.stats().await?,
         days: state.store.daily_stats(days).await?,
-        error_kinds: state.store.error_kinds(12).await?,
+        error_kinds: state.store.error_kinds(days, 12).await?,
         notes: state.store.list_notes(&NoteFilter { status: None, limit: Some(50) }).await?,
     }))
 }
@@ -76,18 +76,20 @@ pub async fn edit_note(
     ApiJson(edit): ApiJson<NoteEdit>,
 ) -> ApiResult<Json<Note>> {
     admins_only(&caller)?;
-    let mut note = state.store.note(&id).await.map_err(|_| ApiError::not_found(format!("note {id}")))?;
-    if let Some(lesson) = edit.lesson {
-        let lesson = lesson.trim().to_string();
-        if lesson.is_empty() || lesson.chars().count() > 2000 {
-            return Err(ApiError::invalid("bad_lesson", "a lesson is 1 to 2,000 characters"));
-        }
-        note.lesson = lesson;
+    let lesson = edit.lesson.as_deref().map(str::trim);
+    if lesson.is_some_and(|l| l.is_empty() || l.chars().count() > 2000) {
+        return Err(ApiError::invalid("bad_lesson", "a lesson is 1 to 2,000 characters"));
     }
-    if let Some(status) = edit.status {
-        note.status = NoteStatus::parse(&status)
-            .ok_or_else(|| ApiError::invalid("bad_status", "status is candidate, active or deprecated"))?;
-    }
-    state.store.put_note(&note).await?;
+    let status = match edit.status.as_deref() {
+        None => None,
+        Some(s) => Some(
+            NoteStatus::parse(s)
+                .ok_or_else(|| ApiError::invalid("bad_status", "status is candidate, active or deprecated"))?,
+        ),
+    };
+    let note = state.store.edit_note(&id, lesson, status).await.map_err(|e| match e {
+        StoreError::NotFound(_) => ApiError::not_found(format!("note {id}")),
+        other => ApiError::from(other),
+    })?;
     Ok(Json(note))
 }

@@ -53,6 +53,26 @@ fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     })
 }
 
+/// Whether a request that carries the session cookie comes from the UI's own origin. A page on
+/// a preview origin (a generated app, which knows its build id) could otherwise send the
+/// viewer's cookie along with a POST, since previews may share the UI's registrable domain.
+/// Reads need no check; a client that sends neither header is not a browser.
+fn same_site_request(parts: &Parts) -> bool {
+    use axum::http::Method;
+    if matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        return true;
+    }
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(site) = header("sec-fetch-site") {
+        return site == "same-origin" || site == "none";
+    }
+    match (header("origin"), header("host")) {
+        (Some(origin), Some(host)) => origin.split_once("://").map(|(_, h)| h) == Some(host),
+        (Some(_), None) => false,
+        (None, _) => true,
+    }
+}
+
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
@@ -66,6 +86,11 @@ impl FromRequestParts<AppState> for Caller {
         let user = if let Some(token) = bearer {
             state.store.user_by_token(&hash_token(token)).await?
         } else if let Some(session) = cookie_value(&parts.headers, COOKIE) {
+            if !same_site_request(parts) {
+                return Err(ApiError::forbidden(
+                    "a request from another site may not use your session; use the page itself, or a token",
+                ));
+            }
             state.store.session_user(&hash_token(session), SessionKind::Session, &wright_events::now()).await?
         } else {
             None
@@ -161,5 +186,33 @@ mod tests {
         h.insert(header::COOKIE, HeaderValue::from_static("a=1; wright_session=xyz; b=2"));
         assert_eq!(cookie_value(&h, COOKIE), Some("xyz"));
         assert_eq!(cookie_value(&h, "c"), None);
+    }
+}
+
+#[cfg(test)]
+mod csrf_tests {
+    use super::same_site_request;
+    use axum::http::Request;
+
+    fn parts(method: &str, headers: &[(&str, &str)]) -> axum::http::request::Parts {
+        let mut r = Request::builder().method(method).uri("/api/builds/x/cancel");
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        r.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn cookie_writes_must_come_from_the_page_itself() {
+        assert!(same_site_request(&parts("POST", &[("sec-fetch-site", "same-origin")])));
+        assert!(!same_site_request(&parts("POST", &[("sec-fetch-site", "same-site")])), "a preview origin");
+        assert!(!same_site_request(&parts("POST", &[("sec-fetch-site", "cross-site")])));
+        assert!(same_site_request(&parts("GET", &[("sec-fetch-site", "cross-site")])), "reads are not checked");
+        assert!(same_site_request(&parts("POST", &[("origin", "http://127.0.0.1:8787"), ("host", "127.0.0.1:8787")])));
+        assert!(!same_site_request(&parts(
+            "POST",
+            &[("origin", "http://b1-k.localhost:8788"), ("host", "127.0.0.1:8787")]
+        )));
+        assert!(same_site_request(&parts("POST", &[])), "curl with a cookie");
     }
 }

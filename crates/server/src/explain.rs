@@ -11,6 +11,30 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 use wright_engine::EngineError;
 
+/// Who is having a build explained right now: one explanation at a time per user, so a
+/// model call of up to a minute cannot be fired off in a loop.
+#[derive(Default)]
+pub struct Explaining(std::sync::Mutex<std::collections::HashSet<String>>);
+
+/// A user's place in [`Explaining`], given back when the request ends (or is dropped).
+struct Turn<'a> {
+    set: &'a Explaining,
+    user: String,
+}
+
+impl Explaining {
+    fn take(&self, user: &str) -> Option<Turn<'_>> {
+        let mut set = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        set.insert(user.to_string()).then(|| Turn { set: self, user: user.to_string() })
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        self.set.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.user);
+    }
+}
+
 #[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExplainBody {
@@ -27,6 +51,7 @@ pub struct Explanation {
 #[utoipa::path(post, path = "/api/builds/{id}/explain", params(("id" = String, Path)), request_body = ExplainBody,
     security(("bearer" = [])),
     responses((status = 200, body = Explanation), (status = 404, body = crate::api::ErrorBody),
+        (status = 429, body = crate::api::ErrorBody),
         (status = 409, body = crate::api::ErrorBody), (status = 503, body = crate::api::ErrorBody)))]
 pub async fn explain(
     State(state): State<AppState>,
@@ -35,6 +60,9 @@ pub async fn explain(
     ApiJson(body): ApiJson<ExplainBody>,
 ) -> ApiResult<Json<Explanation>> {
     let build = visible(&state, &caller, &id).await?;
+    let Some(_turn) = state.explaining.take(&caller.0.id) else {
+        return Err(ApiError::too_many("explaining", "an explanation of yours is being written; wait for it first", 5));
+    };
     if !build.status.is_final() {
         return Err(ApiError::new(
             axum::http::StatusCode::CONFLICT,

@@ -113,6 +113,8 @@ pub(crate) struct Shared {
     pub redactor: wright_sandbox::Redactor,
     /// The model builds use when a request names none.
     pub default_model: String,
+    /// Users whose explanation is being written (one at a time each).
+    pub explaining: explain::Explaining,
 }
 
 pub(crate) type AppState = Arc<Shared>;
@@ -175,6 +177,7 @@ pub async fn serve(
         streams_stop: CancellationToken::new(),
         redactor: wright_engine::host_redactor(false),
         default_model,
+        explaining: explain::Explaining::default(),
         cfg,
     });
     let workers_stop = CancellationToken::new();

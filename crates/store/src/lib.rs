@@ -88,6 +88,9 @@ pub trait Store: Send + Sync {
     async fn note(&self, id: &str) -> Result<Note>;
     /// The one note whose id is `id` or starts with it.
     async fn resolve_note(&self, id_or_prefix: &str) -> Result<Note>;
+    /// Change a note's lesson and/or status in one statement (an admin's correction), leaving
+    /// its counts as they are at that moment. Returns the note as it is now.
+    async fn edit_note(&self, id: &str, lesson: Option<&str>, status: Option<NoteStatus>) -> Result<Note>;
     /// Best confidence first.
     async fn list_notes(&self, filter: &NoteFilter) -> Result<Vec<Note>>;
     /// Non-deprecated notes carrying any of `keys` (see [`Note::keys`]), most matched keys
@@ -104,8 +107,9 @@ pub trait Store: Send + Sync {
     async fn stats(&self) -> Result<Stats>;
     /// Finished builds per UTC day and template over the last `days` days, oldest first.
     async fn daily_stats(&self, days: u32) -> Result<Vec<DayStats>>;
-    /// The kinds of problem verification found most, most frequent first; at most `limit`.
-    async fn error_kinds(&self, limit: u32) -> Result<Vec<ErrorKindCount>>;
+    /// The kinds of problem verification found most over the last `days` days, most frequent
+    /// first; at most `limit`.
+    async fn error_kinds(&self, days: u32, limit: u32) -> Result<Vec<ErrorKindCount>>;
 
     // The service's queue. It lives here, not in a process, so any number of servers and
     // workers can share it; a claimed build carries a lease its worker renews.

@@ -643,12 +643,16 @@ impl Store for SqliteStore {
         self.tasks_of(run_id).await
     }
 
+    async fn edit_note(&self, id: &str, lesson: Option<&str>, status: Option<NoteStatus>) -> Result<Note> {
+        self.note_edit(id, lesson, status).await
+    }
+
     async fn daily_stats(&self, days: u32) -> Result<Vec<DayStats>> {
         self.days(days).await
     }
 
-    async fn error_kinds(&self, limit: u32) -> Result<Vec<ErrorKindCount>> {
-        self.kinds(limit).await
+    async fn error_kinds(&self, days: u32, limit: u32) -> Result<Vec<ErrorKindCount>> {
+        self.kinds(days, limit).await
     }
 
     async fn stats(&self) -> Result<Stats> {

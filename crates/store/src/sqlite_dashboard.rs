@@ -1,9 +1,11 @@
-//! The admin dashboard's part of [`SqliteStore`]: builds per day and template, and the kinds
-//! of problem verification found. Both read through the readers' pool.
+//! The admin dashboard's part of [`SqliteStore`]: builds per day and template, the kinds of
+//! problem verification found (both read through the readers' pool), and an admin's edit of
+//! a lesson.
 
-use crate::Result;
+use crate::note::{Note, NoteStatus};
 use crate::sqlite::{SqliteStore, u};
 use crate::types::{DayStats, ErrorKindCount};
+use crate::{Result, Store, StoreError};
 use sqlx::Row;
 
 impl SqliteStore {
@@ -36,11 +38,12 @@ impl SqliteStore {
             .collect()
     }
 
-    pub(crate) async fn kinds(&self, limit: u32) -> Result<Vec<ErrorKindCount>> {
+    pub(crate) async fn kinds(&self, days: u32, limit: u32) -> Result<Vec<ErrorKindCount>> {
         let rows = sqlx::query(
             "SELECT json_extract(data, '$.kind') AS kind, COUNT(*) AS n FROM events \
-             WHERE type = 'error_detected' GROUP BY kind ORDER BY n DESC, kind LIMIT ?",
+             WHERE type = 'error_detected' AND ts >= date('now', ?) GROUP BY kind ORDER BY n DESC, kind LIMIT ?",
         )
+        .bind(format!("-{} days", days.max(1) - 1))
         .bind(i64::from(limit))
         .fetch_all(&self.read)
         .await?;
@@ -52,5 +55,24 @@ impl SqliteStore {
                 })
             })
             .collect()
+    }
+
+    pub(crate) async fn note_edit(&self, id: &str, lesson: Option<&str>, status: Option<NoteStatus>) -> Result<Note> {
+        if lesson.is_some_and(|l| l.trim().is_empty()) {
+            return Err(StoreError::Invalid("a lesson cannot be empty".into()));
+        }
+        let done = sqlx::query(
+            "UPDATE notes SET lesson = COALESCE(?, lesson), status = COALESCE(?, status), updated_at = ? WHERE id = ?",
+        )
+        .bind(lesson)
+        .bind(status.map(NoteStatus::as_str))
+        .bind(crate::now())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("note {id}")));
+        }
+        self.note(id).await
     }
 }

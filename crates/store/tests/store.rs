@@ -234,10 +234,26 @@ async fn the_dashboard_counts_builds_per_day_and_the_problems_found() {
         };
         s.append_event(&Event { seq, build: "b2".into(), ts: now(), kind }).await.unwrap();
     }
-    let kinds = s.error_kinds(10).await.unwrap();
+    let kinds = s.error_kinds(30, 10).await.unwrap();
     let kinds: Vec<_> = kinds.iter().map(|k| (k.kind.as_str(), k.count)).collect();
     assert_eq!(kinds, [("test_failure", 2), ("runtime", 1)]);
-    assert_eq!(s.error_kinds(1).await.unwrap().len(), 1);
+    assert_eq!(s.error_kinds(30, 1).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn an_admin_edit_keeps_the_notes_record() {
+    let s = SqliteStore::memory().await.unwrap();
+    s.put_note(&note("n-1", &["x"], &[], &[])).await.unwrap();
+    s.record_note_outcome(&["n-1".into()], true).await.unwrap();
+    let edited = s.edit_note("n-1", Some("Say it better."), Some(NoteStatus::Deprecated)).await.unwrap();
+    assert_eq!(
+        (edited.lesson.as_str(), edited.status, edited.help_count),
+        ("Say it better.", NoteStatus::Deprecated, 1)
+    );
+    let kept = s.edit_note("n-1", None, Some(NoteStatus::Active)).await.unwrap();
+    assert_eq!((kept.lesson.as_str(), kept.status), ("Say it better.", NoteStatus::Active));
+    assert!(matches!(s.edit_note("nope", None, None).await, Err(StoreError::NotFound(_))));
+    assert!(matches!(s.edit_note("n-1", Some("  "), None).await, Err(StoreError::Invalid(_))));
 }
 
 #[tokio::test]

@@ -57,7 +57,8 @@ function clearView() {
 async function open(id) {
   clearView();
   // `pinned`: the person chose a file; until then the code view follows the latest write.
-  current = { id, files: new Map(), tokens: 0, cost: 0, selected: null, pinned: false, previewUrl: null, reloadTimer: null, done: false };
+  const me = { id, files: new Map(), tokens: 0, cost: 0, selected: null, pinned: false, previewUrl: null, reloadTimer: null, done: false };
+  current = me;
   $('view').hidden = false;
   $('download').href = `/api/builds/${encodeURIComponent(id)}/archive`;
   $('download').setAttribute('download', `${id}.zip`);
@@ -65,18 +66,19 @@ async function open(id) {
   try {
     build = await api(`/api/builds/${encodeURIComponent(id)}`);
   } catch (err) {
-    addLine({ text: err.message, tone: 'error' });
+    if (me === current) addLine({ text: err.message, tone: 'error' });
     return;
   }
+  // Another build (or the dashboard) took the screen while this one was asked for.
+  if (me !== current) return;
   $('view-title').textContent = build.prompt;
-  current.previewUrl = build.preview_url || null;
+  me.previewUrl = build.preview_url || null;
   const ended = build.status === 'published' || build.status === 'failed';
   $('cancel').hidden = ended;
   $('more').hidden = !ended;
   $('explain').hidden = !ended;
   if (build.status === 'queued') $('phase').textContent = t('phase.queued');
-  const me = current;
-  current.follower = follow(id, {
+  me.follower = follow(id, {
     after: 0,
     onEvent: (e) => me === current && show(e),
     onState: (s) => me === current && connection(s),

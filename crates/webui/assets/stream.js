@@ -7,6 +7,18 @@
 const SILENCE_MS = 40000; // the server sends a heartbeat every 15 s
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000];
 
+/// Whether the build has ended, by its record.
+async function ended(id) {
+  try {
+    const res = await fetch(`/api/builds/${encodeURIComponent(id)}`, { credentials: 'same-origin' });
+    if (!res.ok) return false;
+    const b = await res.json();
+    return b.status === 'published' || b.status === 'failed';
+  } catch {
+    return false;
+  }
+}
+
 /// follow(buildId, {after, onEvent, onState}) → {stop()}.
 /// onEvent(event) is called once per seq, in order; onState('live' | 'reconnecting' | 'done').
 export function follow(id, { after = 0, onEvent, onState }) {
@@ -36,7 +48,7 @@ export function follow(id, { after = 0, onEvent, onState }) {
         }
         if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
         onState('live');
-        failures = 0;
+        let got = 0;
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         let buf = '';
         for (;;) {
@@ -53,6 +65,8 @@ export function follow(id, { after = 0, onEvent, onState }) {
             const event = JSON.parse(data);
             if (event.seq <= last) continue; // already shown
             last = event.seq;
+            got += 1;
+            failures = 0;
             onEvent(event);
             if (event.type === 'complete') {
               stopped = true;
@@ -62,6 +76,13 @@ export function follow(id, { after = 0, onEvent, onState }) {
               return;
             }
           }
+        }
+        // The server ended the stream without `complete` and with nothing new: if the build has
+        // ended (its `complete` was never stored), there is nothing left to wait for.
+        if (got === 0 && (await ended(id))) {
+          stopped = true;
+          onState('done');
+          return;
         }
       } catch (err) {
         if (stopped) return;
