@@ -83,8 +83,16 @@ pub async fn models(State(state): State<AppState>, _caller: Caller) -> Json<Mode
 
 /// The lessons wright learned from its fixes (`wright notes list`).
 #[utoipa::path(get, path = "/api/notes", security(("bearer" = [])), responses((status = 200, description = "the notes, best first")))]
-pub async fn notes(State(state): State<AppState>, _caller: Caller) -> ApiResult<Json<Vec<Note>>> {
-    Ok(Json(state.store.list_notes(&NoteFilter { status: None, limit: Some(500) }).await?))
+pub async fn notes(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Vec<Note>>> {
+    let mut notes = state.store.list_notes(&NoteFilter { status: None, limit: Some(500) }).await?;
+    // Lessons are shared; where each came from (another user's build and its error) is not.
+    if !caller.is_admin() {
+        for n in &mut notes {
+            n.source_build = None;
+            n.source_error = None;
+        }
+    }
+    Ok(Json(notes))
 }
 
 /// The statistics of `wright stats --json`, over every build (admins only).
