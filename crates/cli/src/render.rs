@@ -223,12 +223,7 @@ impl HumanSink {
                 Some(self.t("Working on the task…", "Trabalhando na tarefa…").to_string()),
             ),
             EventKind::TaskFinished { task, status, message, duration_ms, .. } => {
-                let icon = match status.as_str() {
-                    "passed" => "✅",
-                    "skipped" => "➖",
-                    "not_run" => "⏭ ",
-                    _ => "❌",
-                };
+                let icon = task_icon(status);
                 (vec![format!("{icon} {task}: {message} ({:.1}s)", *duration_ms as f64 / 1000.0)], None)
             }
             EventKind::Complete { success, files, fix_attempts, duration_ms, iterations, .. } => {
@@ -303,5 +298,16 @@ fn human_bytes(n: u64) -> String {
         format!("{:.1} KB", n as f64 / 1024.0)
     } else {
         format!("{:.1} MB", n as f64 / 1048576.0)
+    }
+}
+
+/// How a task's end looks in narration and in `wright task show`: passed, nothing to check,
+/// not run, failed.
+pub fn task_icon(status: &str) -> &'static str {
+    match status {
+        "passed" => "✅",
+        "skipped" => "➖",
+        "not_run" => "⏭ ",
+        _ => "❌",
     }
 }

@@ -228,7 +228,7 @@ async fn run(args: TaskRunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit
             println!("After fixing the file or the project: wright task run {} --resume {run_id}", args.file.display());
         }
     }
-    Ok(if summary.success() && !summary.outcomes.is_empty() { 0 } else { 1 })
+    Ok(if summary.success() { 0 } else { 1 })
 }
 
 /// Task runs, newest first.
@@ -292,12 +292,7 @@ async fn show(store: &dyn Store, id: &str, json: bool, out: &mut impl Write) -> 
         writeln!(out, "  resumed from {p}")?;
     }
     for t in &tasks {
-        let icon = match t.status.as_str() {
-            "passed" => "✅",
-            "skipped" => "➖",
-            "not_run" => "⏭ ",
-            _ => "❌",
-        };
+        let icon = render::task_icon(&t.status);
         writeln!(out, "{icon} {} ({}): {}", t.task_id, t.kind, t.message)?;
         let commands = t.result["validation_details"]["commands_executed"].as_array().cloned().unwrap_or_default();
         for c in commands {

@@ -104,9 +104,9 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// Every task passed or had nothing to check.
+    /// At least one task ran, and every task passed or had nothing to check.
     pub fn success(&self) -> bool {
-        self.outcomes.iter().all(|o| o.status.ok())
+        !self.outcomes.is_empty() && self.outcomes.iter().all(|o| o.status.ok())
     }
 
     /// How many ended each way: passed, failed, skipped, not run.
