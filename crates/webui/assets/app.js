@@ -6,24 +6,13 @@ import { describe, translator, viewerLang, commandLine } from './narrate.js';
 import { highlightInto } from './highlight.js';
 import { follow } from './stream.js';
 import { showDashboard } from './dashboard.js';
-import { $, el } from './dom.js';
+import { $, api, el } from './dom.js';
 
 const lang = viewerLang();
 const t = translator(lang);
 const DRAFT_KEY = 'wright.draft';
 /// Events older than this page are replayed history: they get their lines, not pop-ups.
 const LOADED_AT = Date.now();
-
-async function api(path, options = {}) {
-  const res = await fetch(path, { credentials: 'same-origin', ...options });
-  const body = res.headers.get('content-type')?.includes('json') ? await res.json() : null;
-  if (!res.ok) {
-    const err = new Error(body?.error?.message || `HTTP ${res.status}`);
-    err.status = res.status;
-    throw err;
-  }
-  return body;
-}
 
 function translatePage() {
   document.documentElement.lang = lang === 'pt' ? 'pt-BR' : 'en';
@@ -34,7 +23,7 @@ function translatePage() {
 
 // ---- the build on screen -------------------------------------------------------------------
 
-let current = null; // {id, follower, files: Map, tokens, cost, selected, previewUrl, reloadTimer}
+let current = null; // the build on screen: see `open`
 
 function clearView() {
   if (current?.follower) current.follower.stop();
@@ -57,7 +46,7 @@ function clearView() {
 async function open(id) {
   clearView();
   // `pinned`: the person chose a file; until then the code view follows the latest write.
-  const me = { id, files: new Map(), tokens: 0, cost: 0, selected: null, pinned: false, previewUrl: null, reloadTimer: null, done: false };
+  const me = { id, files: new Map(), tokens: 0, cost: 0, selected: null, pinned: false, previewUrl: null, reloadTimer: null, codeTimer: null };
   current = me;
   $('view').hidden = false;
   $('download').href = `/api/builds/${encodeURIComponent(id)}/archive`;
@@ -147,7 +136,6 @@ function show(e) {
     case 'complete':
       current.tokens = e.input_tokens + e.output_tokens;
       current.cost = e.cost_usd;
-      current.done = true;
       meter();
       $('cancel').hidden = true;
       $('more').hidden = false;
@@ -192,7 +180,12 @@ function testRun(e) {
 function fileChanged(path) {
   current.files.set(path, { fresh: true });
   renderFiles();
-  if (!current.pinned || current.selected === path) showFile(path);
+  if (!current.pinned || current.selected === path) {
+    // A replay writes many files in a row: fetch only the one the view settles on.
+    clearTimeout(current.codeTimer);
+    const me = current;
+    current.codeTimer = setTimeout(() => me === current && showFile(path), 150);
+  }
   refreshPreview(false);
 }
 
@@ -257,7 +250,7 @@ function refreshPreview(now) {
 
 // ---- asking for a build --------------------------------------------------------------------
 
-/// Ask for a build (or, with `parent`, a follow-up on that build's project) and show it.
+/// Ask for a build (or, with `body.continue`, a follow-up on that build's project) and show it.
 async function startBuild(body, button, errorBox) {
   errorBox.textContent = '';
   if (body.prompt.length < 10) {

@@ -2,7 +2,7 @@
 // GET /api/admin/dashboard; lessons can be corrected or retired from here (PATCH /api/notes/{id}).
 
 import { barChart, lineChart } from './charts.js';
-import { $, el } from './dom.js';
+import { $, api, el } from './dom.js';
 
 const pct = (v) => `${Math.round(v * 100)}%`;
 const secs = (ms) => (ms == null ? '–' : `${(ms / 1000).toFixed(1)} s`);
@@ -17,13 +17,13 @@ function figure(title, chart) {
 export async function showDashboard(t) {
   const root = $('dashboard-body');
   root.replaceChildren(el('p', {}, t('dash.loading')));
-  const res = await fetch('/api/admin/dashboard?days=30', { credentials: 'same-origin' });
-  if (!res.ok) {
-    const body = await res.json().catch(() => null);
-    root.replaceChildren(el('p', { class: 'error', role: 'alert' }, body?.error?.message || `HTTP ${res.status}`));
+  let d;
+  try {
+    d = await api('/api/admin/dashboard?days=30');
+  } catch (err) {
+    root.replaceChildren(el('p', { class: 'error', role: 'alert' }, err.message));
     return;
   }
-  const d = await res.json();
   const s = d.stats;
   root.replaceChildren();
 
@@ -131,17 +131,16 @@ function noteRow(n, t) {
 }
 
 async function patch(id, body) {
-  const res = await fetch(`/api/notes/${encodeURIComponent(id)}`, {
-    method: 'PATCH',
-    credentials: 'same-origin',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = await res.json().catch(() => null);
-  if (!res.ok) {
-    $('dashboard-error').textContent = json?.error?.message || `HTTP ${res.status}`;
+  try {
+    const note = await api(`/api/notes/${encodeURIComponent(id)}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    $('dashboard-error').textContent = '';
+    return note;
+  } catch (err) {
+    $('dashboard-error').textContent = err.message;
     return null;
   }
-  $('dashboard-error').textContent = '';
-  return json;
 }

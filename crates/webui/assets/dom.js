@@ -1,6 +1,20 @@
-// The page's two DOM helpers: find by id, and make an element whose text is text (never markup).
+// The page's helpers: find by id, make an element whose text is text (never markup), and call
+// the API with the session cookie.
 
 export const $ = (id) => document.getElementById(id);
+
+/// Call the API; a JSON body comes back parsed, and an error status throws with the server's
+/// message (its `{"error": {message}}`).
+export async function api(path, options = {}) {
+  const res = await fetch(path, { credentials: 'same-origin', ...options });
+  const body = res.headers.get('content-type')?.includes('json') ? await res.json() : null;
+  if (!res.ok) {
+    const err = new Error(body?.error?.message || `HTTP ${res.status}`);
+    err.status = res.status;
+    throw err;
+  }
+  return body;
+}
 
 /// <tag> with `props` (class, aria-*, role and tabindex as attributes, the rest as properties)
 /// and, when given, `text` as its textContent.

@@ -4,15 +4,15 @@
 // proxy that dropped it) is noticed and resumed from the last seq shown, never replayed from
 // the start and never skipped.
 
+import { api } from './dom.js';
+
 const SILENCE_MS = 40000; // the server sends a heartbeat every 15 s
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000];
 
 /// Whether the build has ended, by its record.
 async function ended(id) {
   try {
-    const res = await fetch(`/api/builds/${encodeURIComponent(id)}`, { credentials: 'same-origin' });
-    if (!res.ok) return false;
-    const b = await res.json();
+    const b = await api(`/api/builds/${encodeURIComponent(id)}`);
     return b.status === 'published' || b.status === 'failed';
   } catch {
     return false;
