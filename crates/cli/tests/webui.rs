@@ -248,21 +248,25 @@ async fn a_build_comes_alive_in_the_browser_survives_a_reload_and_shows_markup_a
 }
 
 /// A TCP relay between the browser and the server whose connections can all be cut at once:
-/// a real dropped connection, as a closed laptop lid or a restarted proxy makes one.
+/// a real dropped connection, as a closed laptop lid or a restarted proxy makes one. Like a
+/// proxy in front of `wright serve`, it is the address people use (`--public-url`), so it
+/// listens before the server it relays to has started.
 struct Relay {
     port: u16,
+    to: std::sync::Arc<std::sync::OnceLock<String>>,
     conns: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
 }
 
 impl Relay {
-    async fn start(to: String) -> Relay {
+    async fn start() -> Relay {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let conns = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let held = conns.clone();
+        let to = std::sync::Arc::new(std::sync::OnceLock::<String>::new());
+        let (held, target) = (conns.clone(), to.clone());
         tokio::spawn(async move {
             while let Ok((mut client, _)) = listener.accept().await {
-                let to = to.clone();
+                let Some(to) = target.get().cloned() else { continue };
                 let task = tokio::spawn(async move {
                     if let Ok(mut server) = tokio::net::TcpStream::connect(&to).await {
                         let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
@@ -271,7 +275,12 @@ impl Relay {
                 held.lock().unwrap().push(task.abort_handle());
             }
         });
-        Relay { port, conns }
+        Relay { port, to, conns }
+    }
+
+    /// Where the relay sends what it takes (the server's `host:port`).
+    fn to(&self, server: &str) {
+        self.to.set(server.to_string()).unwrap();
     }
 
     /// Drop every open connection.
@@ -300,10 +309,17 @@ async fn a_dropped_connection_resumes_in_portuguese_and_a_follow_up_keeps_workin
     ])
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let s = Server::start(dir.path(), &mock.base_url, &["--workers", "1", "--browser-check", "off"]).await;
-    let api = s.api.trim_start_matches("http://").trim_end_matches('/').to_string();
-    let relay = Relay::start(api.clone()).await;
-    let login = s.login_url.clone().unwrap().replace(&api, &format!("127.0.0.1:{}", relay.port));
+    let relay = Relay::start().await;
+    let public = format!("http://127.0.0.1:{}", relay.port);
+    let s = Server::start(
+        dir.path(),
+        &mock.base_url,
+        &["--workers", "1", "--browser-check", "off", "--public-url", public.as_str()],
+    )
+    .await;
+    relay.to(s.api.trim_start_matches("http://").trim_end_matches('/'));
+    let login = s.login_url.clone().unwrap();
+    assert!(login.starts_with(&public), "the login link names the public address: {login}");
 
     let (mut browser, events, _profile) = launch().await;
     // A visitor whose browser prefers Portuguese.
