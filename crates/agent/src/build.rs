@@ -206,6 +206,8 @@ struct Progress {
     log: Vec<String>,
     learned: Option<(Note, bool)>,
     security: ScanReport,
+    /// Whether the last verification opened the page in a browser.
+    browser: crate::verify::BrowserStatus,
 }
 
 /// Run one build to its end. Always emits `complete` last, whatever happens; with a store,
@@ -289,7 +291,12 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     let files = wright_tools::project_files(ctx.workspace.root());
     let success = end == BuildEnd::Published;
     let closing = match &end {
-        BuildEnd::Published => prompts::narrate(req.lang, Narration::Published),
+        BuildEnd::Published => match &p.browser {
+            crate::verify::BrowserStatus::NotRun(why) => {
+                prompts::narrate(req.lang, Narration::PublishedUnchecked(why.clone()))
+            }
+            _ => prompts::narrate(req.lang, Narration::Published),
+        },
         BuildEnd::VerificationFailed => prompts::narrate(
             req.lang,
             Narration::StillFailing(p.fix_attempts, ctx.workspace.root().display().to_string()),
@@ -325,6 +332,8 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         output_tokens: p.stats.usage.output_tokens,
         cached_tokens: p.stats.usage.cached_tokens,
         cost_usd: p.stats.cost_usd,
+        browser_checked: p.browser == crate::verify::BrowserStatus::Checked,
+        browser_reason: p.browser.reason().map(str::to_string),
     });
     BuildReport {
         end,
@@ -482,7 +491,9 @@ impl Ending<'_> {
         }
         r.push_str(&security_section(&p.security));
         // Written only by this build's browser checks (the path carries its id).
-        if let Some(shot) = req.screenshot.as_deref().filter(|s| s.is_file()) {
+        if let crate::verify::BrowserStatus::NotRun(why) = &p.browser {
+            r.push_str(&format!("\n## In the browser\nThe page was not opened in a browser: {why}.\n"));
+        } else if let Some(shot) = req.screenshot.as_deref().filter(|s| s.is_file()) {
             r.push_str(&format!("\n## In the browser\nScreenshot of the page as last checked: {}\n", shot.display()));
         }
         if !p.applied.is_empty() {
@@ -578,6 +589,7 @@ async fn drive(
         enter(ctx, journal, Phase::Verifying, p.fix_attempts, prompts::narrate(req.lang, Narration::Verifying));
         let browser = crate::verify::BrowserCheck { settings: &req.browser, screenshot: req.screenshot.as_deref() };
         let v = verify(ctx, template, &req.checks, p.fix_attempts, &browser).await;
+        p.browser = v.browser.clone();
         if ctx.cancel.is_cancelled() {
             return BuildEnd::Cancelled;
         }

@@ -196,6 +196,12 @@ pub fn narrate(lang: Lang, key: Narration) -> String {
         (Lang::Pt, Verifying) => "Verificando se o projeto funciona.".into(),
         (Lang::En, Published) => "The project is built and verified.".into(),
         (Lang::Pt, Published) => "O projeto está pronto e verificado.".into(),
+        (Lang::En, PublishedUnchecked(why)) => format!(
+            "The project is built and its checks pass, but its page was not opened in a browser ({why}), so errors a visitor would meet may remain."
+        ),
+        (Lang::Pt, PublishedUnchecked(why)) => format!(
+            "O projeto está pronto e passa nas verificações, mas a página não foi aberta num navegador ({why}); erros que um visitante veria podem continuar."
+        ),
         (Lang::En, StillFailing(n, dir)) => {
             format!("The project still fails verification after {n} fix attempt(s); its files are kept in {dir}.")
         }
@@ -220,6 +226,8 @@ pub enum Narration {
     Generating,
     Verifying,
     Published,
+    /// Published, but the web page was never opened in a browser (the reason).
+    PublishedUnchecked(String),
     StillFailing(u32, String),
     ProviderFailed(String),
     TimedOut(u64),

@@ -38,7 +38,33 @@ impl Failure {
             "server_check" => "The server does not work",
             "check_failed" => "An acceptance command failed",
             "runtime" => "Errors in the browser",
+            "browser_unavailable" => "The page could not be opened in a browser",
             _ => "Problem",
+        }
+    }
+}
+
+/// Whether a round opened the page in a browser, and if not, why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum BrowserStatus {
+    /// Not a web project: there is no page to open.
+    #[default]
+    NotWeb,
+    /// Opened, clicked through, looked at.
+    Checked,
+    /// Switched off by the user (`--browser-check off`).
+    Off,
+    /// A web project whose page could not be opened (no Chromium, or it would not start).
+    NotRun(String),
+}
+
+impl BrowserStatus {
+    /// Why a web page was not opened, for `complete`, the report and the last narration line.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Self::NotRun(why) => Some(why),
+            Self::Off => Some("the browser check is off"),
+            Self::NotWeb | Self::Checked => None,
         }
     }
 }
@@ -47,6 +73,7 @@ impl Failure {
 #[derive(Debug, Clone, Default)]
 pub struct Verification {
     pub failures: Vec<Failure>,
+    pub browser: BrowserStatus,
 }
 
 impl Verification {
@@ -163,7 +190,9 @@ pub async fn verify(
     // 4. The page in a real browser: what a visitor would see break (web templates only).
     let web = matches!(template, Template::Static | Template::Interactive | Template::Fullstack);
     if let Some(entry) = entry.as_deref().filter(|_| web && server_ok) {
-        v.failures.extend(check_in_browser(ctx, template, entry, browser, iteration).await);
+        let (failures, status) = check_in_browser(ctx, template, entry, browser, iteration).await;
+        v.failures.extend(failures);
+        v.browser = status;
     }
 
     // 5. The user's acceptance commands, through a shell because the user wrote them as one line.

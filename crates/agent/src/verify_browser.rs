@@ -2,9 +2,11 @@
 //! `runtime` failures the fix loop sees like failing tests.
 
 use crate::prompts::Template;
-use crate::verify::{Failure, server_entry};
+use crate::verify::{BrowserStatus, Failure, server_entry};
 use std::path::Path;
-use wright_browser::{BrowserMode, BrowserSettings, Finding, FindingKind, Launch, PageReport, PageSource};
+use wright_browser::{
+    BrowserError, BrowserMode, BrowserSettings, Finding, FindingKind, Launch, PageReport, PageSource,
+};
 use wright_events::{EventKind, Level};
 use wright_tools::ToolContext;
 
@@ -18,32 +20,35 @@ pub struct BrowserCheck<'a> {
     pub screenshot: Option<&'a Path>,
 }
 
-/// Load the page (for full-stack, the app's server) and report what breaks. A check that cannot
-/// run is said in a `browser_check` event and never fails the build: the model cannot install a
-/// browser. (`--browser-check on` without a Chromium is refused before the build starts.)
+/// Load the page (for full-stack, the app's server) and report what breaks, and whether the
+/// page was opened at all. A check that fails to start is tried once more. In `auto` mode a
+/// check that cannot run is said in a `browser_check` event and on `complete`, and never
+/// fails the build (the model cannot install a browser); with `--browser-check on` it is a
+/// failed verification. (`on` without a Chromium is refused before the build starts.)
 pub(crate) async fn check_in_browser(
     ctx: &ToolContext,
     template: Template,
     entry: &str,
     check: &BrowserCheck<'_>,
     iteration: u32,
-) -> Vec<Failure> {
+) -> (Vec<Failure>, BrowserStatus) {
     if check.settings.mode == BrowserMode::Off {
-        return Vec::new();
+        return (Vec::new(), BrowserStatus::Off);
     }
     let source = if template == Template::Fullstack {
         match server_entry(ctx) {
             Some(entry) => PageSource::Server { entry, path: "/".into() },
-            None => return Vec::new(), // the server check already said so
+            // The server check already said so, and failed the round.
+            None => return (Vec::new(), BrowserStatus::NotRun("the app has no server file to start".into())),
         }
     } else {
         PageSource::Static { entry: entry.to_string() }
     };
-    let skipped = |outcome: &str, reason: String| {
+    let skipped = |outcome: &str, reason: &str| {
         ctx.emitter.emit(EventKind::BrowserCheck {
             iteration,
             outcome: outcome.into(),
-            reason: Some(reason),
+            reason: Some(reason.to_string()),
             console_errors: 0,
             exceptions: 0,
             failed_requests: 0,
@@ -57,34 +62,45 @@ pub(crate) async fn check_in_browser(
     if let Err(e) = wright_browser::find_chromium(check.settings.chromium.as_deref(), &ctx.exec.env) {
         // Said once per build, not on every round.
         if iteration == 0 {
-            skipped("skipped", e.to_string());
+            skipped("skipped", &e.to_string());
         }
-        return Vec::new();
+        return (Vec::new(), BrowserStatus::NotRun(e.to_string()));
     }
-    let scratch = match scratch_dir(ctx) {
-        Ok(d) => d,
-        Err(e) => {
-            skipped("failed", format!("no scratch folder for the browser: {e}"));
-            return Vec::new();
+    let mut tries = 0;
+    let report = loop {
+        tries += 1;
+        let report = match scratch_dir(ctx) {
+            Ok(scratch) => {
+                let launch = Launch {
+                    runner: ctx.runner.clone(),
+                    env: ctx.exec.env.clone(),
+                    workspace: ctx.workspace.root().to_path_buf(),
+                    scratch: scratch.path().to_path_buf(),
+                    confined: ctx.runner.confines(),
+                };
+                tokio::select! {
+                    r = wright_browser::check_page(check.settings, &launch, &source) => r,
+                    _ = ctx.cancel.cancelled() => return (Vec::new(), BrowserStatus::NotRun("the build was stopped".into())),
+                }
+            }
+            Err(e) => Err(BrowserError::Start(format!("no scratch folder for the browser: {e}"))),
+        };
+        match report {
+            // A browser that did not come up may have lost a race for the machine; once more.
+            Err(BrowserError::Start(why)) if tries == 1 => {
+                tracing::warn!("the browser check did not start ({why}); trying once more");
+            }
+            other => break other,
         }
-    };
-    let launch = Launch {
-        runner: ctx.runner.clone(),
-        env: ctx.exec.env.clone(),
-        workspace: ctx.workspace.root().to_path_buf(),
-        scratch: scratch.path().to_path_buf(),
-        confined: ctx.runner.confines(),
-    };
-    let report = tokio::select! {
-        r = wright_browser::check_page(check.settings, &launch, &source) => r,
-        _ = ctx.cancel.cancelled() => return Vec::new(),
     };
     let report = match report {
         Ok(r) => r,
         Err(e) => {
-            ctx.emitter.status(Level::Warning, format!("The browser check could not run: {e}"));
-            skipped("failed", e.to_string());
-            return Vec::new();
+            let reason = e.to_string();
+            ctx.emitter.status(Level::Warning, format!("The browser check could not run: {reason}"));
+            skipped("failed", &reason);
+            let failures = if check.settings.mode == BrowserMode::On { vec![unavailable(&reason)] } else { Vec::new() };
+            return (failures, BrowserStatus::NotRun(reason));
         }
     };
     let shot = check.screenshot.zip(report.screenshot.as_deref()).and_then(|(path, png)| {
@@ -98,7 +114,20 @@ pub(crate) async fn check_in_browser(
         }
     });
     emit_report(ctx, iteration, &report, shot);
-    report.findings.iter().take(MAX_FAILURES).map(failure).collect()
+    (report.findings.iter().take(MAX_FAILURES).map(failure).collect(), BrowserStatus::Checked)
+}
+
+/// `--browser-check on` and the browser would not run: the verification fails, saying so.
+fn unavailable(reason: &str) -> Failure {
+    Failure {
+        kind: "browser_unavailable".into(),
+        summary: wright_tools::clip(&format!("the page could not be opened in a browser: {reason}"), 300),
+        detail: format!(
+            "The browser check is required (--browser-check on) but could not run: {reason}\n\
+             This is a problem of the machine, not of the project's code; change nothing for it.\n"
+        ),
+        ..Default::default()
+    }
 }
 
 fn emit_report(ctx: &ToolContext, iteration: u32, r: &PageReport, screenshot: Option<String>) {

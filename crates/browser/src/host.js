@@ -3,7 +3,10 @@
 // set), start Chromium on another loopback port, and carry connections made to a Unix socket
 // (which wright, outside the sandbox, can reach) to Chromium's DevTools port (which only the
 // sandbox's own network can). When Chromium exits, so does the host, and the app with it.
-// argv: mode(static|server) root-or-entry socketPath pagePort cdpPort chromium profileDir [flags...]
+// argv: mode(static|server) root-or-entry socketDir pagePort cdpPort chromium profileDir shortTmp [flags...]
+// socketDir's path can be any length; the socket is bound through a descriptor of it
+// (/proc/self/fd/N/cdp.sock), which always fits in a socket address. shortTmp is a short link
+// wright made to a folder of the scratch (or "-"), for Chromium's own sockets.
 'use strict';
 const { spawn } = require('node:child_process');
 const http = require('node:http');
@@ -11,13 +14,29 @@ const net = require('node:net');
 const fs = require('node:fs');
 const path = require('node:path');
 
-const [mode, target, socketPath, pagePort, cdpPort, chromium, profile, ...flags] = process.argv.slice(1);
+const [mode, target, socketDir, pagePort, cdpPort, chromium, profile, linkTmp, ...flags] = process.argv.slice(1);
 const children = [];
+let madeTmp = null;
 const stop = (code) => {
   for (const c of children) {
     try { c.kill('SIGKILL'); } catch (_) { /* gone */ }
   }
+  if (madeTmp) {
+    try { fs.rmSync(madeTmp, { recursive: true, force: true }); } catch (_) { /* best effort */ }
+  }
   process.exit(code);
+};
+
+// Chromium keeps its process-singleton socket in $TMPDIR/org.chromium.Chromium.XXXXXX/ and
+// dies ("Socket path too long") when that passes 107 bytes, which a build's TMPDIR under a
+// long data folder does. Give it a short folder: wright's link (seen outside bubblewrap), else
+// a private folder in /tmp (bubblewrap's own /tmp), else TMPDIR as it is.
+const chromiumTmp = () => {
+  if (linkTmp && linkTmp !== '-') {
+    try { fs.accessSync(linkTmp, fs.constants.W_OK); return linkTmp; } catch (_) { /* not visible here */ }
+  }
+  try { madeTmp = fs.mkdtempSync('/tmp/wb-'); return madeTmp; } catch (_) { /* /tmp not writable */ }
+  return process.env.TMPDIR || '/tmp';
 };
 process.on('SIGTERM', () => stop(0));
 process.on('SIGINT', () => stop(0));
@@ -56,16 +75,18 @@ if (mode === 'static') {
 const browser = spawn(chromium, [
   `--remote-debugging-port=${cdpPort}`, '--remote-debugging-address=127.0.0.1',
   `--user-data-dir=${profile}`, ...flags, '--no-startup-window',
-], { stdio: ['ignore', 'ignore', 'pipe'] });
+], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TMPDIR: chromiumTmp() } });
 children.push(browser);
 browser.stderr.on('data', (d) => {
   // Only what explains a failed start; Chromium is chatty about D-Bus and GPUs.
   const text = d.toString();
-  if (process.env.WRIGHT_BROWSER_DEBUG || /error while loading|cannot open|Permission denied|Check failed/.test(text)) process.stderr.write(text);
+  if (process.env.WRIGHT_BROWSER_DEBUG || /error while loading|cannot open|Permission denied|Check failed|FATAL|too long/.test(text)) process.stderr.write(text);
 });
 browser.on('exit', (code) => stop(code === null ? 1 : code));
 browser.on('error', (e) => { process.stderr.write(`wright: cannot start ${chromium}: ${e.message}\n`); stop(1); });
 
+const socketFd = fs.openSync(socketDir, 'r');
+const socketPath = `/proc/self/fd/${socketFd}/cdp.sock`;
 try { fs.unlinkSync(socketPath); } catch (_) { /* not there yet */ }
 net.createServer((client) => {
   const upstream = net.connect({ host: '127.0.0.1', port: Number(cdpPort) });
@@ -73,4 +94,7 @@ net.createServer((client) => {
   const close = () => { client.destroy(); upstream.destroy(); };
   client.on('error', close);
   upstream.on('error', close);
+}).on('error', (e) => {
+  process.stderr.write(`wright: cannot listen on ${socketDir}/cdp.sock: ${e.message}\n`);
+  stop(1);
 }).listen(socketPath);

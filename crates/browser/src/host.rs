@@ -4,11 +4,12 @@
 
 use crate::{BrowserError, BrowserSettings, Launch};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use wright_sandbox::{CommandOutcome, CommandSpec, RunError};
+use wright_sandbox::{CommandOutcome, CommandSpec, RunError, SocketDir};
 
 const HOST_JS: &str = include_str!("host.js");
 /// How long Chromium gets to start listening for DevTools.
@@ -73,6 +74,10 @@ pub(crate) struct Host {
     /// The page, as the browser reaches it.
     pub page_url: String,
     pub origin: String,
+    /// Keeps the socket's short name valid while the host runs.
+    _sockets: Arc<SocketDir>,
+    /// The short link for Chromium's temp folder, removed with the host.
+    _link: Option<tempfile::NamedTempFile<()>>,
 }
 
 impl Host {
@@ -83,14 +88,15 @@ impl Host {
         settings: &BrowserSettings,
     ) -> Result<Self, BrowserError> {
         let start_err = |e: String| BrowserError::Start(e);
-        let socket = launch.scratch.join("cdp.sock");
-        if socket.as_os_str().len() > 100 {
-            return Err(start_err(format!(
-                "the socket path {} is too long for a Unix socket; use a shorter data folder",
-                socket.display()
-            )));
-        }
+        // Both ends name the DevTools socket through a descriptor of the scratch folder, so its
+        // path fits whatever the data folder's length.
+        let sockets = Arc::new(
+            SocketDir::open(&launch.scratch)
+                .map_err(|e| start_err(format!("cannot open {}: {e}", launch.scratch.display())))?,
+        );
+        let socket = sockets.path("cdp.sock");
         let profile = launch.scratch.join("chromium-profile");
+        let link = short_tmp(&launch.scratch);
         let (page_port, cdp_port) = (
             free_port().map_err(|e| start_err(format!("no free port: {e}")))?,
             free_port().map_err(|e| start_err(format!("no free port: {e}")))?,
@@ -104,15 +110,19 @@ impl Host {
             HOST_JS.to_string(),
             mode.to_string(),
             target,
-            socket.display().to_string(),
+            launch.scratch.display().to_string(),
             page_port.to_string(),
             cdp_port.to_string(),
             chromium.display().to_string(),
             profile.display().to_string(),
+            link.as_ref().map_or_else(|| "-".to_string(), |l| l.path().display().to_string()),
         ];
         args.extend(flags(settings, launch.confined));
         let mut spec = CommandSpec::new("node", args, launch.workspace.clone(), launch.env.clone());
         spec.timeout = settings.time_limit + STARTUP + Duration::from_secs(10);
+        // Chromium reserves terabytes of address space it never uses; an RLIMIT_AS (the memory
+        // limit where no cgroup can be made, as for most ordinary users) kills it at start.
+        spec.reserves_address_space = true;
         let stop = CancellationToken::new();
         let task = {
             let (runner, stop) = (launch.runner.clone(), stop.clone());
@@ -146,12 +156,12 @@ impl Host {
             .await
             .map_err(|e| start_err(format!("no loopback port for DevTools: {e}")))?;
         let local = listener.local_addr().map_err(|e| start_err(e.to_string()))?;
-        let forwarder = tokio::spawn(forward(listener, socket.clone()));
+        let forwarder = tokio::spawn(forward(listener, sockets.clone()));
         let ws_url = rehost(&version, &local.to_string())
             .ok_or_else(|| start_err(format!("unexpected DevTools answer: {version}")))?;
         let origin = format!("http://127.0.0.1:{page_port}");
         let page_url = format!("{origin}/{}", path.trim_start_matches('/'));
-        Ok(Self { stop, task, forwarder, ws_url, page_url, origin })
+        Ok(Self { stop, task, forwarder, ws_url, page_url, origin, _sockets: sockets, _link: link })
     }
 
     /// Stop Chromium and everything the host started (the sandbox's process group goes with it).
@@ -228,11 +238,27 @@ fn rehost(ws: &str, authority: &str) -> Option<String> {
     Some(format!("ws://{authority}/{path}"))
 }
 
+/// A short link in `/tmp` to a folder of the scratch, for Chromium's temp folder when the
+/// host runs where `/tmp` is the machine's (Landlock, or no confinement); bubblewrap gives the
+/// host a private `/tmp` of its own instead. `None` when `/tmp` takes no link: the host then
+/// falls back to its own `/tmp`.
+fn short_tmp(scratch: &Path) -> Option<tempfile::NamedTempFile<()>> {
+    use std::os::unix::fs::PermissionsExt;
+    let target = scratch.join("ctmp");
+    std::fs::create_dir_all(&target).ok()?;
+    // The sandbox may run as another user (wright as root runs commands unprivileged).
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o777)).ok()?;
+    tempfile::Builder::new().prefix("wright-b").make_in("/tmp", |p| std::os::unix::fs::symlink(&target, p)).ok()
+}
+
 /// Carry each connection to the loopback port over to the host's Unix socket.
-async fn forward(listener: tokio::net::TcpListener, socket: PathBuf) {
+async fn forward(listener: tokio::net::TcpListener, sockets: Arc<SocketDir>) {
+    let socket: PathBuf = sockets.path("cdp.sock");
     while let Ok((mut tcp, _)) = listener.accept().await {
         let socket = socket.clone();
+        let _keep = sockets.clone();
         tokio::spawn(async move {
+            let _keep = _keep;
             if let Ok(mut unix) = tokio::net::UnixStream::connect(&socket).await {
                 let _ = tokio::io::copy_bidirectional(&mut tcp, &mut unix).await;
             }

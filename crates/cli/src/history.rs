@@ -1311,6 +1311,8 @@ mod tests {
                 output_tokens: 0,
                 cached_tokens: 0,
                 cost_usd: 0.0,
+                browser_checked: false,
+                browser_reason: None,
             },
         ];
         for (i, kind) in kinds.into_iter().enumerate() {

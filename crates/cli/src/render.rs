@@ -31,6 +31,8 @@ struct HumanState {
     spinner: Option<ProgressBar>,
     usage: (u64, u64, u64, f64),
     last_output_line: String,
+    /// Why the latest browser check did not run (cleared by one that did), for the last line.
+    browser_unchecked: Option<String>,
 }
 
 impl HumanSink {
@@ -47,7 +49,12 @@ impl HumanSink {
             lang,
             max_fix_attempts,
             verbose,
-            state: Mutex::new(HumanState { spinner, usage: (0, 0, 0, 0.0), last_output_line: String::new() }),
+            state: Mutex::new(HumanState {
+                spinner,
+                usage: (0, 0, 0, 0.0),
+                last_output_line: String::new(),
+                browser_unchecked: None,
+            }),
         }
     }
 
@@ -184,6 +191,8 @@ impl HumanSink {
                 duration_ms,
                 ..
             } => {
+                st.browser_unchecked =
+                    (outcome != "checked").then(|| reason.clone().unwrap_or_else(|| outcome.clone()));
                 let line = if outcome == "checked" {
                     let problems = console_errors + exceptions + failed_requests + blocked_requests + u32::from(*blank);
                     let verdict = if problems == 0 {
@@ -226,8 +235,18 @@ impl HumanSink {
                 let icon = task_icon(status);
                 (vec![format!("{icon} {task}: {message} ({:.1}s)", *duration_ms as f64 / 1000.0)], None)
             }
-            EventKind::Complete { success, files, fix_attempts, duration_ms, iterations, .. } => {
+            EventKind::Complete { success, files, fix_attempts, duration_ms, iterations, browser_checked, .. } => {
                 let mut v = vec![String::new()];
+                // Published, but nobody opened the page: say so where the eye lands last.
+                if let Some(why) = st.browser_unchecked.as_ref().filter(|_| *success && !*browser_checked) {
+                    v.push(format!(
+                        "⚠️  {} {why}",
+                        self.t(
+                            "The page was not opened in a browser, so errors a visitor would meet may remain:",
+                            "A página não foi aberta num navegador; erros que um visitante veria podem continuar:"
+                        )
+                    ));
+                }
                 if !files.is_empty() {
                     v.push(format!("{} ({}):", self.t("Files", "Arquivos"), files.len()));
                     for f in files.iter().take(25) {

@@ -71,6 +71,10 @@ pub struct DoctorArgs {
     /// Print the findings as JSON.
     #[arg(long)]
     json: bool,
+    /// Data folder whose scratch space builds use [default: $XDG_DATA_HOME/wright]; the browser
+    /// trial runs there, with folders named as a build's are.
+    #[arg(long, env = "WRIGHT_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
 }
 
 /// `wright doctor`: which isolation `run` would use here, and why; and, when an endpoint is
@@ -169,7 +173,7 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
     let browser = if browser_mode == wright_browser::BrowserMode::Off {
         "off in wright.toml ([browser] check = \"off\")".to_string()
     } else {
-        browser_line(file.browser.chromium.as_deref(), mode, &policy).await
+        browser_line(file.browser.chromium.as_deref(), mode, &policy, &file.data_dir(args.data_dir.clone())).await
     };
     checks.push(("browser", browser));
     let (active, warning) = match &choice {
@@ -211,12 +215,14 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
 }
 
 /// Whether the browser check can run here: it loads a small page for real, in the sandbox
-/// builds would use (writable: only a fresh folder of its own, as a build's workspace and
-/// scratch are), and says how long that took, or why it cannot.
+/// builds would use, from folders laid out as a build's are (a scratch folder named like a
+/// build's under the data folder's `tmp`, its HOME and TMPDIR, the check's own folder in that
+/// TMPDIR), so it fails where builds would; and says how long that took, or why it cannot.
 async fn browser_line(
     chromium: Option<&std::path::Path>,
     mode: wright_engine::sandbox::Mode,
     policy: &Policy,
+    data_dir: &std::path::Path,
 ) -> String {
     let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
     let env_path = vec![("PATH".to_string(), path.clone())];
@@ -233,12 +239,15 @@ async fn browser_line(
         .unwrap_or_else(|| binary.display().to_string());
     let trial = async {
         use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let (ws, scratch) = (dir.path().join("ws"), dir.path().join("s"));
-        for d in [dir.path().to_path_buf(), ws.clone(), scratch.clone(), scratch.join("home"), scratch.join("tmp")] {
+        let dir = wright_engine::scratch_in(data_dir, &wright_engine::new_build_id()).map_err(|e| e.to_string())?;
+        let (ws, home, tmp) = (dir.path().join("ws"), dir.path().join("home"), dir.path().join("tmp"));
+        for d in [dir.path().to_path_buf(), ws.clone(), home.clone(), tmp.clone()] {
             std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
             std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).map_err(|e| e.to_string())?;
         }
+        // The check's own folder in the build's TMPDIR, as VERIFYING makes it.
+        let scratch = tempfile::Builder::new().prefix("wb").tempdir_in(&tmp).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o777)).map_err(|e| e.to_string())?;
         std::fs::write(ws.join("index.html"), "<!DOCTYPE html><html><body><h1>wright</h1></body></html>")
             .map_err(|e| e.to_string())?;
         let own = Policy { writable: vec![dir.path().to_path_buf()], ..policy.clone() };
@@ -249,11 +258,11 @@ async fn browser_line(
             runner: std::sync::Arc::new(runner),
             env: vec![
                 ("PATH".to_string(), path.clone()),
-                ("HOME".to_string(), scratch.join("home").display().to_string()),
-                ("TMPDIR".to_string(), scratch.join("tmp").display().to_string()),
+                ("HOME".to_string(), home.display().to_string()),
+                ("TMPDIR".to_string(), tmp.display().to_string()),
             ],
             workspace: ws,
-            scratch,
+            scratch: scratch.path().to_path_buf(),
             confined,
         };
         let settings = wright_browser::BrowserSettings { chromium: Some(binary.clone()), ..Default::default() };

@@ -111,6 +111,17 @@ fn lang_code(lang: Lang) -> &'static str {
     }
 }
 
+/// A fresh scratch folder named after `name` under `data_dir/tmp`, where every build's lives
+/// (`wright doctor` makes its trial folders the same way, so it fails where builds would).
+pub fn scratch_in(data_dir: &Path, name: &str) -> Result<tempfile::TempDir, EngineError> {
+    let io = |what: &str, e: std::io::Error| EngineError::Usage(format!("{what}: {e}"));
+    std::fs::create_dir_all(data_dir.join("tmp")).map_err(|e| io(&format!("creating {}", data_dir.display()), e))?;
+    tempfile::Builder::new()
+        .prefix(&format!("{name}-"))
+        .tempdir_in(data_dir.join("tmp"))
+        .map_err(|e| io("creating the build's temp folder", e))
+}
+
 /// Sortable, readable, unique enough: `20261121-153501-3fa2`.
 pub fn new_build_id() -> String {
     format!("{}-{:04x}", chrono::Utc::now().format("%Y%m%d-%H%M%S"), fastrand::u16(..))
@@ -228,13 +239,7 @@ impl Engine {
 
     /// A fresh scratch folder for one build (its HOME and TMPDIR), removed when dropped.
     pub fn scratch(&self, name: &str) -> Result<tempfile::TempDir, EngineError> {
-        let io = |what: &str, e: std::io::Error| EngineError::Usage(format!("{what}: {e}"));
-        std::fs::create_dir_all(self.data_dir.join("tmp"))
-            .map_err(|e| io(&format!("creating {}", self.data_dir.display()), e))?;
-        tempfile::Builder::new()
-            .prefix(&format!("{name}-"))
-            .tempdir_in(self.data_dir.join("tmp"))
-            .map_err(|e| io("creating the build's temp folder", e))
+        scratch_in(&self.data_dir, name)
     }
 
     /// The browser check's settings: flags, then `[browser]`, then the defaults. `on` without a

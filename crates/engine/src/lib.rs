@@ -17,7 +17,7 @@ pub mod sandbox;
 pub use engine::tasks::{PreparedTasks, TASK_TEMPLATE, TaskJob, TasksFinished, load_task_file};
 pub use engine::{
     Engine, Finished, Job, Overrides, Prepared, database_url, host_redactor, new_build_id, open_store, parse_lang,
-    parse_template,
+    parse_template, scratch_in,
 };
 
 /// Why wright could not be set up. The CLI maps these to its exit codes; the server to HTTP.

@@ -173,6 +173,14 @@ pub enum EventKind {
         cached_tokens: u64,
         #[serde(default)]
         cost_usd: f64,
+        /// Whether the page was opened in a real browser at the last verification. False for a
+        /// web project whose page could not be opened (then `browser_reason` says why), for
+        /// projects with no page, and for builds that never got that far.
+        #[serde(default)]
+        browser_checked: bool,
+        /// Why a web project's page was not opened in a browser, when it was not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        browser_reason: Option<String>,
     },
     Error {
         message: String,
@@ -406,6 +414,8 @@ mod tests {
             output_tokens: 0,
             cached_tokens: 0,
             cost_usd: 0.0,
+            browser_checked: false,
+            browser_reason: None,
         });
         em.status(Level::Info, "after complete");
         let evs = sink.events();

@@ -204,7 +204,10 @@ impl Bwrap {
         for f in etc {
             push(&["--ro-bind-try", f, f]);
         }
-        push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"]);
+        // A private /tmp open to whoever runs inside (the sandbox user when wright is root): a
+        // short folder for programs that must keep their own sockets there (Chromium's
+        // process singleton refuses a socket path over 107 bytes, and TMPDIR can be long).
+        push(&["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run"]);
         // bwrap copies the modes of the host's parent folders when it creates mount points; a
         // 0700 parent (a temp dir, a home) would lock the sandbox user out of its own workspace.
         let mut parents: Vec<PathBuf> = Vec::new();
@@ -242,7 +245,7 @@ impl Bwrap {
         push(&["--", &self.prlimit.to_string_lossy()]);
         let l = self.policy.limits;
         let processes = process_limit(&self.policy);
-        let address_space = address_space(&self.policy, self.cgroups.as_ref());
+        let address_space = address_space(&self.policy, self.cgroups.as_ref()).filter(|_| !spec.reserves_address_space);
         a.push(format!("--as={}", address_space.map_or("unlimited".to_string(), |b| b.to_string())));
         a.push(format!("--fsize={}", l.file_size));
         a.push(format!("--nofile={}", l.open_files));
@@ -489,6 +492,20 @@ mod tests {
         assert!(joined.ends_with("/usr/bin/sh -c true"));
         let tail = &a[a.iter().position(|s| s == "--").unwrap()..];
         assert!(tail.iter().any(|s| s.starts_with("--as=")), "limits come before the command");
+    }
+
+    #[test]
+    fn a_browser_gets_no_address_space_limit_and_every_command_a_private_open_tmp() {
+        let ws = PathBuf::from("/tmp/ws-example");
+        let b = fake(Policy { writable: vec![ws.clone()], ..Policy::default() });
+        let mut spec = CommandSpec::new("chromium", vec![], ws, vec![]);
+        let as_limit = |a: &[String]| a.iter().find(|s| s.starts_with("--as=")).cloned().unwrap();
+        let no_cgroup = format!("--as={}", Policy::default().limits.memory.max(ADDRESS_SPACE_FLOOR));
+        assert_eq!(as_limit(&b.args(&spec, Path::new("/usr/bin/chromium"), 9)), no_cgroup);
+        spec.reserves_address_space = true;
+        let a = b.args(&spec, Path::new("/usr/bin/chromium"), 9);
+        assert_eq!(as_limit(&a), "--as=unlimited");
+        assert!(a.join(" ").contains("--perms 1777 --tmpfs /tmp"), "{a:?}");
     }
 
     #[test]

@@ -92,7 +92,8 @@ impl Landlock {
             flag("--ro", dir.to_string_lossy().into_owned());
         }
         // 0 is "unlimited" to the helper.
-        flag("--as", address_space(&self.policy, self.cgroups.as_ref()).unwrap_or(0).to_string());
+        let address_space = address_space(&self.policy, self.cgroups.as_ref()).filter(|_| !spec.reserves_address_space);
+        flag("--as", address_space.unwrap_or(0).to_string());
         flag("--fsize", l.file_size.to_string());
         flag("--nofile", l.open_files.to_string());
         flag("--nproc", process_limit(&self.policy).to_string());

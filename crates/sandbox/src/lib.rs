@@ -12,6 +12,7 @@ mod output;
 mod redact;
 mod runner;
 pub mod seccomp;
+mod socket;
 mod workspace;
 
 pub use bwrap::{Bwrap, Limits, Policy, SANDBOX_UID, Unavailable, give_back, running_as_root};
@@ -23,4 +24,5 @@ pub use runner::{
     CommandOutcome, CommandRunner, CommandSpec, Held, Isolation, NoIsolation, OutputSink, ProcessRunner, Refuse,
     RunError, StreamKind,
 };
+pub use socket::SocketDir;
 pub use workspace::{PathError, Workspace, WorkspaceLimits, WriteOutcome};

@@ -36,6 +36,10 @@ pub struct CommandSpec {
     /// What an isolation layer keeps alive until the command has ended (its cgroup, which
     /// removes itself when dropped).
     pub held: Vec<Held>,
+    /// The program reserves far more address space than it uses (Chromium: V8's sandbox alone
+    /// reserves a terabyte), so an address-space limit kills it at start. Such a command gets
+    /// none; its memory is then bounded by the memory cgroup where one can be made.
+    pub reserves_address_space: bool,
 }
 
 /// A value kept alive for as long as a command runs.
@@ -64,6 +68,7 @@ impl CommandSpec {
             live_interval: LIVE_INTERVAL,
             inherit: Vec::new(),
             held: Vec::new(),
+            reserves_address_space: false,
         }
     }
 }

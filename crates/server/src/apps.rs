@@ -8,11 +8,10 @@ use axum::body::Body;
 use axum::http::{Request, Response, StatusCode, header};
 use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-use wright_sandbox::{CommandRunner, CommandSpec, ProcessRunner, Workspace};
+use wright_sandbox::{CommandRunner, CommandSpec, ProcessRunner, SocketDir, Workspace};
 
 const BRIDGE: &str = include_str!("preview_bridge.js");
 /// How long an app gets to start listening.
@@ -20,8 +19,13 @@ const STARTUP: Duration = Duration::from_secs(15);
 /// Largest request body passed on to an app.
 const MAX_BODY: usize = 1 << 20;
 
+/// The socket's name in the app's scratch folder.
+const SOCKET: &str = "app.sock";
+
 struct App {
-    socket: PathBuf,
+    /// The scratch folder, held open: the socket is reached through it by a short name, and a
+    /// caller holding it can never reach another build's socket through a reused descriptor.
+    socket: Arc<SocketDir>,
     stop: CancellationToken,
     last_used: Instant,
     /// The scratch folder (HOME, TMPDIR, the socket); removed when the app is dropped.
@@ -46,7 +50,7 @@ impl Apps {
     }
 
     /// The app's socket, starting it if it is not running.
-    async fn socket(&self, state: &AppState, id: &str, ws: &Workspace) -> Result<PathBuf, ApiError> {
+    async fn socket(&self, state: &AppState, id: &str, ws: &Workspace) -> Result<Arc<SocketDir>, ApiError> {
         let live = self.with(|m| {
             let app = m.get_mut(id).filter(|a| !a.stop.is_cancelled())?;
             app.last_used = Instant::now();
@@ -94,12 +98,19 @@ async fn start(state: &AppState, id: &str, ws: &Workspace) -> Result<App, ApiErr
     let unavailable = |why: String| ApiError::new(StatusCode::BAD_GATEWAY, "preview_app", why);
     let entry = wright_agent::verify::server_entry_in(ws)
         .ok_or_else(|| unavailable("this full-stack build has no server file to start".into()))?;
-    // Short: a Unix socket path must fit in 108 bytes.
     let scratch = state.engine.scratch("p").map_err(|e| unavailable(e.to_string()))?;
-    let socket = scratch.path().join("app.sock");
+    // Reached by a short name whatever the data folder's length (a socket path must fit in 107 bytes).
+    let socket = Arc::new(SocketDir::open(scratch.path()).map_err(|e| unavailable(e.to_string()))?);
     let (exec, confinement) = state.engine.sandbox(ws, scratch.path()).map_err(|e| unavailable(e.to_string()))?;
     let port = free_port().map_err(|e| unavailable(format!("no free port: {e}")))?;
-    let args = vec!["-e".into(), BRIDGE.into(), entry.clone(), socket.display().to_string(), port.to_string()];
+    let args = vec![
+        "-e".into(),
+        BRIDGE.into(),
+        entry.clone(),
+        scratch.path().display().to_string(),
+        SOCKET.into(),
+        port.to_string(),
+    ];
     let mut spec = CommandSpec::new("node", args, ws.root().to_path_buf(), exec.env.clone());
     // It runs until it is stopped for being idle (or the server stops).
     spec.timeout = Duration::from_secs(24 * 3600);
@@ -118,7 +129,7 @@ async fn start(state: &AppState, id: &str, ws: &Workspace) -> Result<App, ApiErr
         if stop.is_cancelled() {
             return Err(unavailable(format!("`node {entry}` exited before it answered")));
         }
-        if tokio::net::UnixStream::connect(&socket).await.is_ok() && answers(&socket).await {
+        if tokio::net::UnixStream::connect(socket.path(SOCKET)).await.is_ok() && answers(&socket).await {
             tracing::info!(build = %id, entry, "preview app started");
             return Ok(App { socket, stop, last_used: Instant::now(), _scratch: scratch });
         }
@@ -129,7 +140,7 @@ async fn start(state: &AppState, id: &str, ws: &Workspace) -> Result<App, ApiErr
 }
 
 /// Whether the app behind the bridge answers HTTP yet (the bridge listens before the app does).
-async fn answers(socket: &Path) -> bool {
+async fn answers(socket: &SocketDir) -> bool {
     let req = Request::get("/").header(header::HOST, "localhost").body(Body::empty());
     match req {
         Ok(req) => send(socket, req).await.is_ok(),
@@ -137,8 +148,8 @@ async fn answers(socket: &Path) -> bool {
     }
 }
 
-async fn send(socket: &Path, req: Request<Body>) -> Result<Response<hyper::body::Incoming>, String> {
-    let stream = tokio::net::UnixStream::connect(socket).await.map_err(|e| e.to_string())?;
+async fn send(socket: &SocketDir, req: Request<Body>) -> Result<Response<hyper::body::Incoming>, String> {
+    let stream = tokio::net::UnixStream::connect(socket.path(SOCKET)).await.map_err(|e| e.to_string())?;
     let (mut sender, conn) =
         hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| e.to_string())?;
     tokio::spawn(async move {

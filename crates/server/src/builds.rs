@@ -268,6 +268,8 @@ pub async fn cancel(
                 output_tokens: 0,
                 cached_tokens: 0,
                 cost_usd: 0.0,
+                browser_checked: false,
+                browser_reason: None,
             };
             publish(&state, &id, last + 2, complete).await;
             state.hub.close(&id);

@@ -2,13 +2,16 @@
 // app's server the way a person would (`node <entry>` with PORT set), and carry every
 // connection made to a Unix socket (which wright, outside the sandbox, can reach) to that port
 // (which only the sandbox's own network can). When the server exits, so does the bridge.
-// argv: entry socketPath port
+// argv: entry socketDir socketName port
+// The socket is bound through a descriptor of its folder (/proc/self/fd/N/NAME), a path that
+// fits in a socket address however long the folder's own path is.
 'use strict';
 const { spawn } = require('node:child_process');
 const net = require('node:net');
 const fs = require('node:fs');
 
-const [entry, socketPath, port] = process.argv.slice(1);
+const [entry, socketDir, socketName, port] = process.argv.slice(1);
+const socketPath = `/proc/self/fd/${fs.openSync(socketDir, 'r')}/${socketName}`;
 const child = spawn(process.execPath, [entry], {
   env: { ...process.env, PORT: port },
   stdio: ['ignore', 'inherit', 'inherit'],

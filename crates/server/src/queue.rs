@@ -141,6 +141,8 @@ pub async fn end_build(shared: &AppState, build: &str, message: &str, reason: &s
             output_tokens: 0,
             cached_tokens: 0,
             cost_usd: 0.0,
+            browser_checked: false,
+            browser_reason: None,
         },
     )
     .await;

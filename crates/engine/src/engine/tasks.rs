@@ -365,6 +365,8 @@ impl PreparedTasks {
             output_tokens: tokens.output_tokens,
             cached_tokens: tokens.cached_tokens,
             cost_usd: tokens.cost_usd,
+            browser_checked: false,
+            browser_reason: None,
         });
         drop(self.parts.scratch);
         TasksFinished { summary, unsaved_events: self.parts.persist.failures() }
