@@ -3,10 +3,9 @@
 // set), start Chromium on another loopback port, and carry connections made to a Unix socket
 // (which wright, outside the sandbox, can reach) to Chromium's DevTools port (which only the
 // sandbox's own network can). When Chromium exits, so does the host, and the app with it.
-// argv: mode(static|server) root-or-entry socketDir pagePort cdpPort chromium profileDir shortTmp [flags...]
+// argv: mode(static|server) root-or-entry socketDir pagePort cdpPort chromium profileDir [flags...]
 // socketDir's path can be any length; the socket is bound through a descriptor of it
-// (/proc/self/fd/N/cdp.sock), which always fits in a socket address. shortTmp is a short link
-// wright made to a folder of the scratch (or "-"), for Chromium's own sockets.
+// (/proc/self/fd/N/cdp.sock), which always fits in a socket address.
 'use strict';
 const { spawn } = require('node:child_process');
 const http = require('node:http');
@@ -14,7 +13,7 @@ const net = require('node:net');
 const fs = require('node:fs');
 const path = require('node:path');
 
-const [mode, target, socketDir, pagePort, cdpPort, chromium, profile, linkTmp, ...flags] = process.argv.slice(1);
+const [mode, target, socketDir, pagePort, cdpPort, chromium, profile, ...flags] = process.argv.slice(1);
 const children = [];
 let madeTmp = null;
 const stop = (code) => {
@@ -29,12 +28,9 @@ const stop = (code) => {
 
 // Chromium keeps its process-singleton socket in $TMPDIR/org.chromium.Chromium.XXXXXX/ and
 // dies ("Socket path too long") when that passes 107 bytes, which a build's TMPDIR under a
-// long data folder does. Give it a short folder: wright's link (seen outside bubblewrap), else
-// a private folder in /tmp (bubblewrap's own /tmp), else TMPDIR as it is.
+// long data folder does. Give it a short folder of its own in /tmp (the sandbox's private
+// /tmp under bubblewrap), removed when the host stops; else TMPDIR as it is.
 const chromiumTmp = () => {
-  if (linkTmp && linkTmp !== '-') {
-    try { fs.accessSync(linkTmp, fs.constants.W_OK); return linkTmp; } catch (_) { /* not visible here */ }
-  }
   try { madeTmp = fs.mkdtempSync('/tmp/wb-'); return madeTmp; } catch (_) { /* /tmp not writable */ }
   return process.env.TMPDIR || '/tmp';
 };

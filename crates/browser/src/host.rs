@@ -76,8 +76,6 @@ pub(crate) struct Host {
     pub origin: String,
     /// Keeps the socket's short name valid while the host runs.
     _sockets: Arc<SocketDir>,
-    /// The short link for Chromium's temp folder, removed with the host.
-    _link: Option<tempfile::NamedTempFile<()>>,
 }
 
 impl Host {
@@ -96,7 +94,6 @@ impl Host {
         );
         let socket = sockets.path("cdp.sock");
         let profile = launch.scratch.join("chromium-profile");
-        let link = short_tmp(&launch.scratch);
         let (page_port, cdp_port) = (
             free_port().map_err(|e| start_err(format!("no free port: {e}")))?,
             free_port().map_err(|e| start_err(format!("no free port: {e}")))?,
@@ -115,7 +112,6 @@ impl Host {
             cdp_port.to_string(),
             chromium.display().to_string(),
             profile.display().to_string(),
-            link.as_ref().map_or_else(|| "-".to_string(), |l| l.path().display().to_string()),
         ];
         args.extend(flags(settings, launch.confined));
         let mut spec = CommandSpec::new("node", args, launch.workspace.clone(), launch.env.clone());
@@ -161,7 +157,7 @@ impl Host {
             .ok_or_else(|| start_err(format!("unexpected DevTools answer: {version}")))?;
         let origin = format!("http://127.0.0.1:{page_port}");
         let page_url = format!("{origin}/{}", path.trim_start_matches('/'));
-        Ok(Self { stop, task, forwarder, ws_url, page_url, origin, _sockets: sockets, _link: link })
+        Ok(Self { stop, task, forwarder, ws_url, page_url, origin, _sockets: sockets })
     }
 
     /// Stop Chromium and everything the host started (the sandbox's process group goes with it).
@@ -236,19 +232,6 @@ fn rehost(ws: &str, authority: &str) -> Option<String> {
     let rest = ws.strip_prefix("ws://")?;
     let (_, path) = rest.split_once('/')?;
     Some(format!("ws://{authority}/{path}"))
-}
-
-/// A short link in `/tmp` to a folder of the scratch, for Chromium's temp folder when the
-/// host runs where `/tmp` is the machine's (Landlock, or no confinement); bubblewrap gives the
-/// host a private `/tmp` of its own instead. `None` when `/tmp` takes no link: the host then
-/// falls back to its own `/tmp`.
-fn short_tmp(scratch: &Path) -> Option<tempfile::NamedTempFile<()>> {
-    use std::os::unix::fs::PermissionsExt;
-    let target = scratch.join("ctmp");
-    std::fs::create_dir_all(&target).ok()?;
-    // The sandbox may run as another user (wright as root runs commands unprivileged).
-    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o777)).ok()?;
-    tempfile::Builder::new().prefix("wright-b").make_in("/tmp", |p| std::os::unix::fs::symlink(&target, p)).ok()
 }
 
 /// Carry each connection to the loopback port over to the host's Unix socket.

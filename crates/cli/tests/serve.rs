@@ -387,7 +387,11 @@ async fn sigterm_cancels_after_the_grace_time_and_every_stream_completes() {
 async fn a_full_stack_preview_runs_its_app_in_the_sandbox_and_stops_it_when_idle() {
     let llm = model(1).await;
     let dir = tempfile::tempdir().unwrap();
-    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "1", "--preview-idle", "1"]).await;
+    // A data folder far past what a socket path holds (the app's socket lives under it).
+    let data = dir.path().join("pasta de dados é longa ✓ ".repeat(3)).join("and longer still, with spaces ".repeat(2));
+    std::fs::create_dir_all(&data).unwrap();
+    assert!(data.as_os_str().len() > 150, "{}", data.display());
+    let s = Server::start(&data, &llm.base_url, &["--workers", "1", "--preview-idle", "1"]).await;
     let alice = s.add_user("alice", false).await;
     let c = client();
     let r = create(&c, &s, &alice, json!({"prompt": "a page showing a quote from a server", "template": "fullstack"}))
