@@ -188,6 +188,11 @@ pub enum BrowserError {
          run wright with its sandbox on (the default) or as an ordinary user"
     )]
     Unconfined,
+    #[error(
+        "the browser check needs loopback TCP (its page server and DevTools), which the Landlock \
+         sandbox denies with the network off; install bubblewrap (apt-get install bubblewrap)"
+    )]
+    NoLoopback,
     #[error("the browser could not start: {0}")]
     Start(String),
     #[error("talking to the browser: {0}")]
@@ -218,6 +223,9 @@ pub async fn check_page(
     let chromium = find_chromium(settings.chromium.as_deref(), &launch.env)?;
     if !launch.confined && running_as_root() {
         return Err(BrowserError::Unconfined);
+    }
+    if !launch.runner.loopback_tcp() {
+        return Err(BrowserError::NoLoopback);
     }
     let started = std::time::Instant::now();
     let host = host::Host::start(launch, &chromium, source, settings).await?;

@@ -19,6 +19,10 @@ document.getElementById('plus-button').addEventListener('click', () => { count.t
 const FIXED: &str = "const count = document.getElementById('count');\n\
 document.getElementById('plus').addEventListener('click', () => { count.textContent = String(Number(count.textContent) + 1); });\n";
 
+/// One build at a time: each starts Chromium (twice), and four at once on two cores measure
+/// the machine, not the check (a check has 30 s).
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A model that writes the crashing counter, then fixes it when told.
 async fn counter_model() -> MockLlm {
     MockLlm::start_with_fallback(
@@ -170,6 +174,7 @@ fn assert_caught_and_fixed(run: &Run, what: &str) {
 /// bytes, the last with spaces and non-ASCII, as whoever runs the tests (root in CI).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_crashes_on_load_is_caught_whatever_the_data_folders_length() {
+    let _one = ONE_AT_A_TIME.lock().await;
     for (len, fancy) in [(26, false), (27, false), (60, false), (200, true)] {
         let top = tempfile::Builder::new().prefix("w").tempdir_in("/tmp").unwrap();
         let data = data_dir_of(top.path(), len, fancy);
@@ -184,6 +189,7 @@ async fn a_page_that_crashes_on_load_is_caught_whatever_the_data_folders_length(
 /// (`…/home/student/.local/share/wright`), and with a 200-byte one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ordinary_user_with_a_long_data_folder_gets_the_browser_check() {
+    let _one = ONE_AT_A_TIME.lock().await;
     if !running_as_root() {
         eprintln!("skipped: making a folder for another user needs root (run as root to try an ordinary user)");
         return;
@@ -209,6 +215,7 @@ async fn an_ordinary_user_with_a_long_data_folder_gets_the_browser_check() {
 /// the same is a failed verification.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_that_cannot_start_is_reported_never_passed_off_as_checked() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let top = tempfile::Builder::new().prefix("w").tempdir_in("/tmp").unwrap();
     let broken = top.path().join("chromium");
     // A program, not a script (a launcher script is resolved to the real Chromium behind it).
@@ -273,6 +280,7 @@ async fn a_browser_that_cannot_start_is_reported_never_passed_off_as_checked() {
 /// works in a 200-byte one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_tries_the_browser_in_the_data_folder_builds_use() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let top = tempfile::Builder::new().prefix("w").tempdir_in("/tmp").unwrap();
     let data = data_dir_of(top.path(), 200, true);
     std::fs::create_dir_all(&data).unwrap();

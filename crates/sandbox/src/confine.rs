@@ -116,6 +116,11 @@ impl Isolation for Landlock {
         "landlock"
     }
 
+    /// Landlock's network rules deny TCP as a whole, loopback included, when the network is off.
+    fn loopback_tcp(&self) -> bool {
+        self.policy.network
+    }
+
     fn wrap(&self, spec: CommandSpec) -> Result<CommandSpec, RunError> {
         let program = find_program(&spec.program, &spec.env)
             .ok_or_else(|| RunError::NotFound { program: spec.program.clone() })?;

@@ -127,6 +127,10 @@ pub trait Isolation: Send + Sync {
     /// Short name for diagnostics (`none`, `bwrap`, …).
     fn name(&self) -> &str;
     fn wrap(&self, spec: CommandSpec) -> Result<CommandSpec, RunError>;
+    /// Whether commands can listen and connect on loopback TCP (a page server, DevTools).
+    fn loopback_tcp(&self) -> bool {
+        true
+    }
 }
 
 /// Runs commands as they are: process-group, environment and time confinement only.
@@ -169,6 +173,11 @@ pub trait CommandRunner: Send + Sync {
     /// switch off a sandbox of its own, as Chromium must as the sandbox's unprivileged user).
     fn confines(&self) -> bool {
         false
+    }
+
+    /// Whether what this runner starts can listen and connect on loopback TCP.
+    fn loopback_tcp(&self) -> bool {
+        true
     }
 }
 
@@ -224,6 +233,10 @@ pub(crate) fn find_program(program: &str, env: &[(String, String)]) -> Option<Pa
 impl CommandRunner for ProcessRunner {
     fn confines(&self) -> bool {
         self.isolation.name() != "none"
+    }
+
+    fn loopback_tcp(&self) -> bool {
+        self.isolation.loopback_tcp()
     }
 
     async fn run(

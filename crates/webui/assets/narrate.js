@@ -88,6 +88,7 @@ const STRINGS = {
     'line.browser.bad': 'In the browser: {n} problem(s).',
     'line.browser.skipped': 'Browser check not run: {reason}',
     'line.done': 'Finished: it works. {files} file(s), {fixes} fix attempt(s), {secs} s.',
+    'line.done.unchecked': 'Finished: its checks pass, but the page was not opened in a browser ({reason}), so errors a visitor would meet may remain. {files} file(s), {fixes} fix attempt(s), {secs} s.',
     'line.failed': 'Stopped without a working result after {fixes} fix attempt(s).',
     'line.error': 'Error: {message}',
     'toast.problem': 'Problem found',
@@ -185,6 +186,7 @@ const STRINGS = {
     'line.browser.bad': 'No navegador: {n} problema(s).',
     'line.browser.skipped': 'Verificação no navegador não executada: {reason}',
     'line.done': 'Terminado: funciona. {files} arquivo(s), {fixes} tentativa(s) de correção, {secs} s.',
+    'line.done.unchecked': 'Terminado: as verificações passam, mas a página não foi aberta num navegador ({reason}); erros que um visitante veria podem continuar. {files} arquivo(s), {fixes} tentativa(s) de correção, {secs} s.',
     'line.failed': 'Parou sem um resultado que funcione após {fixes} tentativa(s) de correção.',
     'line.error': 'Erro: {message}',
     'toast.problem': 'Problema encontrado',
@@ -250,10 +252,15 @@ export function describe(e, t) {
         ? { text: t('line.browser.ok', { actions: e.actions }), tone: 'success' }
         : { text: t('line.browser.bad', { n }), tone: 'warning' };
     }
-    case 'complete':
-      return e.success
-        ? { text: t('line.done', { files: e.files.length, fixes: e.fix_attempts, secs: (e.duration_ms / 1000).toFixed(1) }), tone: 'success' }
-        : { text: t('line.failed', { fixes: e.fix_attempts }), tone: 'error' };
+    case 'complete': {
+      const figures = { files: e.files.length, fixes: e.fix_attempts, secs: (e.duration_ms / 1000).toFixed(1) };
+      if (!e.success) return { text: t('line.failed', { fixes: e.fix_attempts }), tone: 'error' };
+      // Published on its other checks, but nobody opened the page: never say "it works".
+      if (e.browser_checked === false && e.browser_reason) {
+        return { text: t('line.done.unchecked', { ...figures, reason: e.browser_reason }), tone: 'warning' };
+      }
+      return { text: t('line.done', figures), tone: 'success' };
+    }
     case 'error':
       return { text: t('line.error', { message: e.message }), tone: 'error' };
     default:

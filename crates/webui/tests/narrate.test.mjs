@@ -1,0 +1,33 @@
+// The page's narration of a build's end, in both languages: run by `cargo test -p wright-webui`
+// (tests/narrate.rs) with node's own test runner.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { describe, translator } from '../assets/narrate.js';
+
+const done = { type: 'complete', success: true, files: ['index.html', 'app.js'], fix_attempts: 1, duration_ms: 4200 };
+
+test('a page checked in a browser is said to work', () => {
+  const line = describe({ ...done, browser_checked: true }, translator('en'));
+  assert.equal(line.tone, 'success');
+  assert.match(line.text, /^Finished: it works\. 2 file\(s\), 1 fix attempt\(s\), 4\.2 s\.$/);
+});
+
+test('a page nobody opened is never said to work, and the reason is given', () => {
+  const reason = 'the browser could not start: the browser host exited before Chromium listened';
+  for (const [lang, words] of [['en', /not opened in a browser/], ['pt', /não foi aberta num navegador/]]) {
+    const line = describe({ ...done, browser_checked: false, browser_reason: reason }, translator(lang));
+    assert.equal(line.tone, 'warning', lang);
+    assert.match(line.text, words, lang);
+    assert.ok(line.text.includes(reason), lang);
+    assert.ok(!line.text.includes('it works') && !line.text.includes('funciona.'), lang);
+  }
+});
+
+test('an older stream without the field reads as before', () => {
+  assert.equal(describe(done, translator('en')).tone, 'success');
+});
+
+test('a failed build is a failure whatever the browser said', () => {
+  const line = describe({ ...done, success: false, browser_checked: false, browser_reason: 'x' }, translator('en'));
+  assert.equal(line.tone, 'error');
+});
