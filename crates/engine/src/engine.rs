@@ -279,9 +279,14 @@ impl Engine {
         self.o.timeout.or(self.file.timeout).unwrap_or(600).max(1)
     }
 
-    /// How model calls are retried: flag, then wright.toml, then 4 retries.
+    /// How model calls are retried: flag, then wright.toml, then [`RetryPolicy::default`] (whose
+    /// count the provider's fail-over tests hold to).
     fn retry_policy(&self) -> RetryPolicy {
-        RetryPolicy { max_retries: self.o.max_retries.or(self.file.max_retries).unwrap_or(4), ..RetryPolicy::default() }
+        let default = RetryPolicy::default();
+        RetryPolicy {
+            max_retries: self.o.max_retries.or(self.file.max_retries).unwrap_or(default.max_retries),
+            ..default
+        }
     }
 
     /// Where a build's browser screenshot is kept (outside its workspace, so it is never part

@@ -4,11 +4,12 @@
 //! `stream_options.include_usage`). Both produce the same [`Delta`]s.
 
 pub use crate::http::parse_retry_after;
-use crate::http::{SseHandler, SseStep, body_text, clip, send, sse_deltas};
+use crate::http::{SendError, SseHandler, SseStep, body_text, clip, send, send_request, sse_deltas};
 use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -160,6 +161,24 @@ fn message_to_wire(m: &Message) -> Value {
     }
 }
 
+/// A streamed request that gave nothing to read.
+struct StreamFailure {
+    error: ProviderError,
+    /// No answer came at all: the connection failed or broke, or the stream ended or broke
+    /// off before its first piece without the server saying anything. An error status or an
+    /// error inside the stream is an answer, and leaves this `false`.
+    broke: bool,
+}
+
+impl StreamFailure {
+    fn sent(e: SendError) -> Self {
+        match e {
+            SendError::Answered(error) => Self { error, broke: false },
+            SendError::NoAnswer(error) => Self { error, broke: true },
+        }
+    }
+}
+
 impl Inner {
     async fn open(self: Arc<Self>, req: ChatRequest) -> Result<DeltaStream, ProviderError> {
         let base = self.cfg.base_url.trim_end_matches('/');
@@ -167,27 +186,32 @@ impl Inner {
         if !self.cfg.stream || (tools && self.cfg.memory.has(base, Quirk::NoStreamedTools)) {
             return self.whole(&req).await;
         }
-        let first_try = match self.streamed(&req).await {
+        let said = Arc::new(AtomicBool::new(false));
+        let first_try = match self.streamed(&req, &said).await {
             Ok(mut stream) => match stream.next().await {
                 Some(Ok(first)) => return Ok(Box::pin(futures::stream::once(async { Ok(first) }).chain(stream))),
-                Some(Err(e)) => e,
+                Some(Err(error)) => StreamFailure { error, broke: !said.load(Ordering::Relaxed) },
                 None => return Ok(stream),
             },
             Err(e) => e,
         };
         if !(tools && cannot_stream_tools(&first_try)) {
-            return Err(first_try);
+            return Err(first_try.error);
         }
+        let first_try = first_try.error;
         // The server broke off a streamed tool request before answering anything (as
         // llama-cpp-python does: "Automatic streaming tool choice is not supported"). Ask for
         // the whole answer instead; if that works, this endpoint gets whole answers from now on.
         tracing::warn!(endpoint = base, error = %first_try, "streamed tool call failed; asking for a whole answer");
         // On a client of its own: the broken connection must not be reused, and a server that
-        // just reset one may reset the next; one more try on a connection error, then give up.
+        // just reset one may reset the next; one more try when no answer came, then give up.
+        // An answer (an error status) is the caller's to retry, once per attempt.
         let fresh = crate::http::client()?;
         let whole = match self.whole_with(&fresh, &req).await {
-            Err(ProviderError::Transient(_) | ProviderError::Unreachable(_)) => self.whole_with(&fresh, &req).await?,
-            other => other?,
+            Err(SendError::NoAnswer(ProviderError::Transient(_) | ProviderError::Unreachable(_))) => {
+                self.whole_with(&fresh, &req).await.map_err(SendError::into_error)?
+            }
+            other => other.map_err(SendError::into_error)?,
         };
         let notice = self.cfg.memory.learn(base, Quirk::NoStreamedTools).then(|| {
             Delta::Notice(format!(
@@ -211,42 +235,47 @@ impl Inner {
         (builder, url)
     }
 
-    async fn streamed(&self, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
+    /// Open a streamed answer. `said` turns `true` when the server says something in the
+    /// stream that wright cannot use (an error event, a bad chunk): an answer, not a break.
+    async fn streamed(&self, req: &ChatRequest, said: &Arc<AtomicBool>) -> Result<DeltaStream, StreamFailure> {
         let base = self.cfg.base_url.trim_end_matches('/');
         let timeout = self.cfg.call_timeout;
         let options = !self.cfg.memory.has(base, Quirk::NoStreamOptions);
         let (builder, url) = self.post(&request_body_for(req, true, options));
-        let resp = match send(builder, &url, timeout, classify_status).await {
+        let resp = match send_request(builder, &url, timeout, classify_status).await {
             // A server that refuses the field gets the request again without it (usage is then
             // whatever it reports, often nothing), and never sees the field again.
-            Err(ProviderError::BadRequest(m)) if options && m.contains("stream_options") => {
+            Err(SendError::Answered(ProviderError::BadRequest(m))) if options && m.contains("stream_options") => {
                 self.cfg.memory.learn(base, Quirk::NoStreamOptions);
                 tracing::warn!(endpoint = base, "the server refuses stream_options; leaving it out");
                 let (builder, url) = self.post(&request_body_for(req, true, false));
-                send(builder, &url, timeout, classify_status).await?
+                send_request(builder, &url, timeout, classify_status).await.map_err(StreamFailure::sent)?
             }
-            other => other?,
+            other => other.map_err(StreamFailure::sent)?,
         };
-        Ok(sse_deltas(resp, timeout, ChunkReader::default()))
+        Ok(sse_deltas(resp, timeout, ChunkReader { finished: false, said: said.clone() }))
     }
 
     /// One JSON answer. A server writes nothing until it has generated the whole answer, so
     /// the wait is [`whole_answer_wait`], and running out of it is not retried.
     async fn whole(&self, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
-        self.whole_with(&self.http, req).await
+        self.whole_with(&self.http, req).await.map_err(SendError::into_error)
     }
 
-    async fn whole_with(&self, http: &reqwest::Client, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
+    async fn whole_with(&self, http: &reqwest::Client, req: &ChatRequest) -> Result<DeltaStream, SendError> {
         let (builder, url) = self.post_with(http, &request_body(req, false));
         let wait = whole_answer_wait(self.cfg.call_timeout, self.cfg.generation_timeout, req.max_tokens);
-        let late = |e: ProviderError| match e {
-            ProviderError::Timeout(_) => ProviderError::GenerationTimeout(wait),
+        let late = |e: SendError| match e {
+            SendError::NoAnswer(ProviderError::Timeout(_)) => {
+                SendError::NoAnswer(ProviderError::GenerationTimeout(wait))
+            }
             other => other,
         };
         let started = std::time::Instant::now();
-        let resp = send(builder, &url, wait, classify_status).await.map_err(late)?;
+        let resp = send_request(builder, &url, wait, classify_status).await.map_err(late)?;
         let left = wait.saturating_sub(started.elapsed()).max(Duration::from_secs(1));
-        let deltas = parse_completion(&body_text(resp, &url, left).await.map_err(late)?)?;
+        let text = body_text(resp, &url, left).await.map_err(|e| late(SendError::NoAnswer(e)))?;
+        let deltas = parse_completion(&text).map_err(SendError::Answered)?;
         Ok(Box::pin(futures::stream::iter(deltas.into_iter().map(Ok))))
     }
 }
@@ -277,22 +306,24 @@ pub fn parse_models(text: &str) -> Result<Vec<String>, ProviderError> {
 
 /// Whether a streamed tool request failed the way servers fail when they cannot stream tool
 /// calls: an error that says so, or a connection or stream that broke off before its first
-/// piece (llama-cpp-python raises after sending its status line, so the client sees "connection
-/// closed before message completed" or an empty stream). Not a timeout: a server that is slow
-/// to start is still working, and a second request would queue behind the first.
-fn cannot_stream_tools(e: &ProviderError) -> bool {
-    let text = e.to_string().to_ascii_lowercase();
+/// piece with no answer (llama-cpp-python raises after sending its status line, so the client
+/// sees "connection closed before message completed" or an empty stream). Not an error status
+/// (a server failing with 500 would get every attempt twice) and not a timeout (a server slow
+/// to start is still working, and a second request would queue behind the first).
+fn cannot_stream_tools(f: &StreamFailure) -> bool {
+    let text = f.error.to_string().to_ascii_lowercase();
     let says_so = text.contains("stream")
         && (text.contains("not supported") || text.contains("cannot use tools") || text.contains("unsupported"));
-    says_so || matches!(e, ProviderError::Transient(_) | ProviderError::Protocol(_))
+    says_so || (f.broke && matches!(f.error, ProviderError::Transient(_) | ProviderError::Protocol(_)))
 }
 
 /// Reads `chat.completion.chunk` events until `[DONE]`. A stream that ends before `[DONE]`
 /// or a finish reason was cut off (a server that failed after sending its headers), and must
 /// not pass for a complete, empty answer.
-#[derive(Default)]
 struct ChunkReader {
     finished: bool,
+    /// Set when the server said something unusable in the stream (see [`Inner::streamed`]).
+    said: Arc<AtomicBool>,
 }
 
 impl SseHandler for ChunkReader {
@@ -301,7 +332,7 @@ impl SseHandler for ChunkReader {
             self.finished = true;
             return Ok(SseStep { deltas: Vec::new(), stop: true });
         }
-        let deltas = parse_chunk(data)?;
+        let deltas = parse_chunk(data).inspect_err(|_| self.said.store(true, Ordering::Relaxed))?;
         self.finished |= deltas.iter().any(|d| matches!(d, Delta::Finish(_)));
         Ok(SseStep { deltas, stop: false })
     }
