@@ -487,6 +487,10 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
             eprintln!("wright: the AI provider could not be used: {e}");
             3
         }
-        BuildEnd::VerificationFailed | BuildEnd::TimedOut(_) | BuildEnd::Cancelled | BuildEnd::BudgetSpent(_) => 1,
+        BuildEnd::VerificationFailed
+        | BuildEnd::ContextFull(_)
+        | BuildEnd::TimedOut(_)
+        | BuildEnd::Cancelled
+        | BuildEnd::BudgetSpent(_) => 1,
     })
 }

@@ -285,6 +285,7 @@ impl PreparedTasks {
             pricing: self.pricing.clone(),
             max_cost_usd: self.max_cost_usd,
             journal: Some(journal),
+            fit: Default::default(),
         };
         let env = TaskEnv {
             ctx: ctx.clone(),
