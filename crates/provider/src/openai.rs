@@ -5,10 +5,12 @@
 
 pub use crate::http::parse_retry_after;
 use crate::http::{SendError, SseHandler, SseStep, body_text, clip, send, send_request, sse_deltas};
-use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage};
+use crate::{
+    ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage, local_server,
+};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,6 +30,9 @@ pub struct OpenAiConfig {
     pub generation_timeout: Duration,
     /// What this process has learned about endpoints (shared by the providers it makes).
     pub memory: Arc<EndpointMemory>,
+    /// Cap answers of requests that set no `max_tokens` at a quarter of the server's context,
+    /// when it says its size ([`crate::local_server`]).
+    pub auto_max_tokens: bool,
 }
 
 impl Default for OpenAiConfig {
@@ -39,6 +44,7 @@ impl Default for OpenAiConfig {
             call_timeout: Duration::from_secs(45),
             generation_timeout: Duration::from_secs(600),
             memory: Arc::default(),
+            auto_max_tokens: true,
         }
     }
 }
@@ -48,6 +54,9 @@ impl Default for OpenAiConfig {
 #[derive(Debug, Default)]
 pub struct EndpointMemory {
     quirks: Mutex<HashSet<(String, Quirk)>>,
+    /// Context sizes asked for (`None`: the endpoint did not say), and whether the cap taken
+    /// from one was announced.
+    contexts: Mutex<HashMap<String, (Option<u32>, bool)>>,
 }
 
 /// Something an endpoint showed it cannot do.
@@ -68,6 +77,25 @@ impl EndpointMemory {
     /// Remember that `base_url` has `quirk`; `true` the first time.
     pub fn learn(&self, base_url: &str, quirk: Quirk) -> bool {
         self.quirks.lock().is_ok_and(|mut s| s.insert((base_url.to_string(), quirk)))
+    }
+
+    /// The context size `base_url` said it has: `None` until it was asked, `Some(None)` when it
+    /// said nothing.
+    fn context(&self, base_url: &str) -> Option<Option<u32>> {
+        self.contexts.lock().ok()?.get(base_url).map(|(n, _)| *n)
+    }
+
+    fn set_context(&self, base_url: &str, n_ctx: Option<u32>) {
+        if let Ok(mut c) = self.contexts.lock() {
+            c.entry(base_url.to_string()).or_insert((n_ctx, false));
+        }
+    }
+
+    /// `true` the first time the cap taken from `base_url`'s context is announced.
+    fn announce_cap(&self, base_url: &str) -> bool {
+        let Ok(mut c) = self.contexts.lock() else { return false };
+        let entry = c.entry(base_url.to_string()).or_insert((None, false));
+        !std::mem::replace(&mut entry.1, true)
     }
 }
 
@@ -180,7 +208,65 @@ impl StreamFailure {
 }
 
 impl Inner {
-    async fn open(self: Arc<Self>, req: ChatRequest) -> Result<DeltaStream, ProviderError> {
+    async fn open(self: Arc<Self>, mut req: ChatRequest) -> Result<DeltaStream, ProviderError> {
+        let cap = self.default_cap(&req).await;
+        if let Some((_, max_tokens)) = cap {
+            req.max_tokens = Some(max_tokens);
+        }
+        let answer = self.clone().answer(req).await?;
+        let Some((n_ctx, max_tokens)) = cap else { return Ok(answer) };
+        // Said once, after the first answer that came through whole with the cap.
+        let notice = futures::stream::once(async move {
+            let base = self.cfg.base_url.trim_end_matches('/');
+            self.cfg
+                .memory
+                .announce_cap(base)
+                .then(|| Ok(Delta::Notice(local_server::cap_notice(base, n_ctx, max_tokens))))
+        })
+        .filter_map(futures::future::ready);
+        Ok(Box::pin(answer.chain(notice)))
+    }
+
+    /// `(context, cap)` for a request that sets no `max_tokens`, from the context size the
+    /// server says it has (asked once per endpoint and process).
+    async fn default_cap(&self, req: &ChatRequest) -> Option<(u32, u32)> {
+        if req.max_tokens.is_some() || !self.cfg.auto_max_tokens {
+            return None;
+        }
+        let base = self.cfg.base_url.trim_end_matches('/');
+        let n_ctx = match self.cfg.memory.context(base) {
+            Some(known) => known,
+            None => {
+                let said = self.ask_context().await;
+                self.cfg.memory.set_context(base, said);
+                if let Some(n) = said {
+                    let cap = local_server::default_max_tokens(n);
+                    tracing::info!(
+                        endpoint = base,
+                        n_ctx = n,
+                        max_tokens = cap,
+                        "answers capped at a quarter of the server's context"
+                    );
+                }
+                said
+            }
+        }?;
+        Some((n_ctx, local_server::default_max_tokens(n_ctx)))
+    }
+
+    /// The context size at `GET /props` (llama-server); `None` from any other server.
+    async fn ask_context(&self) -> Option<u32> {
+        let url = local_server::props_url(&self.cfg.base_url);
+        let mut builder = self.http.get(&url);
+        if let Some(key) = self.cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
+            builder = builder.bearer_auth(key);
+        }
+        let wait = self.cfg.call_timeout.min(Duration::from_secs(5));
+        let resp = send(builder, &url, wait, classify_status).await.ok()?;
+        local_server::parse_props(&body_text(resp, &url, wait).await.ok()?)
+    }
+
+    async fn answer(self: Arc<Self>, req: ChatRequest) -> Result<DeltaStream, ProviderError> {
         let base = self.cfg.base_url.trim_end_matches('/');
         let tools = !req.tools.is_empty();
         if !self.cfg.stream || (tools && self.cfg.memory.has(base, Quirk::NoStreamedTools)) {
