@@ -179,7 +179,8 @@ impl AgentLoop {
             for notice in &response.notices {
                 emitter.status(Level::Warning, notice.clone());
             }
-            self.notice_truncation(&request.messages, response.usage.input_tokens);
+            let usage = response.usage;
+            self.notice_truncation(&request.messages, usage.input_tokens + usage.cached_tokens);
             let answered_by = response.model.clone().unwrap_or_else(|| self.model.clone());
             let cost = self.charge(&answered_by, response.usage, stats).await;
             let call_usage = (response.usage, cost);

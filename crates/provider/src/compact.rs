@@ -152,15 +152,22 @@ pub fn compact_to(messages: &mut Vec<Message>, target_chars: usize) -> Compactio
 const GENEROUS_CHARS_PER_TOKEN: usize = 6;
 /// Prompts smaller than this (estimated tokens, at the least) are too small to judge.
 const TRUNCATION_MIN_TOKENS: u64 = 1_500;
+/// Reported counts below this are not judged: a context that small is rare, and some server
+/// versions (Ollama's, at times) count only the prompt tokens their cache did not hold, which
+/// for one more tool result is a few hundred.
+const TRUNCATION_MIN_REPORTED: u64 = 1_000;
 
 /// Whether a server's count of prompt tokens shows that it dropped part of the prompt (as
 /// Ollama does when the conversation is longer than its `num_ctx`): fewer than half of the
 /// fewest tokens the messages can hold. Tools are not counted, since some servers leave them
 /// out of a prompt whose template has no place for them; a server that reports no usage (0)
-/// is never suspected.
+/// is never suspected. Pass the prompt tokens with the cached ones added, so a server that
+/// leaves cache hits out of its count is not taken for one that cut the prompt.
 pub fn prompt_was_truncated(messages: &[Message], reported_prompt_tokens: u64) -> bool {
     let at_least = (chars(messages) / GENEROUS_CHARS_PER_TOKEN) as u64;
-    reported_prompt_tokens > 0 && at_least >= TRUNCATION_MIN_TOKENS && reported_prompt_tokens * 2 < at_least
+    reported_prompt_tokens >= TRUNCATION_MIN_REPORTED
+        && at_least >= TRUNCATION_MIN_TOKENS
+        && reported_prompt_tokens * 2 < at_least
 }
 
 /// The character budget that fits a server which kept only `reported_prompt_tokens` of a

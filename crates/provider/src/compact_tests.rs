@@ -148,6 +148,8 @@ fn a_server_that_read_a_fraction_of_the_prompt_truncated_it() {
     assert!(!prompt_was_truncated(&big, 15_000));
     assert!(!prompt_was_truncated(&big, 6_000));
     assert!(!prompt_was_truncated(&big, 0));
+    // Nor a count that small: a server counting only what its cache did not hold.
+    assert!(!prompt_was_truncated(&big, 400));
     // A small prompt is never judged.
     assert!(!prompt_was_truncated(&[Message::user("x".repeat(3_000))], 10));
     // The budget then fits what the server read, with room for the answer.
