@@ -96,7 +96,7 @@ mod tests {
             prop_assert_eq!(parse_props(&body), u32::try_from(n).ok().filter(|n| *n > 0));
             if let Some(ctx) = parse_props(&body) {
                 let cap = default_max_tokens(ctx);
-                prop_assert!(cap >= 1 && cap <= MAX_DEFAULT_CAP && (cap <= ctx / 4 || ctx < 4));
+                prop_assert!((1..=MAX_DEFAULT_CAP).contains(&cap) && (cap <= ctx / 4 || ctx < 4));
             }
         }
     }
