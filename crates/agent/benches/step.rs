@@ -67,6 +67,7 @@ fn main() {
             pricing: Default::default(),
             max_cost_usd: None,
             journal: None,
+            fit: Default::default(),
         };
         let mut msgs = vec![Message::system("s".repeat(4000)), Message::user("build a counter")];
         let mut stats = Default::default();

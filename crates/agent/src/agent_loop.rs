@@ -4,7 +4,8 @@
 use crate::build::Pricing;
 use crate::journal::Journal;
 use crate::stuck::{Stuck, StuckDetector};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use wright_events::{EventKind, Level};
 use wright_provider::{ChatRequest, Message, Provider, ProviderError, RetryPolicy, Usage, compact, complete};
 use wright_tools::{Registry, ToolContext};
@@ -47,6 +48,36 @@ pub struct AgentLoop {
     pub max_cost_usd: Option<f64>,
     /// Where the conversation and usage are recorded, when the build has a store.
     pub journal: Option<Arc<Journal>>,
+    /// What the build learned about how much conversation the model really reads; shared by
+    /// its phases (clones share it).
+    pub fit: Arc<ContextFit>,
+}
+
+/// A server that cuts prompts silently (Ollama with a small `num_ctx`) shows it only in the
+/// prompt tokens it reports. Once seen, conversations are kept within what it reads, so later
+/// answers are not made from a prompt missing its beginning; the user is told once.
+#[derive(Debug, Default)]
+pub struct ContextFit {
+    /// Characters a conversation may have before it is compacted ahead of a call.
+    budget: Mutex<Option<usize>>,
+    warned: AtomicBool,
+}
+
+impl ContextFit {
+    fn budget(&self) -> Option<usize> {
+        self.budget.lock().ok().and_then(|b| *b)
+    }
+
+    fn shrink_to(&self, chars: usize) {
+        if let Ok(mut b) = self.budget.lock() {
+            *b = Some(b.map_or(chars, |old| old.min(chars)));
+        }
+    }
+
+    /// `true` the first time only.
+    fn first_warning(&self) -> bool {
+        !self.warned.swap(true, Ordering::Relaxed)
+    }
 }
 
 /// Compactions after context overflows in one phase; each must shrink the conversation.
@@ -85,6 +116,10 @@ impl AgentLoop {
             }
             if turns >= self.max_turns {
                 return PhaseEnd::MaxTurns;
+            }
+            if let Some(budget) = self.fit.budget().filter(|b| compact::chars(messages) > *b) {
+                let done = compact::compact_to(messages, budget);
+                tracing::info!(?done, budget, "conversation kept within what the server reads");
             }
             if let Some(j) = &self.journal {
                 j.sync(messages, None).await;
@@ -133,8 +168,8 @@ impl AgentLoop {
                     emitter.status(
                         Level::Warning,
                         format!(
-                            "The conversation got too long for the model; wright shortened {} old tool output(s) and dropped {} old exchange(s) ({} → {} characters).",
-                            done.shortened, done.dropped, done.chars_before, done.chars_after
+                            "The conversation got too long for the model; wright shortened {} old tool output(s), dropped {} old exchange(s) and clipped {} long message(s) ({} → {} characters).",
+                            done.shortened, done.dropped, done.clipped, done.chars_before, done.chars_after
                         ),
                     );
                     continue;
@@ -144,6 +179,8 @@ impl AgentLoop {
             for notice in &response.notices {
                 emitter.status(Level::Warning, notice.clone());
             }
+            let usage = response.usage;
+            self.notice_truncation(&request.messages, usage.input_tokens + usage.cached_tokens);
             let answered_by = response.model.clone().unwrap_or_else(|| self.model.clone());
             let cost = self.charge(&answered_by, response.usage, stats).await;
             let call_usage = (response.usage, cost);
@@ -206,6 +243,26 @@ impl AgentLoop {
 }
 
 impl AgentLoop {
+    /// A prompt the server read only part of ([`compact::prompt_was_truncated`]): the answer
+    /// stands, but later calls are compacted to what it reads, and the user hears of it once.
+    fn notice_truncation(&self, sent: &[Message], prompt_tokens: u64) {
+        if !compact::prompt_was_truncated(sent, prompt_tokens) {
+            return;
+        }
+        let budget = compact::budget_after_truncation(prompt_tokens);
+        tracing::warn!(prompt_tokens, chars = compact::chars(sent), budget, "the server truncated the prompt");
+        self.fit.shrink_to(budget);
+        if self.fit.first_warning() {
+            self.ctx.emitter.status(
+                Level::Warning,
+                format!(
+                    "The model server read only {prompt_tokens} tokens of a conversation of {} characters: it cut the rest silently (as Ollama does when its num_ctx is small), so the model did not see all of it. wright keeps the conversation within what the server reads from now on; a larger context on the server gives the model more to work with.",
+                    compact::chars(sent)
+                ),
+            );
+        }
+    }
+
     async fn record(&self, messages: &[Message], usage: (Usage, f64)) {
         if let Some(j) = &self.journal {
             j.sync(messages, Some(usage)).await;
@@ -246,6 +303,7 @@ mod tests {
             pricing: Pricing::default(),
             max_cost_usd: None,
             journal: None,
+            fit: Arc::default(),
         };
         (dir, l, sink, provider)
     }
@@ -336,6 +394,66 @@ mod tests {
         let end = l.run(&mut vec![Message::system("s"), Message::user("u")], &mut LoopStats::default()).await;
         assert!(matches!(end, PhaseEnd::Provider(ProviderError::ContextTooLong(_))), "{end:?}");
         assert_eq!(p.requests().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_runaway_answer_in_the_latest_turns_is_clipped_after_an_overflow() {
+        let (_d, l, sink, _p) = setup(vec![]);
+        let overflow = ScriptStep::Fail(ProviderError::ContextTooLong(
+            "HTTP 400: request (8256 tokens) exceeds the available context size (8192 tokens), try increasing it"
+                .into(),
+        ));
+        let p = ScriptedProvider::new(vec![overflow, ScriptStep::text("fixed")]);
+        let l = AgentLoop { provider: Arc::new(p.clone()), ..l };
+        let prose = "The app will have a button. ".repeat(1200);
+        let mut msgs =
+            vec![Message::system("s"), Message::user("u"), Message::assistant(prose.clone()), Message::user("fix it")];
+        assert_eq!(l.run(&mut msgs, &mut LoopStats::default()).await, PhaseEnd::Finished("fixed".into()));
+        let retry = &p.requests()[1].messages;
+        let clipped = retry[2].content.as_deref().unwrap();
+        assert!(clipped.contains("characters cut here") && clipped.len() < prose.len(), "{}", clipped.len());
+        assert_eq!(retry[3].content.as_deref(), Some("fix it"));
+        assert!(sink.events().iter().any(
+            |e| matches!(&e.kind, EventKind::Status { message, .. } if message.contains("clipped 1 long message"))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_server_that_reads_part_of_the_prompt_gets_less_and_is_told_of_once() {
+        let (_d, l, sink, _p) = setup(vec![]);
+        // Ollama with num_ctx 2048: whatever it is sent, it reads (and reports) 2,048 tokens.
+        let read_part = |step: ScriptStep| match step {
+            ScriptStep::Reply(r) => ScriptStep::Reply(ChatResponse {
+                usage: Usage { input_tokens: 2048, output_tokens: 10, cached_tokens: 0 },
+                ..r
+            }),
+            other => other,
+        };
+        let busy = || read_part(ScriptStep::calls(&[("listFiles", json!({}))]));
+        let p = ScriptedProvider::new(vec![busy(), busy(), read_part(ScriptStep::text("done"))]);
+        let l = AgentLoop { provider: Arc::new(p.clone()), ..l };
+        let mut msgs: Vec<Message> = vec![Message::system("s"), Message::user("u")];
+        for i in 0..12 {
+            let id = format!("c{i}");
+            let call = wright_provider::ToolCall { id: id.clone(), name: "readFile".into(), arguments: "{}".into() };
+            msgs.push(Message::assistant_calls(None, vec![call]));
+            msgs.push(Message::tool_result(id, "readFile", "y".repeat(5000)));
+        }
+        assert_eq!(l.run(&mut msgs, &mut LoopStats::default()).await, PhaseEnd::Finished("done".into()));
+        let sizes: Vec<usize> = p.requests().iter().map(|r| compact::chars(&r.messages)).collect();
+        let budget = compact::budget_after_truncation(2048);
+        assert!(sizes[0] > 60_000, "{sizes:?}");
+        assert!(sizes[1] <= budget && sizes[2] <= budget, "later calls fit what the server reads: {sizes:?}");
+        let warned = sink
+            .events()
+            .iter()
+            .filter(
+                |e| matches!(&e.kind, EventKind::Status { message, .. } if message.contains("read only 2048 tokens")),
+            )
+            .count();
+        assert_eq!(warned, 1, "said once");
+        // The answer made from the cut prompt was kept, and its calls ran.
+        assert!(msgs.iter().any(|m| m.tool_calls.iter().any(|c| c.name == "listFiles")));
     }
 
     #[tokio::test]

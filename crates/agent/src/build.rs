@@ -149,6 +149,9 @@ pub enum BuildEnd {
     VerificationFailed,
     /// The model could not be used (unreachable, auth, rejected): exit code 3.
     ProviderUnusable(ProviderError),
+    /// The conversation outgrew the model's context window even after compaction: the model
+    /// works, it just cannot hold this build (a failure, exit code 1, not an unusable provider).
+    ContextFull(String),
     TimedOut(Duration),
     Cancelled,
     /// `max_cost_usd` was reached.
@@ -162,6 +165,7 @@ impl BuildEnd {
             Self::Published => None,
             Self::VerificationFailed => Some("verification_failed"),
             Self::ProviderUnusable(_) => Some("provider_unusable"),
+            Self::ContextFull(_) => Some("context_full"),
             Self::TimedOut(_) => Some("timed_out"),
             Self::Cancelled => Some("cancelled"),
             Self::BudgetSpent(_) => Some("budget_spent"),
@@ -263,6 +267,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         pricing: req.pricing.clone(),
         max_cost_usd: req.max_cost_usd,
         journal: journal.clone(),
+        fit: Arc::default(),
     };
     let mut p = Progress::default();
 
@@ -302,6 +307,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
             Narration::StillFailing(p.fix_attempts, ctx.workspace.root().display().to_string()),
         ),
         BuildEnd::ProviderUnusable(e) => prompts::narrate(req.lang, Narration::ProviderFailed(e.to_string())),
+        BuildEnd::ContextFull(e) => prompts::narrate(req.lang, Narration::ContextFull(e.clone())),
         BuildEnd::TimedOut(t) => prompts::narrate(req.lang, Narration::TimedOut(t.as_secs())),
         BuildEnd::Cancelled => prompts::narrate(req.lang, Narration::Stopped),
         BuildEnd::BudgetSpent(c) => prompts::narrate(req.lang, Narration::BudgetSpent(*c)),
@@ -921,6 +927,8 @@ fn phase_end(end: PhaseEnd, emitter: &wright_events::Emitter) -> Option<BuildEnd
         PhaseEnd::Stuck(_) => None,
         PhaseEnd::Cancelled => Some(BuildEnd::Cancelled),
         PhaseEnd::BudgetSpent(c) => Some(BuildEnd::BudgetSpent(c)),
+        // The loop compacted what it could before giving up on an overflow.
+        PhaseEnd::Provider(ProviderError::ContextTooLong(m)) => Some(BuildEnd::ContextFull(m)),
         PhaseEnd::Provider(e) => Some(BuildEnd::ProviderUnusable(e)),
     }
 }
@@ -1017,6 +1025,16 @@ mod tests {
         let some =
             ScanReport { files_scanned: 1, findings: scan::scan_text("app.js", "x.innerHTML = `${a}`; // `b`\n") };
         assert!(security_section(&some).ends_with("[possible-injection, low] possible injection: innerHTML is set from values that are not fixed text; if one of them comes from a user or the network it can run scripts. Use textContent, or escape the values first.\n  `x.innerHTML = '${a}'; // 'b'`\n"), "{}", security_section(&some));
+    }
+
+    #[test]
+    fn an_overflow_left_after_compaction_fails_the_build_without_blaming_the_provider() {
+        let emitter = wright_events::Emitter::new("b", vec![]);
+        let full = PhaseEnd::Provider(ProviderError::ContextTooLong("exceeds the context".into()));
+        assert_eq!(phase_end(full, &emitter), Some(BuildEnd::ContextFull("exceeds the context".into())));
+        assert_eq!(BuildEnd::ContextFull(String::new()).reason(), Some("context_full"));
+        let auth = PhaseEnd::Provider(ProviderError::Auth("401".into()));
+        assert_eq!(phase_end(auth, &emitter), Some(BuildEnd::ProviderUnusable(ProviderError::Auth("401".into()))));
     }
 
     #[test]

@@ -16,7 +16,7 @@ mod stuck;
 pub mod verify;
 mod verify_browser;
 
-pub use agent_loop::{AgentLoop, LoopStats, PhaseEnd};
+pub use agent_loop::{AgentLoop, ContextFit, LoopStats, PhaseEnd};
 pub use build::{BuildDeps, BuildEnd, BuildReport, BuildRequest, ModelPrice, Pricing, run_build};
 pub use prompts::{Lang, Template};
 pub use stuck::StuckDetector;

@@ -210,6 +210,12 @@ pub fn narrate(lang: Lang, key: Narration) -> String {
         ),
         (Lang::En, ProviderFailed(e)) => format!("The model could not be used: {e}"),
         (Lang::Pt, ProviderFailed(e)) => format!("Não foi possível usar o modelo: {e}"),
+        (Lang::En, ContextFull(e)) => format!(
+            "The conversation no longer fits the model's context window, even shortened ({e}); a model or server with a larger context (or a smaller --max-tokens) may get further."
+        ),
+        (Lang::Pt, ContextFull(e)) => format!(
+            "A conversa não cabe mais na janela de contexto do modelo, mesmo encurtada ({e}); um modelo ou servidor com contexto maior (ou um --max-tokens menor) pode ir mais longe."
+        ),
         (Lang::En, TimedOut(s)) => format!("The build ran out of time ({s}s)."),
         (Lang::Pt, TimedOut(s)) => format!("O tempo da construção acabou ({s}s)."),
         (Lang::En, BudgetSpent(c)) => format!("The cost budget is spent (${c:.4}); stopping here."),
@@ -230,6 +236,8 @@ pub enum Narration {
     PublishedUnchecked(String),
     StillFailing(u32, String),
     ProviderFailed(String),
+    /// The conversation outgrew the context window even after compaction.
+    ContextFull(String),
     TimedOut(u64),
     BudgetSpent(f64),
     Stopped,

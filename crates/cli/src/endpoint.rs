@@ -94,6 +94,8 @@ pub async fn check(base_url: &str, api_key: Option<String>, model: Option<String
         generation_timeout: Duration::from_secs(300),
         // A fresh memory: the check must see what the server does, not what wright learned.
         memory: Arc::new(EndpointMemory::default()),
+        // The check's requests set their own small caps.
+        auto_max_tokens: false,
     };
     let mut findings = Vec::new();
     let mut advice = Vec::new();

@@ -127,6 +127,10 @@ pub struct ModelArgs {
     /// The provider's endpoint root, e.g. http://127.0.0.1:8000/v1 for an OpenAI-compatible server.
     #[arg(long, env = "WRIGHT_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
+    /// Most tokens one model answer may have in a build; 0 for no cap [default: a quarter of the
+    /// context of a local server that says its size (llama-server), else none].
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u32>,
 }
 
 impl ModelArgs {
@@ -377,6 +381,7 @@ pub fn where_and_how(llm: &ModelArgs, sandbox: &sandbox::SandboxArgs, db: &DbArg
         provider: llm.provider.clone(),
         model: llm.model.clone(),
         base_url: llm.base_url.clone(),
+        max_tokens: llm.max_tokens,
         sandbox: sandbox.sandbox.clone(),
         network: sandbox.network.clone(),
         db: db.db.clone(),
@@ -487,6 +492,10 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
             eprintln!("wright: the AI provider could not be used: {e}");
             3
         }
-        BuildEnd::VerificationFailed | BuildEnd::TimedOut(_) | BuildEnd::Cancelled | BuildEnd::BudgetSpent(_) => 1,
+        BuildEnd::VerificationFailed
+        | BuildEnd::ContextFull(_)
+        | BuildEnd::TimedOut(_)
+        | BuildEnd::Cancelled
+        | BuildEnd::BudgetSpent(_) => 1,
     })
 }

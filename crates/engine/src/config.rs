@@ -23,6 +23,9 @@ pub struct FileConfig {
     /// Longest wait for a whole (non-streamed) answer, in seconds [default: 600].
     pub generation_timeout: Option<u64>,
     pub max_retries: Option<u32>,
+    /// Most tokens one model answer may have; 0 for no cap [default: a quarter of the context
+    /// of a local server that says its size (llama-server), else none].
+    pub max_tokens: Option<u32>,
     pub stream: Option<bool>,
     pub temperature: Option<f32>,
     pub command_timeout: Option<u64>,

@@ -36,6 +36,8 @@ pub struct Overrides {
     pub call_timeout: Option<u64>,
     pub generation_timeout: Option<u64>,
     pub max_retries: Option<u32>,
+    /// `--max-tokens N` (0: no cap).
+    pub max_tokens: Option<u32>,
     pub no_stream: bool,
     pub command_timeout: Option<u64>,
     pub temperature: Option<f32>,
@@ -223,6 +225,8 @@ impl Engine {
                     stream: self.file.stream(self.o.no_stream),
                     call_timeout: self.file.call_timeout(self.o.call_timeout),
                     generation_timeout: self.file.generation_timeout(self.o.generation_timeout),
+                    // A cap the user set (0 included) replaces the one taken from the server.
+                    auto_max_tokens: self.max_tokens_setting().is_none(),
                     memory: self.memory.clone(),
                     data_dir: &self.data_dir,
                     env: &self.env,
@@ -274,6 +278,17 @@ impl Engine {
         }
     }
 
+    /// `--max-tokens`, then wright.toml's `max_tokens`; `Some(0)` means no cap at all.
+    fn max_tokens_setting(&self) -> Option<u32> {
+        self.o.max_tokens.or(self.file.max_tokens)
+    }
+
+    /// The answer cap model calls carry: the user's (0: none); without one, OpenAI-compatible
+    /// servers that say their context size get a quarter of it from the provider.
+    pub(crate) fn max_tokens(&self) -> Option<u32> {
+        self.max_tokens_setting().filter(|n| *n > 0)
+    }
+
     /// Model turns allowed per agent loop: flag, then wright.toml, then 100.
     fn max_turns(&self) -> u32 {
         self.o.max_turns.or(self.file.max_turns).unwrap_or(100).max(1)
@@ -284,9 +299,14 @@ impl Engine {
         self.o.timeout.or(self.file.timeout).unwrap_or(600).max(1)
     }
 
-    /// How model calls are retried: flag, then wright.toml, then 4 retries.
+    /// How model calls are retried: flag, then wright.toml, then [`RetryPolicy::default`] (whose
+    /// count the provider's fail-over tests hold to).
     fn retry_policy(&self) -> RetryPolicy {
-        RetryPolicy { max_retries: self.o.max_retries.or(self.file.max_retries).unwrap_or(4), ..RetryPolicy::default() }
+        let default = RetryPolicy::default();
+        RetryPolicy {
+            max_retries: self.o.max_retries.or(self.file.max_retries).unwrap_or(default.max_retries),
+            ..default
+        }
     }
 
     /// Where a build's browser screenshot is kept (outside its workspace, so it is never part
@@ -416,7 +436,7 @@ impl Engine {
             timeout: Duration::from_secs(self.timeout_secs()),
             model: model.clone(),
             temperature: o.temperature.or(file.temperature),
-            max_tokens: None,
+            max_tokens: self.max_tokens(),
             retry: self.retry_policy(),
             pricing: self.pricing.clone(),
             max_cost_usd: o.max_cost.or(file.max_cost),

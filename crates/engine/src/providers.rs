@@ -17,6 +17,9 @@ pub struct Wire<'a> {
     pub call_timeout: Duration,
     /// Longest wait for a whole (non-streamed) answer.
     pub generation_timeout: Duration,
+    /// Let OpenAI-compatible servers that say their context size cap answers at a quarter of
+    /// it (off when the user set a cap of their own).
+    pub auto_max_tokens: bool,
     /// What the process learned about endpoints (e.g. one that cannot stream tool calls).
     pub memory: Arc<EndpointMemory>,
     pub data_dir: &'a Path,
@@ -52,6 +55,7 @@ pub async fn build(
                 call_timeout: wire.call_timeout,
                 generation_timeout: wire.generation_timeout,
                 memory: wire.memory.clone(),
+                auto_max_tokens: wire.auto_max_tokens,
             })
             .map_err(unusable)?;
             (Arc::new(p), model.unwrap_or_else(|| "gpt-4o-mini".into()))

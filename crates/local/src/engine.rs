@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 use wright_provider::ProviderError;
-use wright_provider::compact::{KEEP_TAIL, drop_oldest_exchange, shorten_old_tool_output};
+use wright_provider::compact::{KEEP_TAIL, clip_longest, drop_oldest_exchange, shorten_old_tool_output};
 use wright_provider::{Message, ToolSpec};
 
 /// How to load and run a model.
@@ -309,8 +309,11 @@ impl Runner<'_, '_> {
                 }
                 return Ok(tokens);
             }
+            // Last, the longest text left is clipped by about the excess (four characters a token).
+            let excess = (tokens.len() + max_new as usize).saturating_sub(self.n_ctx as usize) * 4;
             let shrank = (step == 0 && shorten_old_tool_output(&mut current, KEEP_TAIL) > 0)
-                || drop_oldest_exchange(&mut current, KEEP_TAIL);
+                || drop_oldest_exchange(&mut current, KEEP_TAIL)
+                || clip_longest(&mut current, excess);
             if !shrank {
                 return Err(ProviderError::ContextTooLong(format!(
                     "the request needs {} tokens plus {max_new} for the answer; the model's window is {}",

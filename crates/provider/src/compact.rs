@@ -4,8 +4,10 @@
 //! time; the HTTP wires learn of an overflow from the server's answer, read the sizes it
 //! reports, and shrink to a character budget before trying once more. Either way: old tool
 //! output is shortened first, then the oldest exchanges are dropped whole (an assistant turn
-//! with its tool results, so no wire sees an orphaned call or result); the system prompt, the
-//! request and the latest turns always stay.
+//! with its tool results, so no wire sees an orphaned call or result), and last the longest
+//! text left is clipped in its middle (a runaway prose answer or a huge tool result in the
+//! latest turns, which nothing else may touch). The system prompt and the request always
+//! stay whole, and so do the latest turns unless one of them is the oversized one.
 
 use crate::{Message, Role};
 
@@ -17,18 +19,25 @@ const LONG_OUTPUT: usize = 300;
 const SHORTENED_TO: usize = 200;
 const MARKER: &str = "… [shortened to fit the context window]";
 
+/// A clipped message keeps at least this many characters, head and tail together.
+const CLIP_KEEP_MIN: usize = 2_000;
+/// Room for the clip marker: a clip must cut more than this, or it would not shrink anything.
+const CLIP_MARKER_ROOM: usize = 80;
+
 /// What a compaction did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Compaction {
     pub shortened: usize,
     pub dropped: usize,
+    /// Messages clipped in their middle ([`clip_longest`]).
+    pub clipped: usize,
     pub chars_before: usize,
     pub chars_after: usize,
 }
 
 impl Compaction {
     pub fn changed(&self) -> bool {
-        self.shortened + self.dropped > 0
+        self.shortened + self.dropped + self.clipped > 0
     }
 }
 
@@ -88,6 +97,37 @@ pub fn drop_oldest_exchange(messages: &mut Vec<Message>, keep_tail: usize) -> bo
     true
 }
 
+/// Clip the longest message text by about `excess` characters, keeping its head and its tail
+/// around a marker that says how much was cut, and at least [`CLIP_KEEP_MIN`] characters.
+/// Never the system prompt or the request, and never a tool call's arguments (they must stay
+/// valid JSON). `false` when no message is long enough to shrink.
+pub fn clip_longest(messages: &mut [Message], excess: usize) -> bool {
+    let request = messages.iter().position(|m| m.role == Role::User);
+    let longest = messages
+        .iter_mut()
+        .enumerate()
+        .filter(|(i, m)| m.role != Role::System && Some(*i) != request)
+        .filter_map(|(_, m)| m.content.as_mut())
+        .map(|c| (c.chars().count(), c))
+        .filter(|(n, _)| *n > CLIP_KEEP_MIN + CLIP_MARKER_ROOM)
+        .max_by_key(|(n, _)| *n);
+    let Some((len, text)) = longest else { return false };
+    let keep = len.saturating_sub(excess.saturating_add(CLIP_MARKER_ROOM)).max(CLIP_KEEP_MIN);
+    *text = clip_middle(text, len, keep);
+    true
+}
+
+/// `text` (of `len` characters) cut to its first and last `keep / 2` characters or so, with a
+/// marker in between.
+fn clip_middle(text: &str, len: usize, keep: usize) -> String {
+    let head = keep / 2;
+    let tail = keep - head;
+    let at = |n: usize| text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+    let (head_end, tail_start) = (at(head), at(len - tail));
+    let cut = len - head - tail;
+    format!("{}\n[… {cut} characters cut here to fit the context window …]\n{}", &text[..head_end], &text[tail_start..])
+}
+
 /// Shrink `messages` to at most `target_chars` (or as close as the rules allow).
 pub fn compact_to(messages: &mut Vec<Message>, target_chars: usize) -> Compaction {
     let chars_before = chars(messages);
@@ -96,8 +136,45 @@ pub fn compact_to(messages: &mut Vec<Message>, target_chars: usize) -> Compactio
     while chars(messages) > target_chars && drop_oldest_exchange(messages, KEEP_TAIL) {
         out.dropped += 1;
     }
+    loop {
+        let now = chars(messages);
+        if now <= target_chars || !clip_longest(messages, now - target_chars) {
+            break;
+        }
+        out.clipped += 1;
+    }
     out.chars_after = chars(messages);
     out
+}
+
+/// Characters per token that no common tokenizer reaches on prose, code or JSON (they give
+/// 2.5–4.5), so a token count estimated with it errs low.
+const GENEROUS_CHARS_PER_TOKEN: usize = 6;
+/// Prompts smaller than this (estimated tokens, at the least) are too small to judge.
+const TRUNCATION_MIN_TOKENS: u64 = 1_500;
+/// Reported counts below this are not judged: a context that small is rare, and some server
+/// versions (Ollama's, at times) count only the prompt tokens their cache did not hold, which
+/// for one more tool result is a few hundred.
+const TRUNCATION_MIN_REPORTED: u64 = 1_000;
+
+/// Whether a server's count of prompt tokens shows that it dropped part of the prompt (as
+/// Ollama does when the conversation is longer than its `num_ctx`): fewer than half of the
+/// fewest tokens the messages can hold. Tools are not counted, since some servers leave them
+/// out of a prompt whose template has no place for them; a server that reports no usage (0)
+/// is never suspected. Pass the prompt tokens with the cached ones added, so a server that
+/// leaves cache hits out of its count is not taken for one that cut the prompt.
+pub fn prompt_was_truncated(messages: &[Message], reported_prompt_tokens: u64) -> bool {
+    let at_least = (chars(messages) / GENEROUS_CHARS_PER_TOKEN) as u64;
+    reported_prompt_tokens >= TRUNCATION_MIN_REPORTED
+        && at_least >= TRUNCATION_MIN_TOKENS
+        && reported_prompt_tokens * 2 < at_least
+}
+
+/// The character budget that fits a server which kept only `reported_prompt_tokens` of a
+/// prompt: that many tokens at three characters each (code and JSON seldom pack fewer), less
+/// a fifth for the answer.
+pub fn budget_after_truncation(reported_prompt_tokens: u64) -> usize {
+    (reported_prompt_tokens as usize).saturating_mul(3) / 5 * 4
 }
 
 fn numbers(s: &str) -> Vec<u64> {

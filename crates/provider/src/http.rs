@@ -24,16 +24,45 @@ pub(crate) async fn send(
     timeout: Duration,
     classify: impl Fn(u16, Option<Duration>, &str) -> ProviderError,
 ) -> Result<reqwest::Response, ProviderError> {
+    send_request(builder, url, timeout, classify).await.map_err(SendError::into_error)
+}
+
+/// Why [`send_request`] has no response to read. The difference matters to a caller that
+/// tries another way after a failure: an error status is the server's answer (asking again
+/// another way would only double the load on a failing server), a broken connection is not.
+#[derive(Debug)]
+pub(crate) enum SendError {
+    /// The server answered with an error status; its body, classified.
+    Answered(ProviderError),
+    /// No answer came: the connection failed or broke, or the wait ran out.
+    NoAnswer(ProviderError),
+}
+
+impl SendError {
+    pub(crate) fn into_error(self) -> ProviderError {
+        match self {
+            Self::Answered(e) | Self::NoAnswer(e) => e,
+        }
+    }
+}
+
+/// [`send`], telling an error status apart from no answer at all.
+pub(crate) async fn send_request(
+    builder: reqwest::RequestBuilder,
+    url: &str,
+    timeout: Duration,
+    classify: impl Fn(u16, Option<Duration>, &str) -> ProviderError,
+) -> Result<reqwest::Response, SendError> {
     let resp = match tokio::time::timeout(timeout, builder.send()).await {
-        Err(_) => return Err(ProviderError::Timeout(timeout)),
-        Ok(Err(e)) => return Err(classify_reqwest(&e, url)),
+        Err(_) => return Err(SendError::NoAnswer(ProviderError::Timeout(timeout))),
+        Ok(Err(e)) => return Err(SendError::NoAnswer(classify_reqwest(&e, url))),
         Ok(Ok(r)) => r,
     };
     let status = resp.status().as_u16();
     if !(200..300).contains(&status) {
         let after = retry_after(resp.headers());
         let text = tokio::time::timeout(timeout, resp.text()).await.ok().and_then(Result::ok).unwrap_or_default();
-        return Err(classify(status, after, &text));
+        return Err(SendError::Answered(classify(status, after, &text)));
     }
     Ok(resp)
 }

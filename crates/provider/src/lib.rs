@@ -12,6 +12,7 @@ mod error;
 pub mod fallback;
 pub mod gemini;
 mod http;
+pub mod local_server;
 pub mod openai;
 mod retry;
 pub mod scripted;

@@ -4,11 +4,14 @@
 //! `stream_options.include_usage`). Both produce the same [`Delta`]s.
 
 pub use crate::http::parse_retry_after;
-use crate::http::{SseHandler, SseStep, body_text, clip, send, sse_deltas};
-use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage};
+use crate::http::{SendError, SseHandler, SseStep, body_text, clip, send, send_request, sse_deltas};
+use crate::{
+    ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage, local_server,
+};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,6 +30,9 @@ pub struct OpenAiConfig {
     pub generation_timeout: Duration,
     /// What this process has learned about endpoints (shared by the providers it makes).
     pub memory: Arc<EndpointMemory>,
+    /// Cap answers of requests that set no `max_tokens` at a quarter of the server's context,
+    /// when it says its size ([`crate::local_server`]).
+    pub auto_max_tokens: bool,
 }
 
 impl Default for OpenAiConfig {
@@ -38,6 +44,7 @@ impl Default for OpenAiConfig {
             call_timeout: Duration::from_secs(45),
             generation_timeout: Duration::from_secs(600),
             memory: Arc::default(),
+            auto_max_tokens: true,
         }
     }
 }
@@ -47,6 +54,9 @@ impl Default for OpenAiConfig {
 #[derive(Debug, Default)]
 pub struct EndpointMemory {
     quirks: Mutex<HashSet<(String, Quirk)>>,
+    /// Context sizes asked for (`None`: the endpoint did not say), and whether the cap taken
+    /// from one was announced.
+    contexts: Mutex<HashMap<String, (Option<u32>, bool)>>,
 }
 
 /// Something an endpoint showed it cannot do.
@@ -67,6 +77,25 @@ impl EndpointMemory {
     /// Remember that `base_url` has `quirk`; `true` the first time.
     pub fn learn(&self, base_url: &str, quirk: Quirk) -> bool {
         self.quirks.lock().is_ok_and(|mut s| s.insert((base_url.to_string(), quirk)))
+    }
+
+    /// The context size `base_url` said it has: `None` until it was asked, `Some(None)` when it
+    /// said nothing.
+    fn context(&self, base_url: &str) -> Option<Option<u32>> {
+        self.contexts.lock().ok()?.get(base_url).map(|(n, _)| *n)
+    }
+
+    fn set_context(&self, base_url: &str, n_ctx: Option<u32>) {
+        if let Ok(mut c) = self.contexts.lock() {
+            c.entry(base_url.to_string()).or_insert((n_ctx, false));
+        }
+    }
+
+    /// `true` the first time the cap taken from `base_url`'s context is announced.
+    fn announce_cap(&self, base_url: &str) -> bool {
+        let Ok(mut c) = self.contexts.lock() else { return false };
+        let entry = c.entry(base_url.to_string()).or_insert((None, false));
+        !std::mem::replace(&mut entry.1, true)
     }
 }
 
@@ -160,34 +189,115 @@ fn message_to_wire(m: &Message) -> Value {
     }
 }
 
+/// A streamed request that gave nothing to read.
+struct StreamFailure {
+    error: ProviderError,
+    /// No answer came at all: the connection failed or broke, or the stream ended or broke
+    /// off before its first piece without the server saying anything. An error status or an
+    /// error inside the stream is an answer, and leaves this `false`.
+    broke: bool,
+}
+
+impl StreamFailure {
+    fn sent(e: SendError) -> Self {
+        match e {
+            SendError::Answered(error) => Self { error, broke: false },
+            SendError::NoAnswer(error) => Self { error, broke: true },
+        }
+    }
+}
+
 impl Inner {
-    async fn open(self: Arc<Self>, req: ChatRequest) -> Result<DeltaStream, ProviderError> {
+    async fn open(self: Arc<Self>, mut req: ChatRequest) -> Result<DeltaStream, ProviderError> {
+        let cap = self.default_cap(&req).await;
+        if let Some((_, max_tokens)) = cap {
+            req.max_tokens = Some(max_tokens);
+        }
+        let answer = self.clone().answer(req).await?;
+        let Some((n_ctx, max_tokens)) = cap else { return Ok(answer) };
+        // Said once, after the first answer that came through whole with the cap.
+        let notice = futures::stream::once(async move {
+            let base = self.cfg.base_url.trim_end_matches('/');
+            self.cfg
+                .memory
+                .announce_cap(base)
+                .then(|| Ok(Delta::Notice(local_server::cap_notice(base, n_ctx, max_tokens))))
+        })
+        .filter_map(futures::future::ready);
+        Ok(Box::pin(answer.chain(notice)))
+    }
+
+    /// `(context, cap)` for a request that sets no `max_tokens`, from the context size the
+    /// server says it has (asked once per endpoint and process).
+    async fn default_cap(&self, req: &ChatRequest) -> Option<(u32, u32)> {
+        if req.max_tokens.is_some() || !self.cfg.auto_max_tokens {
+            return None;
+        }
+        let base = self.cfg.base_url.trim_end_matches('/');
+        let n_ctx = match self.cfg.memory.context(base) {
+            Some(known) => known,
+            None => {
+                let said = self.ask_context().await;
+                self.cfg.memory.set_context(base, said);
+                if let Some(n) = said {
+                    let cap = local_server::default_max_tokens(n);
+                    tracing::info!(
+                        endpoint = base,
+                        n_ctx = n,
+                        max_tokens = cap,
+                        "answers capped at a quarter of the server's context"
+                    );
+                }
+                said
+            }
+        }?;
+        Some((n_ctx, local_server::default_max_tokens(n_ctx)))
+    }
+
+    /// The context size at `GET /props` (llama-server); `None` from any other server.
+    async fn ask_context(&self) -> Option<u32> {
+        let url = local_server::props_url(&self.cfg.base_url);
+        let mut builder = self.http.get(&url);
+        if let Some(key) = self.cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
+            builder = builder.bearer_auth(key);
+        }
+        let wait = self.cfg.call_timeout.min(Duration::from_secs(5));
+        let resp = send(builder, &url, wait, classify_status).await.ok()?;
+        local_server::parse_props(&body_text(resp, &url, wait).await.ok()?)
+    }
+
+    async fn answer(self: Arc<Self>, req: ChatRequest) -> Result<DeltaStream, ProviderError> {
         let base = self.cfg.base_url.trim_end_matches('/');
         let tools = !req.tools.is_empty();
         if !self.cfg.stream || (tools && self.cfg.memory.has(base, Quirk::NoStreamedTools)) {
             return self.whole(&req).await;
         }
-        let first_try = match self.streamed(&req).await {
+        let said = Arc::new(AtomicBool::new(false));
+        let first_try = match self.streamed(&req, &said).await {
             Ok(mut stream) => match stream.next().await {
                 Some(Ok(first)) => return Ok(Box::pin(futures::stream::once(async { Ok(first) }).chain(stream))),
-                Some(Err(e)) => e,
+                Some(Err(error)) => StreamFailure { error, broke: !said.load(Ordering::Relaxed) },
                 None => return Ok(stream),
             },
             Err(e) => e,
         };
         if !(tools && cannot_stream_tools(&first_try)) {
-            return Err(first_try);
+            return Err(first_try.error);
         }
+        let first_try = first_try.error;
         // The server broke off a streamed tool request before answering anything (as
         // llama-cpp-python does: "Automatic streaming tool choice is not supported"). Ask for
         // the whole answer instead; if that works, this endpoint gets whole answers from now on.
         tracing::warn!(endpoint = base, error = %first_try, "streamed tool call failed; asking for a whole answer");
         // On a client of its own: the broken connection must not be reused, and a server that
-        // just reset one may reset the next; one more try on a connection error, then give up.
+        // just reset one may reset the next; one more try when no answer came, then give up.
+        // An answer (an error status) is the caller's to retry, once per attempt.
         let fresh = crate::http::client()?;
         let whole = match self.whole_with(&fresh, &req).await {
-            Err(ProviderError::Transient(_) | ProviderError::Unreachable(_)) => self.whole_with(&fresh, &req).await?,
-            other => other?,
+            Err(SendError::NoAnswer(ProviderError::Transient(_) | ProviderError::Unreachable(_))) => {
+                self.whole_with(&fresh, &req).await.map_err(SendError::into_error)?
+            }
+            other => other.map_err(SendError::into_error)?,
         };
         let notice = self.cfg.memory.learn(base, Quirk::NoStreamedTools).then(|| {
             Delta::Notice(format!(
@@ -211,42 +321,47 @@ impl Inner {
         (builder, url)
     }
 
-    async fn streamed(&self, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
+    /// Open a streamed answer. `said` turns `true` when the server says something in the
+    /// stream that wright cannot use (an error event, a bad chunk): an answer, not a break.
+    async fn streamed(&self, req: &ChatRequest, said: &Arc<AtomicBool>) -> Result<DeltaStream, StreamFailure> {
         let base = self.cfg.base_url.trim_end_matches('/');
         let timeout = self.cfg.call_timeout;
         let options = !self.cfg.memory.has(base, Quirk::NoStreamOptions);
         let (builder, url) = self.post(&request_body_for(req, true, options));
-        let resp = match send(builder, &url, timeout, classify_status).await {
+        let resp = match send_request(builder, &url, timeout, classify_status).await {
             // A server that refuses the field gets the request again without it (usage is then
             // whatever it reports, often nothing), and never sees the field again.
-            Err(ProviderError::BadRequest(m)) if options && m.contains("stream_options") => {
+            Err(SendError::Answered(ProviderError::BadRequest(m))) if options && m.contains("stream_options") => {
                 self.cfg.memory.learn(base, Quirk::NoStreamOptions);
                 tracing::warn!(endpoint = base, "the server refuses stream_options; leaving it out");
                 let (builder, url) = self.post(&request_body_for(req, true, false));
-                send(builder, &url, timeout, classify_status).await?
+                send_request(builder, &url, timeout, classify_status).await.map_err(StreamFailure::sent)?
             }
-            other => other?,
+            other => other.map_err(StreamFailure::sent)?,
         };
-        Ok(sse_deltas(resp, timeout, ChunkReader::default()))
+        Ok(sse_deltas(resp, timeout, ChunkReader { finished: false, said: said.clone() }))
     }
 
     /// One JSON answer. A server writes nothing until it has generated the whole answer, so
     /// the wait is [`whole_answer_wait`], and running out of it is not retried.
     async fn whole(&self, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
-        self.whole_with(&self.http, req).await
+        self.whole_with(&self.http, req).await.map_err(SendError::into_error)
     }
 
-    async fn whole_with(&self, http: &reqwest::Client, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
+    async fn whole_with(&self, http: &reqwest::Client, req: &ChatRequest) -> Result<DeltaStream, SendError> {
         let (builder, url) = self.post_with(http, &request_body(req, false));
         let wait = whole_answer_wait(self.cfg.call_timeout, self.cfg.generation_timeout, req.max_tokens);
-        let late = |e: ProviderError| match e {
-            ProviderError::Timeout(_) => ProviderError::GenerationTimeout(wait),
+        let late = |e: SendError| match e {
+            SendError::NoAnswer(ProviderError::Timeout(_)) => {
+                SendError::NoAnswer(ProviderError::GenerationTimeout(wait))
+            }
             other => other,
         };
         let started = std::time::Instant::now();
-        let resp = send(builder, &url, wait, classify_status).await.map_err(late)?;
+        let resp = send_request(builder, &url, wait, classify_status).await.map_err(late)?;
         let left = wait.saturating_sub(started.elapsed()).max(Duration::from_secs(1));
-        let deltas = parse_completion(&body_text(resp, &url, left).await.map_err(late)?)?;
+        let text = body_text(resp, &url, left).await.map_err(|e| late(SendError::NoAnswer(e)))?;
+        let deltas = parse_completion(&text).map_err(SendError::Answered)?;
         Ok(Box::pin(futures::stream::iter(deltas.into_iter().map(Ok))))
     }
 }
@@ -277,22 +392,24 @@ pub fn parse_models(text: &str) -> Result<Vec<String>, ProviderError> {
 
 /// Whether a streamed tool request failed the way servers fail when they cannot stream tool
 /// calls: an error that says so, or a connection or stream that broke off before its first
-/// piece (llama-cpp-python raises after sending its status line, so the client sees "connection
-/// closed before message completed" or an empty stream). Not a timeout: a server that is slow
-/// to start is still working, and a second request would queue behind the first.
-fn cannot_stream_tools(e: &ProviderError) -> bool {
-    let text = e.to_string().to_ascii_lowercase();
+/// piece with no answer (llama-cpp-python raises after sending its status line, so the client
+/// sees "connection closed before message completed" or an empty stream). Not an error status
+/// (a server failing with 500 would get every attempt twice) and not a timeout (a server slow
+/// to start is still working, and a second request would queue behind the first).
+fn cannot_stream_tools(f: &StreamFailure) -> bool {
+    let text = f.error.to_string().to_ascii_lowercase();
     let says_so = text.contains("stream")
         && (text.contains("not supported") || text.contains("cannot use tools") || text.contains("unsupported"));
-    says_so || matches!(e, ProviderError::Transient(_) | ProviderError::Protocol(_))
+    says_so || (f.broke && matches!(f.error, ProviderError::Transient(_) | ProviderError::Protocol(_)))
 }
 
 /// Reads `chat.completion.chunk` events until `[DONE]`. A stream that ends before `[DONE]`
 /// or a finish reason was cut off (a server that failed after sending its headers), and must
 /// not pass for a complete, empty answer.
-#[derive(Default)]
 struct ChunkReader {
     finished: bool,
+    /// Set when the server said something unusable in the stream (see [`Inner::streamed`]).
+    said: Arc<AtomicBool>,
 }
 
 impl SseHandler for ChunkReader {
@@ -301,7 +418,7 @@ impl SseHandler for ChunkReader {
             self.finished = true;
             return Ok(SseStep { deltas: Vec::new(), stop: true });
         }
-        let deltas = parse_chunk(data)?;
+        let deltas = parse_chunk(data).inspect_err(|_| self.said.store(true, Ordering::Relaxed))?;
         self.finished |= deltas.iter().any(|d| matches!(d, Delta::Finish(_)));
         Ok(SseStep { deltas, stop: false })
     }
@@ -472,280 +589,5 @@ fn classify_stream_error(err: &Value) -> ProviderError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{RetryPolicy, ToolSpec, complete};
-    use futures::StreamExt;
-    use tokio_util::sync::CancellationToken;
-
-    #[test]
-    fn classifies_statuses() {
-        assert!(
-            matches!(classify_status(401, None, r#"{"error":{"message":"Incorrect API key provided"}}"#), ProviderError::Auth(m) if m.contains("Incorrect API key"))
-        );
-        assert!(
-            matches!(classify_status(429, Some(Duration::from_secs(2)), "{}"), ProviderError::RateLimited { retry_after: Some(d), .. } if d == Duration::from_secs(2))
-        );
-        assert!(matches!(
-            classify_status(429, None, r#"{"error":{"message":"quota","code":"insufficient_quota"}}"#),
-            ProviderError::Auth(_)
-        ));
-        assert!(matches!(
-            classify_status(
-                400,
-                None,
-                r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#
-            ),
-            ProviderError::ContextTooLong(_)
-        ));
-        assert!(matches!(classify_status(400, None, r#"{"error":{"message":"bad"}}"#), ProviderError::BadRequest(_)));
-        assert!(
-            matches!(classify_status(503, None, "upstream down"), ProviderError::Transient(m) if m.contains("upstream down"))
-        );
-    }
-
-    #[test]
-    fn retry_after_forms() {
-        let now =
-            chrono::DateTime::parse_from_rfc2822("Wed, 21 Oct 2015 07:28:00 GMT").unwrap().with_timezone(&chrono::Utc);
-        assert_eq!(parse_retry_after("3", now), Some(Duration::from_secs(3)));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now), Some(Duration::from_secs(30)));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", now), Some(Duration::ZERO));
-        assert_eq!(parse_retry_after("soon", now), None);
-    }
-
-    #[test]
-    fn request_body_carries_tools_and_history() {
-        let req = ChatRequest {
-            model: "gpt-4o-mini".into(),
-            messages: vec![
-                Message::system("sys"),
-                Message::user("hi"),
-                Message::assistant_calls(
-                    None,
-                    vec![crate::ToolCall {
-                        id: "c1".into(),
-                        name: "readFile".into(),
-                        arguments: "{\"path\":\"a\"}".into(),
-                    }],
-                ),
-                Message::tool_result("c1", "readFile", "{\"ok\":true}"),
-            ],
-            tools: vec![ToolSpec {
-                name: "readFile".into(),
-                description: "read".into(),
-                parameters: json!({"type":"object"}),
-            }],
-            temperature: Some(0.2),
-            max_tokens: None,
-        };
-        let b = request_body(&req, true);
-        assert_eq!(b["stream_options"]["include_usage"], true);
-        assert_eq!(b["tools"][0]["type"], "function");
-        assert_eq!(b["tools"][0]["function"]["name"], "readFile");
-        assert_eq!(b["messages"][2]["tool_calls"][0]["function"]["arguments"], "{\"path\":\"a\"}");
-        assert_eq!(b["messages"][2]["content"], "");
-        assert_eq!(b["messages"][3]["tool_call_id"], "c1");
-        let b = request_body(&req, false);
-        assert!(b.get("stream").is_none());
-    }
-
-    // A real OpenAI streaming transcript shape (tool call split over chunks, usage chunk last).
-    const SSE: &str = concat!(
-        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"index\":0,\"id\":\"call_abc\",\"type\":\"function\",\"function\":{\"name\":\"createFile\",\"arguments\":\"\"}}],\"refusal\":null},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n",
-        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"path\\\":\\\"a.txt\\\",\"}}]},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n",
-        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\"content\\\":\\\"hi\\\"}\"}}]},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n",
-        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}],\"usage\":null}\n\n",
-        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[],\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":30,\"total_tokens\":150,\"prompt_tokens_details\":{\"cached_tokens\":64,\"audio_tokens\":0},\"completion_tokens_details\":{\"reasoning_tokens\":0}}}\n\n",
-        "data: [DONE]\n\n"
-    );
-
-    async fn serve(status: u16, content_type: &'static str, body: String) -> String {
-        use axum::{Router, http::StatusCode, response::IntoResponse, routing::post};
-        let app = Router::new().route(
-            "/v1/chat/completions",
-            post(move || {
-                let body = body.clone();
-                async move {
-                    (
-                        StatusCode::from_u16(status).unwrap(),
-                        [("content-type", content_type), ("retry-after", "1")],
-                        body,
-                    )
-                        .into_response()
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        format!("http://{addr}/v1")
-    }
-
-    fn provider(base_url: String, api_key: Option<String>, stream: bool) -> OpenAiProvider {
-        OpenAiProvider::new(OpenAiConfig {
-            base_url,
-            api_key,
-            stream,
-            call_timeout: Duration::from_secs(5),
-            ..OpenAiConfig::default()
-        })
-        .unwrap()
-    }
-
-    fn req() -> ChatRequest {
-        ChatRequest {
-            model: "gpt-4o-mini".into(),
-            messages: vec![Message::user("hi")],
-            tools: vec![],
-            temperature: None,
-            max_tokens: None,
-        }
-    }
-
-    #[tokio::test]
-    async fn streams_tool_calls_and_usage_over_http() {
-        let base = serve(200, "text/event-stream", SSE.to_string()).await;
-        let p = provider(base, Some("k".into()), true);
-        let mut deltas = 0;
-        let r = complete(&p, &req(), &RetryPolicy::default(), &CancellationToken::new(), |_| deltas += 1, |_, _, _| {})
-            .await
-            .unwrap();
-        assert_eq!(r.tool_calls.len(), 1);
-        assert_eq!(r.tool_calls[0].id, "call_abc");
-        assert_eq!(r.tool_calls[0].name, "createFile");
-        assert_eq!(r.tool_calls[0].arguments, "{\"path\":\"a.txt\",\"content\":\"hi\"}");
-        assert_eq!(r.usage, Usage { input_tokens: 120, output_tokens: 30, cached_tokens: 64 });
-        assert_eq!(r.finish_reason, Some(FinishReason::ToolCalls));
-        assert!(deltas >= 4);
-    }
-
-    #[tokio::test]
-    async fn reads_non_streaming_body() {
-        let body = r#"{"id":"chatcmpl-2","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"runTests","arguments":"{}"}}],"refusal":null},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":50,"completion_tokens":5,"total_tokens":55,"prompt_tokens_details":{"cached_tokens":0}}}"#;
-        let base = serve(200, "application/json", body.to_string()).await;
-        let p = provider(base, None, false);
-        let r = complete(&p, &req(), &RetryPolicy::default(), &CancellationToken::new(), |_| {}, |_, _, _| {})
-            .await
-            .unwrap();
-        assert_eq!(r.tool_calls[0].name, "runTests");
-        assert_eq!(r.usage.input_tokens, 50);
-    }
-
-    #[tokio::test]
-    async fn maps_http_errors() {
-        let base = serve(401, "application/json", r#"{"error":{"message":"Incorrect API key provided: sk-xx","type":"invalid_request_error","code":"invalid_api_key"}}"#.into()).await;
-        let p = provider(base, Some("bad".into()), true);
-        let e = complete(&p, &req(), &RetryPolicy::default(), &CancellationToken::new(), |_| {}, |_, _, _| {})
-            .await
-            .unwrap_err();
-        assert!(matches!(e, ProviderError::Auth(_)), "{e:?}");
-
-        let base = serve(429, "application/json", r#"{"error":{"message":"Rate limit reached"}}"#.into()).await;
-        let p = provider(base, None, true);
-        let mut s = p.stream(req());
-        let e = s.next().await.unwrap().unwrap_err();
-        assert_eq!(
-            e,
-            ProviderError::RateLimited {
-                retry_after: Some(Duration::from_secs(1)),
-                message: "HTTP 429: Rate limit reached".into()
-            }
-        );
-    }
-
-    #[tokio::test]
-    async fn garbage_and_unreachable_are_classified() {
-        let base = serve(200, "application/json", "<html>proxy error</html>".into()).await;
-        let p = provider(base, None, false);
-        let e = p.stream(req()).next().await.unwrap().unwrap_err();
-        assert!(matches!(e, ProviderError::Protocol(_)), "{e:?}");
-
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        drop(listener);
-        let p = provider(format!("http://127.0.0.1:{port}/v1"), None, true);
-        let e = p.stream(req()).next().await.unwrap().unwrap_err();
-        assert!(matches!(e, ProviderError::Unreachable(_)), "{e:?}");
-    }
-
-    /// A server that takes every request and answers nothing for 30 s; counts the requests.
-    async fn silent_server() -> (std::net::SocketAddr, std::sync::Arc<std::sync::atomic::AtomicU32>) {
-        use axum::{Router, routing::post};
-        let hits = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
-        let h = hits.clone();
-        let app = Router::new().route(
-            "/v1/chat/completions",
-            post(move || {
-                h.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                async {
-                    tokio::time::sleep(Duration::from_secs(30)).await;
-                    "late"
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        (addr, hits)
-    }
-
-    #[tokio::test]
-    async fn a_server_that_never_answers_times_out_and_is_retried() {
-        let (addr, hits) = silent_server().await;
-        let p = OpenAiProvider::new(OpenAiConfig {
-            base_url: format!("http://{addr}/v1"),
-            api_key: None,
-            stream: true,
-            call_timeout: Duration::from_millis(200),
-            ..OpenAiConfig::default()
-        })
-        .unwrap();
-        let policy = RetryPolicy {
-            max_retries: 2,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(2),
-            ..RetryPolicy::default()
-        };
-        let started = std::time::Instant::now();
-        let e = complete(&p, &req(), &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap_err();
-        assert!(matches!(e, ProviderError::Timeout(d) if d == Duration::from_millis(200)), "{e:?}");
-        assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 3, "first try plus two retries");
-        assert!(started.elapsed() < Duration::from_secs(5));
-    }
-
-    #[tokio::test]
-    async fn a_whole_answer_that_takes_too_long_is_not_asked_for_again() {
-        let (addr, hits) = silent_server().await;
-        let p = OpenAiProvider::new(OpenAiConfig {
-            base_url: format!("http://{addr}/v1"),
-            stream: false,
-            call_timeout: Duration::from_millis(100),
-            generation_timeout: Duration::from_millis(300),
-            ..OpenAiConfig::default()
-        })
-        .unwrap();
-        let policy = RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(1), ..RetryPolicy::default() };
-        let e = complete(&p, &req(), &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap_err();
-        assert_eq!(e, ProviderError::GenerationTimeout(Duration::from_millis(300)));
-        assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1, "never retried while the server works on it");
-    }
-
-    #[test]
-    fn a_whole_answer_gets_time_for_its_tokens_within_the_ceiling() {
-        let call = Duration::from_secs(45);
-        let ceiling = Duration::from_secs(600);
-        assert_eq!(whole_answer_wait(call, ceiling, None), ceiling);
-        assert_eq!(whole_answer_wait(call, ceiling, Some(1000)), Duration::from_secs(145));
-        assert_eq!(whole_answer_wait(call, ceiling, Some(100_000)), ceiling);
-        assert_eq!(whole_answer_wait(call, Duration::from_secs(10), Some(10)), call);
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn chunk_parser_never_panics(s in ".*") {
-            let _ = parse_chunk(&s);
-            let _ = parse_completion(&s);
-        }
-    }
-}
+#[path = "openai_tests.rs"]
+mod tests;

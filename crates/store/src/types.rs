@@ -63,7 +63,7 @@ pub struct Tokens {
 pub struct BuildFinish {
     pub status: BuildStatus,
     /// Why a failed build stopped: `verification_failed`, `timed_out`, `cancelled`, `budget_spent`,
-    /// `provider_unusable`.
+    /// `provider_unusable`, `context_full`.
     pub end_reason: Option<String>,
     pub fix_attempts: u32,
     pub turns: u32,

@@ -433,6 +433,7 @@ mod tests {
             pricing: wright_agent::Pricing::default(),
             max_cost_usd: None,
             journal: None,
+            fit: Default::default(),
         };
         TaskEnv { ctx, command_timeout: std::time::Duration::from_secs(10), judge: None, agent: Some(agent) }
     }

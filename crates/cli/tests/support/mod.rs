@@ -127,6 +127,15 @@ impl MockLlm {
 
     /// A mock speaking `wire`; once `turns` are used up, every request gets `fallback`.
     pub async fn start_wire(wire: Wire, turns: Vec<Turn>, fallback: Turn) -> Self {
+        Self::serve(wire, turns, fallback, None).await
+    }
+
+    /// An OpenAI-wire mock that also answers `GET /props` with `props`, as llama-server does.
+    pub async fn start_with_props(turns: Vec<Turn>, fallback: Turn, props: Value) -> Self {
+        Self::serve(Wire::OpenAi, turns, fallback, Some(props)).await
+    }
+
+    async fn serve(wire: Wire, turns: Vec<Turn>, fallback: Turn, props: Option<Value>) -> Self {
         let inner = Arc::new(Inner {
             wire,
             turns: Mutex::new(turns.into()),
@@ -139,7 +148,10 @@ impl MockLlm {
             Wire::Anthropic => "/v1/messages",
             Wire::Gemini => "/v1beta/models/{model_and_method}",
         };
-        let app = Router::new().route(route, post(handle)).with_state(inner.clone());
+        let mut app = Router::new().route(route, post(handle)).with_state(inner.clone());
+        if let Some(props) = props {
+            app = app.route("/props", axum::routing::get(move || async move { axum::Json(props) }));
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
