@@ -65,7 +65,7 @@ impl SqliteStore {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(Restart::Requeued(event))
+        Ok(Restart::Requeued(Box::new(event)))
     }
 
     pub(crate) async fn rs_existing(

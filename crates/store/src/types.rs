@@ -112,7 +112,7 @@ fn first_attempt() -> u32 {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Restart {
     /// Back in the queue at its old place; this `restarted` event is stored with it.
-    Requeued(wright_events::Event),
+    Requeued(Box<wright_events::Event>),
     /// It ran `attempts` times already, the most allowed: the caller ends it.
     Exhausted { attempts: u32 },
     /// Someone asked to cancel it: the caller ends it as cancelled.
