@@ -160,7 +160,15 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
     }
     assert!(heartbeats > 0, "a 3 s build with 1 s heartbeats has some");
 
-    let metrics = c.get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    // A worker counts a build once its run has returned, just after `complete` went out.
+    let mut metrics = String::new();
+    for _ in 0..100 {
+        metrics = c.get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
+        if metrics.contains("wright_builds_total{outcome=\"published\",template=\"static\"} 2") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert!(metrics.contains("wright_builds_total{outcome=\"published\",template=\"static\"} 2"), "{metrics}");
     assert!(
         metrics.contains("wright_http_requests_total{route=\"/api/builds/{id}/events\",method=\"GET\",status=\"200\"}")

@@ -282,22 +282,19 @@ async fn a_project_lent_by_a_killed_run_is_given_back_on_the_next_start() {
         cmd.env_remove(k);
     }
     let mut run = cmd.spawn().unwrap();
-    // Wait until the check runs: by then the sandbox user has the project.
+    // Wait until the check runs in the sandbox: the sandbox user has the project then.
     use tokio::io::AsyncBufReadExt;
     let mut lines = tokio::io::BufReader::new(run.stdout.take().unwrap()).lines();
-    loop {
-        let line = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
-            .await
-            .expect("the check did not start within 60 s")
-            .unwrap()
-            .expect("the run ended before its check started");
-        if line.contains("\"command_started\"") {
-            break;
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let uid = |p: &Path| std::fs::symlink_metadata(p).unwrap().uid();
+    let lent = async {
+        while uid(&proj.join("src/math.js")) != 65534 {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
-    }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), lent).await.expect("the project was never lent");
     run.start_kill().unwrap();
     run.wait().await.unwrap();
-    let uid = |p: &Path| std::fs::symlink_metadata(p).unwrap().uid();
     assert_eq!(uid(&proj.join("src/math.js")), 65534, "killed mid-run, the project stays lent");
 
     // The next start of wright (another task run, on another project) gives it back.

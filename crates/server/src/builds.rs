@@ -276,6 +276,8 @@ pub async fn cancel(
                 cost_usd: 0.0,
             };
             publish(&state, &id, last + 2, complete).await;
+            // A follow-up build cancelled while queued again after an interruption has a copy of its folder.
+            crate::rerun::discard(state.engine.data_dir(), &id);
             state.hub.close(&id);
             state.metrics.build_ended("cancelled", "unknown");
             "cancelled"

@@ -150,8 +150,16 @@ impl IpLimiter {
         })
     }
 
-    /// Whether `ip` has no token left (and how long until it has).
+    /// Whether `ip` has no token left (and how long until it has). Signed-in traffic asks
+    /// this on every request, so an address without a bucket gets none made for it.
     pub fn exhausted(&self, ip: IpAddr, now: Instant) -> Option<u64> {
+        let known = match self.buckets.lock() {
+            Ok(m) => m.contains_key(&ip),
+            Err(p) => p.into_inner().contains_key(&ip),
+        };
+        if !known {
+            return None;
+        }
         self.with_bucket(ip, now, |b| (b.tokens < 1.0).then(|| self.wait(b)))
     }
 
