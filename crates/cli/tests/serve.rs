@@ -100,7 +100,8 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
 
     // The browser check's screenshot (Chromium is a test requirement), as a PNG of the viewport.
     let shot = c.get(s.url(&format!("/api/builds/{id}/screenshot"))).bearer_auth(&alice).send().await.unwrap();
-    assert_eq!(shot.headers()["content-type"], "image/png");
+    let check: Vec<&Value> = stored.iter().filter(|e| e["type"] == "browser_check").collect();
+    assert_eq!(shot.headers()["content-type"], "image/png", "{check:?}");
     assert_eq!(wright_browser::png_size(&shot.bytes().await.unwrap()), Some((1280, 800)));
 
     // Preview: on an origin of its own (`{id}-{key}.localhost`), with its CSP; nothing of it on

@@ -336,7 +336,10 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
     sweep_snapshots(&shared).await;
     loop {
         let now = wright_events::now();
-        match shared.store.take_expired(&now, &name, &time_from_now(shared.cfg.lease * 4)).await {
+        // This process's own workers are alive: a lease they could not renew for a while (a
+        // busy database) is theirs to renew once it answers, not a build to run twice.
+        let own = format!("{}-w", shared.queue.instance);
+        match shared.store.take_expired(&now, &name, &time_from_now(shared.cfg.lease * 4), &own).await {
             Ok(lost) => {
                 for b in lost {
                     restart_or_end(&shared, &b.start.id, &name, WORKER_LOST).await;

@@ -122,8 +122,9 @@ pub trait Store: Send + Sync {
     /// Extend a claimed build's lease; false when the worker no longer holds it.
     async fn renew_lease(&self, id: &str, worker: &str, lease_until: &str) -> Result<bool>;
     /// Take the running builds whose lease ended before `now` (their worker is gone), so that
-    /// exactly one caller ends each of them.
-    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str) -> Result<Vec<BuildRecord>>;
+    /// exactly one caller ends each of them. Builds of workers whose names start with `spare`
+    /// are left alone: the caller's own workers, alive though their renewals were held up.
+    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str, spare: &str) -> Result<Vec<BuildRecord>>;
     /// Builds ahead of this one in the queue (0 when it is next or not queued).
     async fn queue_position(&self, id: &str) -> Result<u64>;
     /// Queued builds in all.

@@ -586,8 +586,8 @@ impl Store for SqliteStore {
     async fn renew_lease(&self, id: &str, worker: &str, lease_until: &str) -> Result<bool> {
         self.svc_renew(id, worker, lease_until).await
     }
-    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str) -> Result<Vec<BuildRecord>> {
-        self.svc_take_expired(now, reaper, lease_until).await
+    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str, spare: &str) -> Result<Vec<BuildRecord>> {
+        self.svc_take_expired(now, reaper, lease_until, spare).await
     }
     async fn queue_position(&self, id: &str) -> Result<u64> {
         self.svc_queue_position(id).await

@@ -133,14 +133,14 @@ async fn cancel_leases_and_the_reaper() {
     // The lease: renewed by its worker only; expired ones are taken by exactly one reaper.
     assert!(s.renew_lease("b1", "w1", "2026-11-24T10:00:09.000Z").await.unwrap());
     assert!(!s.renew_lease("b1", "w9", LATER).await.unwrap());
-    assert!(s.take_expired("2026-11-24T10:00:08.000Z", "r", LATER).await.unwrap().is_empty());
-    let lost = s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER).await.unwrap();
+    assert!(s.take_expired("2026-11-24T10:00:08.000Z", "r", LATER, "").await.unwrap().is_empty());
+    let lost = s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
     assert_eq!(lost.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b1"]);
-    assert!(s.take_expired("2026-11-24T10:00:10.000Z", "r2", LATER).await.unwrap().is_empty(), "taken once");
+    assert!(s.take_expired("2026-11-24T10:00:10.000Z", "r2", LATER, "").await.unwrap().is_empty(), "taken once");
     assert!(!s.renew_lease("b1", "w1", LATER).await.unwrap(), "the old worker lost it");
     // A `wright run` build has no lease and is never reaped.
     s.create_build(&queued("cli", "x", None, "", T0).build).await.unwrap();
-    assert!(s.take_expired(LATER, "r3", LATER).await.unwrap().iter().all(|b| b.start.id != "cli"));
+    assert!(s.take_expired(LATER, "r3", LATER, "").await.unwrap().iter().all(|b| b.start.id != "cli"));
 }
 
 #[tokio::test]
@@ -216,9 +216,13 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
     .await
     .unwrap();
 
+    // A reaper spares its own process's workers (alive, their renewals held up).
+    assert!(s.take_expired("2026-11-24T10:00:10.000Z", "r0", LATER, "w").await.unwrap().is_empty());
+    s.renew_lease("b1", "w1", "2026-11-24T10:00:05.000Z").await.unwrap();
+
     let max_runs = 3;
     for attempt in 2..=max_runs {
-        let lost = s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER).await.unwrap();
+        let lost = s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
         assert_eq!(lost.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b1"]);
         assert_eq!(s.restart_build("b1", "someone-else", max_runs, "worker_lost").await.unwrap(), Restart::NotHeld);
         let Restart::Requeued(event) = s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap() else {
@@ -241,7 +245,7 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
         s.append_turn(&turn(0)).await.unwrap();
     }
     // Past the limit: the caller ends it.
-    s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER).await.unwrap();
+    s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
     assert_eq!(
         s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap(),
         Restart::Exhausted { attempts: max_runs }
