@@ -419,6 +419,11 @@ pub async fn drain(shared: &AppState, workers: Vec<JoinHandle<()>>) {
     if interrupted > 0 {
         tracing::info!(interrupted, "grace time over: the builds still running go back to the queue");
     }
+    // A worker may have claimed a build just as the stop came: interrupt it too.
+    while !workers.iter().all(|w| w.is_finished()) {
+        shared.queue.with(|m| m.values().for_each(|t| t.interrupt.cancel()));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     for w in workers {
         let _ = w.await;
     }
