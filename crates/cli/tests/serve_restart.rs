@@ -117,3 +117,75 @@ async fn builds_interrupted_by_kill_nine_run_again_and_every_one_publishes() {
         clock.elapsed().as_secs_f64()
     );
 }
+
+/// A follow-up build works in its earlier build's folder: interrupted by kill -9 after it
+/// changed that folder, it runs again from the folder as the earlier build left it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_interrupted_follow_up_runs_again_from_the_earlier_builds_folder() {
+    use serde_json::json;
+    use support::Turn;
+    use support::server::PAGE;
+    let llm = MockLlm::start(vec![
+        // The first build: one page.
+        Turn::calls(&[("createFile", json!({"path": "index.html", "content": PAGE}))]),
+        Turn::text("The page is ready."),
+        // The follow-up's first run: it changes the folder, then is killed mid-command.
+        Turn::calls(&[
+            ("createFile", json!({"path": "half-done.html", "content": PAGE})),
+            ("updateFile", json!({"path": "index.html", "content": "<p>broken</p>"})),
+            ("runCommand", json!({"command": "sleep", "args": ["60"]})),
+        ]),
+        // Its re-run.
+        Turn::calls(&[("createFile", json!({"path": "contact.html", "content": PAGE}))]),
+        Turn::text("The contact page is ready."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--workers", "1", "--browser-check", "off"];
+    let mut s = Server::start(dir.path(), &llm.base_url, &flags).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let first = create_ok(&c, &s, &alice, "a landing page for a dog walker").await;
+    assert_eq!(stream(&c, &s, &alice, &first, None).await.last().unwrap().data["success"], true);
+    let r = support::server::create(
+        &c,
+        &s,
+        &alice,
+        json!({"prompt": "add a contact page to it", "template": "static", "continue": first}),
+    )
+    .await;
+    assert_eq!(r.status(), 202);
+    let follow_up = r.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+    // The server keeps a build's files in DATA/builds/ID; a follow-up works in that folder.
+    let folder = dir.path().join("builds").join(&first);
+    // Wait for the follow-up's long command: by then it has changed the folder.
+    let busy = async {
+        while !stored_events(&s, &follow_up).await.iter().any(|e| e["type"] == "command_started") {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), busy).await.expect("the follow-up's command never started");
+    assert!(folder.join("half-done.html").exists(), "{}", folder.display());
+    s.kill9().await;
+
+    let s = Server::start(dir.path(), &llm.base_url, &flags).await;
+    let events = tokio::time::timeout(Duration::from_secs(120), stream(&c, &s, &alice, &follow_up, None))
+        .await
+        .expect("the follow-up did not end");
+    let data: Vec<Value> = events.iter().map(|e| e.data.clone()).collect();
+    assert_eq!(data.iter().filter(|e| e["type"] == "restarted").count(), 1, "{data:#?}");
+    assert_eq!(events.last().unwrap().data["success"], true, "{data:#?}");
+    // The re-run started from the earlier build's folder: its page back as it was, nothing
+    // of the interrupted run left, the re-run's page added; the copy is gone.
+    assert_eq!(std::fs::read_to_string(folder.join("index.html")).unwrap(), PAGE);
+    assert!(!folder.join("half-done.html").exists());
+    assert!(folder.join("contact.html").exists());
+    // The copy goes once the worker's run has returned, just after `complete`.
+    let copy = dir.path().join("snapshots").join(&follow_up);
+    let gone = async {
+        while copy.exists() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), gone).await.expect("the folder's copy was kept");
+}
