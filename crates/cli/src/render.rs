@@ -227,6 +227,15 @@ impl HumanSink {
                 (vec![], None)
             }
             EventKind::Error { .. } => (vec![], None),
+            EventKind::Restarted { attempt, reason } => {
+                let why = if reason == "shutdown" {
+                    self.t("The server was stopped during this build", "O servidor foi parado durante esta construção")
+                } else {
+                    self.t("The server running this build stopped", "O servidor que rodava esta construção parou")
+                };
+                let again = self.t("it runs again from the start, attempt", "ela roda de novo do início, tentativa");
+                (vec![format!("🔁 {why}; {again} {attempt}.")], None)
+            }
             EventKind::TaskStarted { task, kind, description, position, total } => (
                 vec![String::new(), format!("▶ [{position}/{total}] {task} ({kind}): {description}")],
                 Some(self.t("Working on the task…", "Trabalhando na tarefa…").to_string()),

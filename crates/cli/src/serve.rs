@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use wright_engine::config::FileConfig;
 use wright_engine::{Engine, Overrides};
-use wright_server::{Moderation, ServeConfig};
+use wright_server::{Cidr, IpLimit, Moderation, ServeConfig};
 
 #[derive(clap::Args)]
 pub struct ServeArgs {
@@ -40,9 +40,22 @@ pub struct ServeArgs {
     /// running end within this time of the next start [default: 15].
     #[arg(long, value_name = "SECS")]
     lease: Option<u64>,
-    /// Seconds running builds may finish after a shutdown signal before they are cancelled [default: 30].
+    /// Seconds running builds may finish after a shutdown signal; those still running then go
+    /// back to the queue and run again on the next start [default: 30].
     #[arg(long, value_name = "SECS")]
     grace: Option<u64>,
+    /// Times a build interrupted by a crash, kill -9 or shutdown runs again before it ends
+    /// failed (`server_stopped`) [default: 2].
+    #[arg(long, value_name = "N")]
+    max_restarts: Option<u32>,
+    /// Requests without valid credentials one client address may make per minute (login
+    /// links, health checks, guessed tokens); 0 turns the limit off [default: 120].
+    #[arg(long, value_name = "N")]
+    unauthenticated_per_minute: Option<u32>,
+    /// A proxy (address or range such as 10.0.0.0/8) whose X-Forwarded-For names the client;
+    /// repeatable. Without one the header is ignored.
+    #[arg(long = "trusted-proxy", value_name = "ADDR")]
+    trusted_proxies: Vec<String>,
     /// Seconds a full-stack preview's app may sit unused before it is stopped [default: 300].
     #[arg(long, value_name = "SECS")]
     preview_idle: Option<u64>,
@@ -80,6 +93,16 @@ pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, 
     if min_chars > max_chars {
         return Err(usage(anyhow!("[serve] prompt_min_chars is above prompt_max_chars")));
     }
+    let per_minute = args.unauthenticated_per_minute.or(s.unauthenticated_per_minute).unwrap_or(120);
+    let proxies = if args.trusted_proxies.is_empty() { &s.trusted_proxies } else { &args.trusted_proxies };
+    let ip_limit = IpLimit {
+        per_minute,
+        burst: s.unauthenticated_burst.unwrap_or(per_minute / 2).max(1),
+        trusted_proxies: proxies
+            .iter()
+            .map(|p| p.parse::<Cidr>().map_err(|e| usage(anyhow!("trusted proxy: {e}"))))
+            .collect::<Result<_, _>>()?,
+    };
     let cfg = ServeConfig {
         bind: addr(args.bind, &s.bind, "127.0.0.1:8787")?,
         preview_bind: addr(args.preview_bind, &s.preview_bind, "127.0.0.1:8788")?,
@@ -98,6 +121,8 @@ pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, 
         public_url: args.public_url,
         preview_url: args.preview_url,
         preview_idle: Duration::from_secs(args.preview_idle.unwrap_or(300).max(1)),
+        max_restarts: args.max_restarts.or(s.max_restarts).unwrap_or(2),
+        ip_limit,
     };
     let overrides = Overrides {
         timeout: args.timeout,

@@ -8,8 +8,8 @@ mod support;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::time::Duration;
-use support::MockLlm;
 use support::server::{Server, client, create, create_ok, read_sse, stateless_model, stored_events, stream, term};
+use support::{MockLlm, Turn};
 
 async fn model(sleep_secs: u32) -> MockLlm {
     MockLlm::start_with_fallback(vec![], stateless_model(sleep_secs)).await
@@ -100,7 +100,8 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
 
     // The browser check's screenshot (Chromium is a test requirement), as a PNG of the viewport.
     let shot = c.get(s.url(&format!("/api/builds/{id}/screenshot"))).bearer_auth(&alice).send().await.unwrap();
-    assert_eq!(shot.headers()["content-type"], "image/png");
+    let check: Vec<&Value> = stored.iter().filter(|e| e["type"] == "browser_check").collect();
+    assert_eq!(shot.headers()["content-type"], "image/png", "{check:?}");
     assert_eq!(wright_browser::png_size(&shot.bytes().await.unwrap()), Some((1280, 800)));
 
     // Preview: on an origin of its own (`{id}-{key}.localhost`), with its CSP; nothing of it on
@@ -160,7 +161,15 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
     }
     assert!(heartbeats > 0, "a 3 s build with 1 s heartbeats has some");
 
-    let metrics = c.get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    // A worker counts a build once its run has returned, just after `complete` went out.
+    let mut metrics = String::new();
+    for _ in 0..100 {
+        metrics = c.get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
+        if metrics.contains("wright_builds_total{outcome=\"published\",template=\"static\"} 2") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert!(metrics.contains("wright_builds_total{outcome=\"published\",template=\"static\"} 2"), "{metrics}");
     assert!(
         metrics.contains("wright_http_requests_total{route=\"/api/builds/{id}/events\",method=\"GET\",status=\"200\"}")
@@ -321,8 +330,10 @@ async fn auth_limits_and_bad_input_get_clear_errors() {
     assert!(metrics.contains("wright_refused_requests_total{kind=\"hourly\"} 1"), "{metrics}");
 }
 
+/// With no re-runs allowed (`--max-restarts 0`), a build interrupted by kill -9 ends failed
+/// (`server_stopped`) on the next start; `serve_restart.rs` has the re-runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_nine_mid_build_then_restart_ends_its_stream_and_runs_the_queue() {
+async fn kill_nine_mid_build_past_the_restart_limit_ends_its_stream_and_runs_the_queue() {
     let llm = model(30).await;
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start(dir.path(), &llm.base_url, &["--workers", "1"]).await;
@@ -345,7 +356,7 @@ async fn kill_nine_mid_build_then_restart_ends_its_stream_and_runs_the_queue() {
     s.kill9().await;
     drop(body);
 
-    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "1"]).await;
+    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "1", "--max-restarts", "0"]).await;
     assert!(s.login_url.is_none(), "users survive a restart");
     let events = stream(&c, &s, &alice, &running, None).await;
     let n = events.len();
@@ -361,9 +372,16 @@ async fn kill_nine_mid_build_then_restart_ends_its_stream_and_runs_the_queue() {
     assert_eq!(events.last().unwrap().data["success"], true);
 }
 
+/// A build still running when the grace time ends goes back to the queue and runs again on
+/// the next start: its stream ends there with one `complete`, after a `restarted` event.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_cancels_after_the_grace_time_and_every_stream_completes() {
-    let llm = model(60).await;
+async fn sigterm_past_the_grace_time_puts_the_build_back_and_the_next_start_finishes_it() {
+    // The first run sleeps a minute (past the grace time); its re-run only a second.
+    let slow = Turn::calls(&[
+        ("runCommand", json!({"command": "sleep", "args": ["60"]})),
+        ("createFile", json!({"path": "index.html", "content": support::server::PAGE})),
+    ]);
+    let llm = MockLlm::start_with_fallback(vec![slow], stateless_model(1)).await;
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start(dir.path(), &llm.base_url, &["--workers", "1", "--grace", "1"]).await;
     let alice = s.add_user("alice", false).await;
@@ -374,13 +392,41 @@ async fn sigterm_cancels_after_the_grace_time_and_every_stream_completes() {
         tokio::spawn(async move { read_sse(c.get(url).bearer_auth(alice).send().await.unwrap()).await.0 })
     };
     // Let it reach the long command, then ask the server to stop.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    wait_for_event(&c, &s, &alice, &id, "command_started").await;
     term(&s);
-    let events = tokio::time::timeout(Duration::from_secs(60), follower).await.unwrap().unwrap();
-    assert_eq!(events.last().unwrap().event, "complete");
-    assert_eq!(events.last().unwrap().data["success"], false);
+    let before = tokio::time::timeout(Duration::from_secs(60), follower).await.unwrap().unwrap();
+    assert!(before.iter().all(|e| e.event != "complete"), "{:?}", types(&before));
     let status = tokio::time::timeout(Duration::from_secs(30), s.child.wait()).await.unwrap().unwrap();
     assert!(status.success(), "{status}");
+
+    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "1"]).await;
+    // Resumed where the client was: the rest of the same stream.
+    let rest = stream(&c, &s, &alice, &id, Some((before.last().unwrap().id, true))).await;
+    // The `restarted` event is stored (and sent) as the old server stops, or read on the new one.
+    let all: Vec<Value> = before.iter().chain(&rest).map(|e| e.data.clone()).collect();
+    let restarted = all.iter().find(|e| e["type"] == "restarted").expect("a restarted event");
+    assert_eq!((restarted["attempt"].as_u64(), restarted["reason"].as_str()), (Some(2), Some("shutdown")));
+    assert_eq!(all, stored_events(&s, &id).await, "one gapless stream across the stop");
+    assert_eq!(rest.iter().filter(|e| e.event == "complete").count(), 1);
+    assert_eq!(rest.last().unwrap().data["success"], true);
+    let b: Value =
+        c.get(s.url(&format!("/api/builds/{id}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    assert_eq!((b["status"].as_str(), b["attempt"].as_u64()), (Some("published"), Some(2)));
+}
+
+/// Read a build's stream until an event of type `kind` arrives.
+async fn wait_for_event(c: &reqwest::Client, s: &Server, token: &str, id: &str, kind: &str) {
+    let res = c.get(s.url(&format!("/api/builds/{id}/events"))).bearer_auth(token).send().await.unwrap();
+    let mut body = futures::StreamExt::boxed(res.bytes_stream());
+    let mut seen = String::new();
+    while !seen.contains(&format!("event: {kind}")) {
+        let chunk = tokio::time::timeout(Duration::from_secs(60), futures::StreamExt::next(&mut body))
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -421,4 +467,92 @@ async fn a_full_stack_preview_runs_its_app_in_the_sandbox_and_stops_it_when_idle
     tokio::time::sleep(Duration::from_secs(3)).await;
     let q: Value = pc.get(format!("{preview_url}api/quote")).send().await.unwrap().json().await.unwrap();
     assert_eq!(q["quote"], "Keep going!");
+}
+
+/// A retry with the same `Idempotency-Key` at the concurrent limit gets its build back, and
+/// neither it nor the limit's refusal counts toward the hourly limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotent_retry_at_the_limit_gets_its_build_back() {
+    let llm = model(30).await;
+    let dir = tempfile::tempdir().unwrap();
+    let limits = ["--workers", "1", "--max-concurrent-builds", "2", "--builds-per-hour", "3"];
+    let s = Server::start(dir.path(), &llm.base_url, &limits).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let body = json!({"prompt": "a landing page, built slowly please", "template": "static"});
+    let send = |key: &'static str, body: Value| {
+        c.post(s.url("/api/builds")).bearer_auth(&alice).header("Idempotency-Key", key).json(&body).send()
+    };
+    let first = send("k1", body.clone()).await.unwrap();
+    assert_eq!(first.status(), 202);
+    let first: Value = first.json().await.unwrap();
+    let second = create_ok(&c, &s, &alice, "a second landing page for a cat sitter").await;
+    // Two builds queued or running: the most at once. A new build is refused…
+    let r = create(&c, &s, &alice, json!({"prompt": "a third landing page for birds"})).await;
+    assert_eq!(r.status(), 429);
+    assert!(r.headers().contains_key("retry-after"));
+    // …but a retry of the first, however often, is that build.
+    for _ in 0..3 {
+        let r = send("k1", body.clone()).await.unwrap();
+        assert_eq!(r.status(), 202);
+        let again: Value = r.json().await.unwrap();
+        assert_eq!((again["id"].clone(), again["deduplicated"].as_bool()), (first["id"].clone(), Some(true)));
+    }
+    let list: Value = c.get(s.url("/api/builds")).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 2, "no build was added");
+    // The hour has 2 builds, not 5: a third may start, and only a fourth is refused (hourly).
+    c.post(s.url(&format!("/api/builds/{second}/cancel"))).bearer_auth(&alice).send().await.unwrap();
+    let _ = stream(&c, &s, &alice, &second, None).await;
+    let third = create_ok(&c, &s, &alice, "a third landing page for birds").await;
+    c.post(s.url(&format!("/api/builds/{third}/cancel"))).bearer_auth(&alice).send().await.unwrap();
+    let _ = stream(&c, &s, &alice, &third, None).await;
+    let r = create(&c, &s, &alice, json!({"prompt": "a fourth landing page for fish"})).await;
+    assert_eq!(r.status(), 429);
+    let e: Value = r.json().await.unwrap();
+    assert!(e["error"]["message"].as_str().unwrap().contains("3 builds in the last hour"), "{e}");
+    let metrics = c.get(s.url("/metrics")).bearer_auth(&alice).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("wright_refused_requests_total{kind=\"concurrent\"} 1"), "{metrics}");
+}
+
+/// Requests without valid credentials are limited per client address (429, `Retry-After`,
+/// the error shape); signed-in ones are not; `X-Forwarded-For` counts only from a trusted proxy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_without_credentials_are_limited_per_address() {
+    let llm = model(1).await;
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--workers", "1", "--unauthenticated-per-minute", "6", "--trusted-proxy", "127.0.0.1"];
+    let s = Server::start(dir.path(), &llm.base_url, &flags).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let health = |from: Option<&'static str>| {
+        let mut r = c.get(s.url("/healthz"));
+        if let Some(ip) = from {
+            r = r.header("X-Forwarded-For", format!("198.51.100.1, {ip}"));
+        }
+        r.send()
+    };
+    // Signed-in requests spend nothing.
+    for _ in 0..10 {
+        assert_eq!(c.get(s.url("/api/me")).bearer_auth(&alice).send().await.unwrap().status(), 200);
+    }
+    // A burst of 3 (half the per-minute number), then 429 in the API's error shape.
+    for _ in 0..3 {
+        assert_eq!(health(Some("203.0.113.7")).await.unwrap().status(), 200);
+    }
+    let r = health(Some("203.0.113.7")).await.unwrap();
+    assert_eq!(r.status(), 429);
+    let retry: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+    let e: Value = r.json().await.unwrap();
+    assert_eq!(e["error"]["code"], "rate_limited");
+    // Another client behind the same trusted proxy has its own allowance.
+    assert_eq!(health(Some("203.0.113.8")).await.unwrap().status(), 200);
+    // Guessed tokens spend the allowance too, and then even a guess is not looked at.
+    let guess = || c.get(s.url("/api/builds")).bearer_auth("wr_guess").header("X-Forwarded-For", "203.0.113.9").send();
+    for _ in 0..3 {
+        assert_eq!(guess().await.unwrap().status(), 401);
+    }
+    assert_eq!(guess().await.unwrap().status(), 429);
+    // The proxy's own address (no header) is one more client.
+    assert_eq!(c.get(s.url("/readyz")).send().await.unwrap().status(), 200);
 }

@@ -250,3 +250,67 @@ async fn a_task_adds_a_function_node_test_fails_once_and_the_fix_makes_it_pass()
     assert_eq!((cmds[0]["command"].as_str(), cmds[0]["exit_code"].as_i64()), (Some("node --test"), Some(0)));
     assert_eq!(std::fs::read_to_string(proj.join("math.js")).unwrap(), right);
 }
+
+/// As root a task run lends the project to the sandbox user; killed with SIGKILL mid-run it
+/// cannot give it back, so the next start of wright does.
+#[tokio::test]
+async fn a_project_lent_by_a_killed_run_is_given_back_on_the_next_start() {
+    use std::os::unix::fs::MetadataExt;
+    if !wright_sandbox::running_as_root() {
+        println!("skipped: only root lends a project to the sandbox user (run as root to test this)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(proj.join("src")).unwrap();
+    std::fs::write(proj.join("src/math.js"), "exports.add = (a, b) => a + b;\n").unwrap();
+    let owner = 4321;
+    for p in [proj.clone(), proj.join("src"), proj.join("src/math.js")] {
+        std::os::unix::fs::lchown(&p, Some(owner), Some(owner)).unwrap();
+    }
+    let slow = json!({"tasks": [{"id": "wait", "type": "validation", "description": "a long check",
+        "validation_criteria": ["sleep 60"]}]});
+    std::fs::write(dir.path().join("slow.json"), slow.to_string()).unwrap();
+    let llm = MockLlm::start(vec![]).await;
+
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+    cmd.args(["task", "run", "slow.json", "--workspace"]).arg(&proj).args(["--events", "jsonl"]);
+    cmd.args(["--provider", "openai", "--base-url", &llm.base_url, "--model", "mock-model"]);
+    cmd.arg("--data-dir").arg(dir.path().join("data")).env("OPENAI_API_KEY", support::OPENAI_KEY);
+    cmd.current_dir(dir.path()).stdout(std::process::Stdio::piped()).kill_on_drop(true);
+    for k in support::HOST_ENV {
+        cmd.env_remove(k);
+    }
+    let mut run = cmd.spawn().unwrap();
+    // Wait until the check runs in the sandbox: the sandbox user has the project then.
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(run.stdout.take().unwrap()).lines();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let uid = |p: &Path| std::fs::symlink_metadata(p).unwrap().uid();
+    let lent = async {
+        while uid(&proj.join("src/math.js")) != 65534 {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), lent).await.expect("the project was never lent");
+    run.start_kill().unwrap();
+    run.wait().await.unwrap();
+    assert_eq!(uid(&proj.join("src/math.js")), 65534, "killed mid-run, the project stays lent");
+
+    // The next start of wright (another task run, on another project) gives it back.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let quick = json!({"tasks": [{"id": "ok", "type": "validation", "description": "a quick check",
+        "validation_criteria": ["true"]}]});
+    std::fs::write(dir.path().join("quick.json"), quick.to_string()).unwrap();
+    let out = task(
+        dir.path(),
+        &["run", "quick.json", "--workspace", other.to_str().unwrap(), "--events", "jsonl"],
+        Some(&llm.base_url),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for p in [proj.clone(), proj.join("src"), proj.join("src/math.js")] {
+        assert_eq!((uid(&p), std::fs::symlink_metadata(&p).unwrap().gid()), (owner, owner), "{}", p.display());
+    }
+}

@@ -108,8 +108,20 @@ pub struct ServeFile {
     pub moderation_command: Option<String>,
     /// Seconds between SSE heartbeat comments [default: 15].
     pub heartbeat_secs: Option<u64>,
-    /// Seconds running builds get to finish on shutdown before they are cancelled [default: 30].
+    /// Seconds running builds get to finish on shutdown before they go back to the queue [default: 30].
     pub grace_secs: Option<u64>,
+    /// Times an interrupted build (crash, kill -9, shutdown past the grace time) runs again
+    /// before it ends failed with `server_stopped` [default: 2].
+    pub max_restarts: Option<u32>,
+    /// Requests without valid credentials one client address may make per minute; 0 turns
+    /// the limit off [default: 120].
+    pub unauthenticated_per_minute: Option<u32>,
+    /// How many of those may come at once [default: half the per-minute number].
+    pub unauthenticated_burst: Option<u32>,
+    /// Proxies (addresses or ranges such as `10.0.0.0/8`) whose `X-Forwarded-For` names the
+    /// client; without them the header is ignored.
+    #[serde(default)]
+    pub trusted_proxies: Vec<String>,
 }
 
 impl FileConfig {

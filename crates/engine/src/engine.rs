@@ -1,5 +1,6 @@
 //! [`Engine`]: configuration in, prepared builds out.
 
+mod lent;
 pub(crate) mod tasks;
 
 use crate::EngineError;
@@ -163,6 +164,8 @@ impl Engine {
             pricing.extend(Pricing::parse(&text).map_err(bad)?);
         }
         pricing.extend(file.pricing.clone());
+        // A task run killed mid-way leaves its project with the sandbox user: give it back now.
+        lent::give_back_abandoned(store.as_ref()).await;
         Ok(Self {
             file,
             o,

@@ -205,6 +205,14 @@ pub enum EventKind {
         /// The task's result in the seed's shape: `{message, ai_result, validation_details}`.
         result: serde_json::Value,
     },
+    /// A build that was interrupted (its server crashed, was killed or stopped) is back in the
+    /// queue and runs again from the start, so the user still gets the build they asked for.
+    Restarted {
+        /// Which run of the build comes next: 2 for the first re-run.
+        attempt: u32,
+        /// `worker_lost` (the server died: crash, kill -9) or `shutdown` (stopped past its grace time).
+        reason: String,
+    },
 }
 
 impl EventKind {
@@ -230,6 +238,7 @@ impl EventKind {
             EventKind::Error { .. } => "error",
             EventKind::TaskStarted { .. } => "task_started",
             EventKind::TaskFinished { .. } => "task_finished",
+            EventKind::Restarted { .. } => "restarted",
         }
     }
 }

@@ -52,6 +52,8 @@ pub struct BuildView {
     pub status: String,
     /// Why a failed build stopped (`verification_failed`, `cancelled`, `server_stopped`, …).
     pub end_reason: Option<String>,
+    /// Which run of the build this is: 1, or more once it ran again after an interruption.
+    pub attempt: u32,
     pub parent_id: Option<String>,
     pub owner: Option<String>,
     pub fix_attempts: u32,
@@ -86,6 +88,7 @@ impl BuildView {
             model: b.start.model,
             status: b.status.as_str().to_string(),
             end_reason: b.end_reason,
+            attempt: b.attempt,
             parent_id: b.start.parent_id,
             owner: b.owner,
             fix_attempts: b.fix_attempts,

@@ -108,13 +108,6 @@ pub async fn create(
     headers: HeaderMap,
     ApiJson(body): ApiJson<BuildBody>,
 ) -> ApiResult<(StatusCode, Json<Created>)> {
-    if state.is_stopping() {
-        return Err(ApiError::unavailable(
-            "shutting_down",
-            "this server is shutting down; send the build again shortly",
-        ));
-    }
-    validate(&state, &body)?;
     let key = match headers.get("idempotency-key") {
         None => None,
         Some(v) => Some(
@@ -130,6 +123,20 @@ pub async fn create(
                 .to_string(),
         ),
     };
+    let request = serde_json::to_string(&body).map_err(|e| ApiError::internal(e.to_string()))?;
+    let dedup_key = hash_token(&format!("{}\n{request}", caller.0.id));
+    // A retry (same key, or the same request while it is active) is the build it names: known
+    // before any limit or check, so it is answered even at the limit and never counted again.
+    if let Some(b) = state.store.existing_build(&caller.0.id, key.as_deref(), &dedup_key).await? {
+        return Ok(existing(b));
+    }
+    if state.is_stopping() {
+        return Err(ApiError::unavailable(
+            "shutting_down",
+            "this server is shutting down; send the build again shortly",
+        ));
+    }
+    validate(&state, &body)?;
     let parent = match &body.r#continue {
         Some(id) => {
             let p = visible(&state, &caller, id).await?;
@@ -153,7 +160,6 @@ pub async fn create(
         Some(p) => p.start.workspace.clone(),
         None => state.engine.data_dir().join("builds").join(&id).display().to_string(),
     };
-    let request = serde_json::to_string(&body).map_err(|e| ApiError::internal(e.to_string()))?;
     let ahead = state.store.queue_depth().await?;
     let now = wright_events::now();
     let first = wright_events::Event {
@@ -186,7 +192,7 @@ pub async fn create(
             started_at: now,
         },
         owner: caller.0.id.clone(),
-        dedup_key: hash_token(&format!("{}\n{request}", caller.0.id)),
+        dedup_key,
         request,
         idempotency_key: key,
         // 128 random bits: the preview address is the capability to see the build's files.
@@ -200,15 +206,15 @@ pub async fn create(
             let events_url = format!("/api/builds/{id}/events");
             Ok((StatusCode::ACCEPTED, Json(Created { id, status: "queued".into(), events_url, deduplicated: false })))
         }
-        Enqueued::Existing(b) => {
-            let id = b.start.id;
-            let events_url = format!("/api/builds/{id}/events");
-            Ok((
-                StatusCode::ACCEPTED,
-                Json(Created { id, status: b.status.as_str().into(), events_url, deduplicated: true }),
-            ))
-        }
+        Enqueued::Existing(b) => Ok(existing(*b)),
     }
+}
+
+/// The answer to a request that names a build already there.
+fn existing(b: BuildRecord) -> (StatusCode, Json<Created>) {
+    let id = b.start.id;
+    let events_url = format!("/api/builds/{id}/events");
+    (StatusCode::ACCEPTED, Json(Created { id, status: b.status.as_str().into(), events_url, deduplicated: true }))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -272,6 +278,8 @@ pub async fn cancel(
                 browser_reason: None,
             };
             publish(&state, &id, last + 2, complete).await;
+            // A follow-up build cancelled while queued again after an interruption has a copy of its folder.
+            crate::rerun::discard(state.engine.data_dir(), &id);
             state.hub.close(&id);
             state.metrics.build_ended("cancelled", "unknown");
             "cancelled"

@@ -4,6 +4,7 @@
 //! reads the store sees every event exactly once (see `stream`).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -142,7 +143,7 @@ impl Hub {
             ch.local = true;
             ch.tx.clone()
         });
-        HubSink { tx }
+        HubSink { tx, silent: AtomicBool::new(false) }
     }
 
     /// Send one stored event to the build's subscribers (for events the server writes itself).
@@ -172,11 +173,21 @@ impl Hub {
 /// cannot keep up lags and reads the store instead, so nobody slows the build.
 pub struct HubSink {
     tx: broadcast::Sender<Arc<Frame>>,
+    silent: AtomicBool,
+}
+
+impl HubSink {
+    /// Send nothing more: the run was interrupted, and the store now says what comes next.
+    pub fn silence(&self) {
+        self.silent.store(true, Ordering::SeqCst);
+    }
 }
 
 impl EventSink for HubSink {
     fn accept(&self, event: &Event) {
-        let _ = self.tx.send(Arc::new(Frame::of(event)));
+        if !self.silent.load(Ordering::SeqCst) {
+            let _ = self.tx.send(Arc::new(Frame::of(event)));
+        }
     }
 }
 

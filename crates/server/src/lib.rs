@@ -26,6 +26,8 @@ mod metrics;
 mod ops;
 mod preview;
 mod queue;
+mod ratelimit;
+mod rerun;
 mod stream;
 mod ui;
 
@@ -33,6 +35,7 @@ pub use auth::{hash_token, login_link, new_token};
 pub use checks::Moderation;
 pub use error::ApiError;
 pub use hub::Hub;
+pub use ratelimit::{Cidr, IpLimit};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -69,6 +72,11 @@ pub struct ServeConfig {
     pub preview_url: Option<String>,
     /// A full-stack preview's app is stopped after this long without a request.
     pub preview_idle: Duration,
+    /// Times an interrupted build (crash, kill -9, stop past the grace time) runs again before
+    /// it ends failed with `server_stopped`.
+    pub max_restarts: u32,
+    /// The per-address limit on requests that carry no valid credentials.
+    pub ip_limit: IpLimit,
 }
 
 impl ServeConfig {
@@ -115,6 +123,8 @@ pub(crate) struct Shared {
     pub default_model: String,
     /// Users whose explanation is being written (one at a time each).
     pub explaining: explain::Explaining,
+    /// Requests without valid credentials, per client address.
+    pub ip_limiter: ratelimit::IpLimiter,
 }
 
 pub(crate) type AppState = Arc<Shared>;
@@ -178,6 +188,7 @@ pub async fn serve(
         redactor: wright_engine::host_redactor(false),
         default_model,
         explaining: explain::Explaining::default(),
+        ip_limiter: ratelimit::IpLimiter::new(cfg.ip_limit.clone()),
         cfg,
     });
     let workers_stop = CancellationToken::new();

@@ -53,6 +53,7 @@ pub struct Metrics {
     latency: Family<RouteLabels, Histogram>,
     pub followers: Gauge,
     refused: Family<KindLabels, Counter>,
+    restarted: Family<KindLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -84,11 +85,29 @@ impl Metrics {
         r.register("wright_sse_subscribers", "Open event streams", followers.clone());
         let refused = Family::<KindLabels, Counter>::default();
         r.register("wright_refused_requests", "Build requests refused, by reason", refused.clone());
-        Self { registry: Arc::new(r), builds, running, queue_depth, tokens, cost, http, latency, followers, refused }
+        let restarted = Family::<KindLabels, Counter>::default();
+        r.register("wright_builds_restarted", "Interrupted builds put back in the queue, by reason", restarted.clone());
+        Self {
+            registry: Arc::new(r),
+            builds,
+            running,
+            queue_depth,
+            tokens,
+            cost,
+            http,
+            latency,
+            followers,
+            refused,
+            restarted,
+        }
     }
 
     pub fn build_ended(&self, outcome: &str, template: &str) {
         self.builds.get_or_create(&BuildLabels { outcome: outcome.into(), template: template.into() }).inc();
+    }
+
+    pub fn build_restarted(&self, reason: &str) {
+        self.restarted.get_or_create(&KindLabels { kind: reason.into() }).inc();
     }
 
     pub fn refused(&self, reason: &str) {

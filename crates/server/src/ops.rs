@@ -56,6 +56,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this route does not take that method")
         })
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::ratelimit::limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::track))
         // Bodies are read only by the JSON extractor, which answers 413 in our error shape.
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

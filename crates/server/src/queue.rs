@@ -1,6 +1,9 @@
 //! Workers: claim the oldest queued build from the store, run it through the engine, renew
-//! its lease while it runs, and stop it when someone asks. A reaper ends the builds whose
-//! worker vanished (a crash, kill -9) with `error` + `complete`, so none stays running.
+//! its lease while it runs, and stop it when someone asks. A build whose run was interrupted
+//! (its server crashed or was killed, so the lease ran out; or it stopped past its grace time)
+//! goes back to the queue at its old place and runs again from the start ([`crate::rerun`]),
+//! with a `restarted` event; only past the server's limit of re-runs does it end failed
+//! (`server_stopped`).
 
 use crate::AppState;
 use crate::api::BuildBody;
@@ -14,12 +17,25 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wright_engine::Job;
 use wright_events::{Event, EventKind, Level};
-use wright_store::{BuildFinish, BuildStatus, Tokens};
+use wright_store::{BuildFinish, BuildStatus, Restart, Tokens};
+
+/// `restarted` reasons: the worker vanished (crash, kill -9: its lease ran out), or the server
+/// stopped while the build ran past the grace time.
+pub const WORKER_LOST: &str = "worker_lost";
+pub const SHUTDOWN: &str = "shutdown";
+
+/// How a running build can be stopped: `cancel` is the user's stop button (the build ends,
+/// with `complete`); `interrupt` drops the run as a crash would, to run it again later.
+#[derive(Clone, Default)]
+struct Handles {
+    cancel: CancellationToken,
+    interrupt: CancellationToken,
+}
 
 /// The builds this process runs, and the bell that wakes idle workers.
 pub struct Queue {
     pub wake: Notify,
-    running: Mutex<HashMap<String, CancellationToken>>,
+    running: Mutex<HashMap<String, Handles>>,
     /// Names this process's workers and reaper in the store (`host-pid-random`).
     pub instance: String,
 }
@@ -35,7 +51,7 @@ impl Queue {
         }
     }
 
-    fn with<R>(&self, f: impl FnOnce(&mut HashMap<String, CancellationToken>) -> R) -> R {
+    fn with<R>(&self, f: impl FnOnce(&mut HashMap<String, Handles>) -> R) -> R {
         let mut m = match self.running.lock() {
             Ok(m) => m,
             Err(p) => p.into_inner(),
@@ -45,7 +61,7 @@ impl Queue {
 
     /// Stop a build this process runs; false when it runs elsewhere (or not at all).
     pub fn cancel(&self, id: &str) -> bool {
-        self.with(|m| m.get(id).map(|t| t.cancel()).is_some())
+        self.with(|m| m.get(id).map(|t| t.cancel.cancel()).is_some())
     }
 
     pub fn running(&self) -> usize {
@@ -127,25 +143,7 @@ pub async fn end_build(shared: &AppState, build: &str, message: &str, reason: &s
     };
     let files = shared.store.build(build).await.map(|b| b.files).unwrap_or_default();
     publish(shared, build, last + 1, EventKind::Error { message: message.to_string() }).await;
-    publish(
-        shared,
-        build,
-        last + 2,
-        EventKind::Complete {
-            success: false,
-            files: files.clone(),
-            iterations: 0,
-            fix_attempts: 0,
-            duration_ms: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cached_tokens: 0,
-            cost_usd: 0.0,
-            browser_checked: false,
-            browser_reason: None,
-        },
-    )
-    .await;
+    publish(shared, build, last + 2, failed_complete(files.clone())).await;
     let finish = BuildFinish {
         status: BuildStatus::Failed,
         end_reason: Some(reason.to_string()),
@@ -160,24 +158,75 @@ pub async fn end_build(shared: &AppState, build: &str, message: &str, reason: &s
     if let Err(e) = shared.store.finish_build(build, &finish).await {
         tracing::error!(build, "build record not finished: {e}");
     }
+    crate::rerun::discard(shared.engine.data_dir(), build);
     shared.hub.close(build);
     shared.metrics.build_ended(reason, "unknown");
 }
 
+/// The `complete` of a build that ends without having run to its end.
+pub fn failed_complete(files: Vec<String>) -> EventKind {
+    EventKind::Complete {
+        success: false,
+        files,
+        iterations: 0,
+        fix_attempts: 0,
+        duration_ms: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cached_tokens: 0,
+        cost_usd: 0.0,
+        browser_checked: false,
+        browser_reason: None,
+    }
+}
+
+/// An interrupted build that `holder` holds: back to the queue for another run, or, past the
+/// limit of re-runs (or when a cancel was asked for), ended with `error` and `complete`.
+pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason: &str) {
+    let runs = shared.cfg.max_restarts.saturating_add(1);
+    match shared.store.restart_build(build, holder, runs, reason).await {
+        Ok(Restart::Requeued(event)) => {
+            tracing::warn!(build, reason, "interrupted; it runs again");
+            shared.hub.publish(&event);
+            shared.metrics.build_restarted(reason);
+            shared.queue.wake.notify_one();
+        }
+        Ok(Restart::Exhausted { attempts }) => {
+            tracing::warn!(build, attempts, "interrupted once more than it may be run again; ending it");
+            end_build(shared, build, "the server stopped during this build", "server_stopped").await;
+        }
+        Ok(Restart::Cancelled) => {
+            end_build(shared, build, "the server stopped while the build was being cancelled", "cancelled").await;
+        }
+        Ok(Restart::NotHeld) => {}
+        // The lease runs out (again) and a reaper tries once more.
+        Err(e) => tracing::warn!(build, "putting an interrupted build back in the queue: {e}"),
+    }
+}
+
+/// Why a build could not run, as its `end_reason`.
+fn engine_reason(e: &wright_engine::EngineError) -> &'static str {
+    match e {
+        wright_engine::EngineError::Usage(_) => "invalid_request",
+        wright_engine::EngineError::Provider(_) => "provider_unusable",
+    }
+}
+
 async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::BuildRecord) {
     let id = record.start.id.clone();
-    let token = CancellationToken::new();
-    shared.queue.with(|m| m.insert(id.clone(), token.clone()));
+    let handles = Handles::default();
+    shared.queue.with(|m| m.insert(id.clone(), handles.clone()));
     let sink = Arc::new(shared.hub.open(&id));
-    let keeper = tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), token.clone()));
+    let keeper = tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), handles.cancel.clone()));
     let Some(last) = last_seq(shared, &id).await else {
-        // The lease runs out, and the reaper (here or on another server) ends it.
+        // The lease runs out, and the reaper (here or on another server) puts it back.
         keeper.abort();
         shared.queue.with(|m| m.remove(&id));
         shared.hub.close(&id);
         return;
     };
     let mut next = last + 1;
+    let mut interrupted = false;
     let body: Result<BuildBody, _> = serde_json::from_str(record.request.as_deref().unwrap_or("{}"));
     match body {
         Err(e) => end_build(shared, &id, &format!("the stored request cannot be read: {e}"), "invalid_request").await,
@@ -191,6 +240,11 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
             .await;
             next += 1;
             let continuing = body.r#continue.is_some();
+            let data_dir = shared.engine.data_dir().to_path_buf();
+            let reset = {
+                let record = record.clone();
+                tokio::task::spawn_blocking(move || crate::rerun::prepare(&data_dir, &record, continuing)).await
+            };
             let job = Job {
                 id: id.clone(),
                 prompt: body.prompt,
@@ -201,14 +255,17 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                 workspace: (!continuing).then(|| record.start.workspace.clone().into()),
                 model: body.model,
             };
-            match shared.engine.prepare(job).await {
-                Err(e) => {
-                    let reason = match e {
-                        wright_engine::EngineError::Usage(_) => "invalid_request",
-                        wright_engine::EngineError::Provider(_) => "provider_unusable",
-                    };
-                    end_build(shared, &id, &format!("the build could not start: {e}"), reason).await;
-                }
+            let prepared = match reset {
+                Ok(Ok(())) => shared
+                    .engine
+                    .prepare(job)
+                    .await
+                    .map_err(|e| (format!("the build could not start: {e}"), engine_reason(&e))),
+                Ok(Err(e)) => Err((format!("the build's folder could not be made ready: {e}"), "workspace_unusable")),
+                Err(e) => Err((format!("the build's folder could not be made ready: {e}"), "workspace_unusable")),
+            };
+            match prepared {
+                Err((message, reason)) => end_build(shared, &id, &message, reason).await,
                 Ok(prepared) => {
                     for w in prepared.warnings.clone() {
                         let message = w.trim_start_matches("wright: ").to_string();
@@ -218,16 +275,27 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                     let template = prepared.template().as_str();
                     shared.metrics.running.inc();
                     let usage = Arc::new(UsageSink::new(shared.metrics.clone()));
-                    let finished = prepared.run(vec![sink.clone(), usage], token.clone(), next).await;
+                    // An interrupt drops the run where it is, as a crash would (its commands
+                    // are killed with it); every event it emitted is stored already.
+                    tokio::select! {
+                        finished = prepared.run(vec![sink.clone(), usage], handles.cancel.clone(), next) => {
+                            let outcome = finished.report.end.reason().unwrap_or("published");
+                            shared.metrics.build_ended(outcome, template);
+                            crate::rerun::discard(shared.engine.data_dir(), &id);
+                            tracing::info!(outcome, "build ended");
+                        }
+                        _ = handles.interrupt.cancelled() => interrupted = true,
+                    }
                     shared.metrics.running.dec();
-                    let outcome = finished.report.end.reason().unwrap_or("published");
-                    shared.metrics.build_ended(outcome, template);
-                    tracing::info!(outcome, "build ended");
                 }
             }
         }
     }
     keeper.abort();
+    if interrupted {
+        sink.silence();
+        restart_or_end(shared, &id, worker, SHUTDOWN).await;
+    }
     shared.queue.with(|m| m.remove(&id));
     shared.hub.close(&id);
 }
@@ -257,21 +325,33 @@ async fn keep_lease(shared: AppState, id: String, worker: String, token: Cancell
     }
 }
 
-/// End builds whose lease ran out: at start (a crash or kill -9 of the last run) and then
-/// every half lease.
+/// Find builds whose lease ran out (their worker is gone: a crash or kill -9), at start and
+/// then every half lease, and run them again (or end them past the limit). Once, a while
+/// after start, give a `complete` to builds whose record ended but whose stream did not
+/// (their process died between the two writes).
 async fn reaper(shared: AppState, stop: CancellationToken) {
     let name = format!("{}-reaper", shared.queue.instance);
     let every = (shared.cfg.lease / 2).max(Duration::from_millis(200));
+    let started = wright_events::now();
+    let sweep_at = Instant::now() + SWEEP_AFTER;
+    let mut swept = false;
+    sweep_snapshots(&shared).await;
     loop {
         let now = wright_events::now();
-        match shared.store.take_expired(&now, &name, &time_from_now(shared.cfg.lease * 4)).await {
+        // This process's own workers are alive: a lease they could not renew for a while (a
+        // busy database) is theirs to renew once it answers, not a build to run twice.
+        let own = format!("{}-w", shared.queue.instance);
+        match shared.store.take_expired(&now, &name, &time_from_now(shared.cfg.lease * 4), &own).await {
             Ok(lost) => {
                 for b in lost {
-                    tracing::warn!(build = %b.start.id, "its worker is gone; ending it");
-                    end_build(&shared, &b.start.id, "the server stopped during this build", "server_stopped").await;
+                    restart_or_end(&shared, &b.start.id, &name, WORKER_LOST).await;
                 }
             }
             Err(e) => tracing::warn!("looking for lost builds: {e}"),
+        }
+        if !swept && Instant::now() >= sweep_at {
+            swept = true;
+            finish_streams(&shared, &started).await;
         }
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
@@ -280,19 +360,73 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
     }
 }
 
-/// After a shutdown signal: give running builds the grace time, then cancel them, and wait
-/// for every worker (each cancelled build still emits `complete`).
+/// How long after start the reaper looks for ended builds without `complete`: long enough
+/// that a live worker elsewhere has stored the `complete` that follows its record.
+const SWEEP_AFTER: Duration = Duration::from_secs(30);
+
+/// Give each service build that ended (in the day before this start) without a stored
+/// `complete` one now, as its record says.
+async fn finish_streams(shared: &AppState, started: &str) {
+    let day_before = chrono::DateTime::parse_from_rfc3339(started)
+        .map(|t| (t - chrono::Duration::days(1)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_default();
+    let builds = match shared.store.ended_without_complete(&day_before, started).await {
+        Ok(b) => b,
+        Err(e) => return tracing::warn!("looking for streams without an end: {e}"),
+    };
+    for b in builds {
+        let Some(last) = last_seq(shared, &b.start.id).await else { continue };
+        tracing::warn!(build = %b.start.id, "its record ended but its stream did not; adding `complete`");
+        let complete = EventKind::Complete {
+            success: b.status == BuildStatus::Published,
+            files: b.files.clone(),
+            iterations: b.turns,
+            fix_attempts: b.fix_attempts,
+            duration_ms: b.duration_ms.unwrap_or(0),
+            input_tokens: b.tokens.input_tokens,
+            output_tokens: b.tokens.output_tokens,
+            cached_tokens: b.tokens.cached_tokens,
+            cost_usd: b.tokens.cost_usd,
+            browser_checked: false,
+            browser_reason: None,
+        };
+        publish(shared, &b.start.id, last + 1, complete).await;
+    }
+}
+
+/// Remove the folder copies of builds that have ended (a kill between the end and the removal).
+async fn sweep_snapshots(shared: &AppState) {
+    for (build, path) in crate::rerun::kept(shared.engine.data_dir()) {
+        let ended = match shared.store.build(&build).await {
+            Ok(b) => b.status.is_final(),
+            Err(wright_store::StoreError::NotFound(_)) => true,
+            Err(_) => false,
+        };
+        if ended && let Err(e) = tokio::fs::remove_dir_all(&path).await {
+            tracing::warn!(build, "removing {}: {e}", path.display());
+        }
+    }
+}
+
+/// After a shutdown signal: give running builds the grace time, then interrupt the rest, which
+/// go back to the queue and run again on the next start (or on another server), and wait for
+/// every worker.
 pub async fn drain(shared: &AppState, workers: Vec<JoinHandle<()>>) {
     let deadline = Instant::now() + shared.cfg.grace;
     while shared.queue.running() > 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let cancelled = shared.queue.with(|m| {
-        m.values().for_each(|t| t.cancel());
+    let interrupted = shared.queue.with(|m| {
+        m.values().for_each(|t| t.interrupt.cancel());
         m.len()
     });
-    if cancelled > 0 {
-        tracing::info!(cancelled, "grace time over: cancelled the builds still running");
+    if interrupted > 0 {
+        tracing::info!(interrupted, "grace time over: the builds still running go back to the queue");
+    }
+    // A worker may have claimed a build just as the stop came: interrupt it too.
+    while !workers.iter().all(|w| w.is_finished()) {
+        shared.queue.with(|m| m.values().for_each(|t| t.interrupt.cancel()));
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     for w in workers {
         let _ = w.await;

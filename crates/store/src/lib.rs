@@ -10,6 +10,7 @@ pub mod note;
 mod sink;
 mod sqlite;
 mod sqlite_dashboard;
+mod sqlite_restart;
 mod sqlite_service;
 mod sqlite_tasks;
 pub mod types;
@@ -121,8 +122,9 @@ pub trait Store: Send + Sync {
     /// Extend a claimed build's lease; false when the worker no longer holds it.
     async fn renew_lease(&self, id: &str, worker: &str, lease_until: &str) -> Result<bool>;
     /// Take the running builds whose lease ended before `now` (their worker is gone), so that
-    /// exactly one caller ends each of them.
-    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str) -> Result<Vec<BuildRecord>>;
+    /// exactly one caller ends each of them. Builds of workers whose names start with `spare`
+    /// are left alone: the caller's own workers, alive though their renewals were held up.
+    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str, spare: &str) -> Result<Vec<BuildRecord>>;
     /// Builds ahead of this one in the queue (0 when it is next or not queued).
     async fn queue_position(&self, id: &str) -> Result<u64>;
     /// Queued builds in all.
@@ -156,6 +158,29 @@ pub trait Store: Send + Sync {
     async fn put_task_result(&self, record: &TaskRecord) -> Result<()>;
     /// The outcomes of a run's tasks, in run order.
     async fn task_results(&self, run_id: &str) -> Result<Vec<TaskRecord>>;
+
+    // Interrupted builds (`wright serve`): a crash or kill -9 costs the user nothing.
+    /// Put a running build that `holder` holds (its worker, or the reaper that took it over)
+    /// back in the queue at its old place for run `attempt + 1`, with its `restarted` event
+    /// (`reason`) stored in the same step; not once it has run `max_attempts` times.
+    async fn restart_build(&self, id: &str, holder: &str, max_attempts: u32, reason: &str) -> Result<Restart>;
+    /// The build of `owner` a new request would be: the one with this `Idempotency-Key`, or
+    /// an identical request (`dedup_key`) still queued or running. Asked before any limit, so
+    /// a retry never counts as a new build.
+    async fn existing_build(
+        &self,
+        owner: &str,
+        idempotency_key: Option<&str>,
+        dedup_key: &str,
+    ) -> Result<Option<BuildRecord>>;
+    /// Service builds whose record ended in `[from, to)` but whose stream has no `complete`
+    /// (their process died between the two writes).
+    async fn ended_without_complete(&self, from: &str, to: &str) -> Result<Vec<BuildRecord>>;
+
+    // Projects a task run lent to the sandbox user (as root), until they are given back.
+    async fn lend_project(&self, project: &LentProject) -> Result<()>;
+    async fn lent_projects(&self) -> Result<Vec<LentProject>>;
+    async fn project_returned(&self, run_id: &str) -> Result<()>;
 }
 
 /// Open the store a URL names: `sqlite://PATH` (created if missing) or `sqlite::memory:`.

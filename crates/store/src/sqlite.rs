@@ -125,6 +125,7 @@ pub(crate) fn build_row(r: &SqliteRow) -> Result<BuildRecord> {
         owner: r.try_get("owner")?,
         preview_key: r.try_get("preview_key")?,
         request: r.try_get("request")?,
+        attempt: u(r.try_get("attempt")?) as u32,
     })
 }
 
@@ -585,8 +586,8 @@ impl Store for SqliteStore {
     async fn renew_lease(&self, id: &str, worker: &str, lease_until: &str) -> Result<bool> {
         self.svc_renew(id, worker, lease_until).await
     }
-    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str) -> Result<Vec<BuildRecord>> {
-        self.svc_take_expired(now, reaper, lease_until).await
+    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str, spare: &str) -> Result<Vec<BuildRecord>> {
+        self.svc_take_expired(now, reaper, lease_until, spare).await
     }
     async fn queue_position(&self, id: &str) -> Result<u64> {
         self.svc_queue_position(id).await
@@ -641,6 +642,29 @@ impl Store for SqliteStore {
     }
     async fn task_results(&self, run_id: &str) -> Result<Vec<TaskRecord>> {
         self.tasks_of(run_id).await
+    }
+    async fn restart_build(&self, id: &str, holder: &str, max_attempts: u32, reason: &str) -> Result<Restart> {
+        self.rs_restart(id, holder, max_attempts, reason).await
+    }
+    async fn existing_build(
+        &self,
+        owner: &str,
+        idempotency_key: Option<&str>,
+        dedup_key: &str,
+    ) -> Result<Option<BuildRecord>> {
+        self.rs_existing(owner, idempotency_key, dedup_key).await
+    }
+    async fn ended_without_complete(&self, from: &str, to: &str) -> Result<Vec<BuildRecord>> {
+        self.rs_ended_without_complete(from, to).await
+    }
+    async fn lend_project(&self, project: &LentProject) -> Result<()> {
+        self.rs_lend(project).await
+    }
+    async fn lent_projects(&self) -> Result<Vec<LentProject>> {
+        self.rs_lent().await
+    }
+    async fn project_returned(&self, run_id: &str) -> Result<()> {
+        self.rs_returned(run_id).await
     }
 
     async fn edit_note(&self, id: &str, lesson: Option<&str>, status: Option<NoteStatus>) -> Result<Note> {

@@ -103,14 +103,24 @@ impl SqliteStore {
         Ok(n == 1)
     }
 
-    pub(crate) async fn svc_take_expired(&self, now: &str, reaper: &str, until: &str) -> Result<Vec<BuildRecord>> {
+    pub(crate) async fn svc_take_expired(
+        &self,
+        now: &str,
+        reaper: &str,
+        until: &str,
+        spare: &str,
+    ) -> Result<Vec<BuildRecord>> {
         let rows = sqlx::query(
             "UPDATE builds SET worker = ?, lease_until = ? \
-             WHERE status = 'running' AND lease_until IS NOT NULL AND lease_until < ? RETURNING *",
+             WHERE status = 'running' AND lease_until IS NOT NULL AND lease_until < ? \
+             AND (? = '' OR worker IS NULL OR substr(worker, 1, length(?)) <> ?) RETURNING *",
         )
         .bind(reaper)
         .bind(until)
         .bind(now)
+        .bind(spare)
+        .bind(spare)
+        .bind(spare)
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(build_row).collect()

@@ -99,6 +99,40 @@ pub struct BuildRecord {
     /// The request as the server received it (JSON), which a worker runs.
     #[serde(skip)]
     pub request: Option<String>,
+    /// Which run of the build this is: 1, or more after interruptions (`wright serve`).
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+/// What [`crate::Store::restart_build`] did with an interrupted build.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Restart {
+    /// Back in the queue at its old place; this `restarted` event is stored with it.
+    Requeued(Box<wright_events::Event>),
+    /// It ran `attempts` times already, the most allowed: the caller ends it.
+    Exhausted { attempts: u32 },
+    /// Someone asked to cancel it: the caller ends it as cancelled.
+    Cancelled,
+    /// The caller does not hold it (another reaper or worker does, or it ended).
+    NotHeld,
+}
+
+/// A project a task run lent to the sandbox user, to give back to `uid`/`gid` if the run
+/// never did (it was killed). `pid_start` tells the lending process from a later one with
+/// the same pid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LentProject {
+    pub run_id: String,
+    pub path: String,
+    pub uid: u32,
+    pub gid: u32,
+    pub pid: u32,
+    pub pid_start: String,
+    pub lent_at: String,
 }
 
 impl BuildStatus {

@@ -133,14 +133,14 @@ async fn cancel_leases_and_the_reaper() {
     // The lease: renewed by its worker only; expired ones are taken by exactly one reaper.
     assert!(s.renew_lease("b1", "w1", "2026-11-24T10:00:09.000Z").await.unwrap());
     assert!(!s.renew_lease("b1", "w9", LATER).await.unwrap());
-    assert!(s.take_expired("2026-11-24T10:00:08.000Z", "r", LATER).await.unwrap().is_empty());
-    let lost = s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER).await.unwrap();
+    assert!(s.take_expired("2026-11-24T10:00:08.000Z", "r", LATER, "").await.unwrap().is_empty());
+    let lost = s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
     assert_eq!(lost.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b1"]);
-    assert!(s.take_expired("2026-11-24T10:00:10.000Z", "r2", LATER).await.unwrap().is_empty(), "taken once");
+    assert!(s.take_expired("2026-11-24T10:00:10.000Z", "r2", LATER, "").await.unwrap().is_empty(), "taken once");
     assert!(!s.renew_lease("b1", "w1", LATER).await.unwrap(), "the old worker lost it");
     // A `wright run` build has no lease and is never reaped.
     s.create_build(&queued("cli", "x", None, "", T0).build).await.unwrap();
-    assert!(s.take_expired(LATER, "r3", LATER).await.unwrap().iter().all(|b| b.start.id != "cli"));
+    assert!(s.take_expired(LATER, "r3", LATER, "").await.unwrap().iter().all(|b| b.start.id != "cli"));
 }
 
 #[tokio::test]
@@ -183,4 +183,150 @@ async fn users_tokens_sessions_and_login_links() {
     assert!(s.user_by_token("hash-a").await.unwrap().is_none());
     assert!(s.session_user("sess-3", SessionKind::Session, T0).await.unwrap().is_none(), "sessions go with the user");
     s.log_refusal("u1", "hourly").await.unwrap();
+}
+
+#[tokio::test]
+async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
+    let (_d, s) = store().await;
+    s.enqueue_build(&queued("b1", "u1", None, "1", T0)).await.unwrap();
+    s.enqueue_build(&queued("b2", "u1", None, "2", T1)).await.unwrap();
+    let claim = |w: &'static str| {
+        let s = s.clone();
+        async move { s.claim_build(w, "2026-11-24T10:00:05.000Z").await.unwrap().unwrap() }
+    };
+    let first = claim("w1").await;
+    assert_eq!((first.start.id.as_str(), first.attempt), ("b1", 1));
+    // The run wrote some of its conversation and events, then its server was killed.
+    let turn = |idx| Turn {
+        build_id: "b1".into(),
+        idx,
+        phase: "GENERATING".into(),
+        role: "assistant".into(),
+        message: serde_json::json!({"role": "assistant", "content": "x"}),
+        ts: T1.into(),
+        tokens: Tokens::default(),
+    };
+    s.append_turn(&turn(0)).await.unwrap();
+    s.append_event(&Event {
+        seq: 2,
+        build: "b1".into(),
+        ts: T1.into(),
+        kind: EventKind::Status { message: "A worker started the build.".into(), level: Level::Info },
+    })
+    .await
+    .unwrap();
+
+    // A reaper spares its own process's workers (alive, their renewals held up).
+    assert!(s.take_expired("2026-11-24T10:00:10.000Z", "r0", LATER, "w").await.unwrap().is_empty());
+    s.renew_lease("b1", "w1", "2026-11-24T10:00:05.000Z").await.unwrap();
+
+    let max_runs = 3;
+    for attempt in 2..=max_runs {
+        let lost = s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
+        assert_eq!(lost.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b1"]);
+        assert_eq!(s.restart_build("b1", "someone-else", max_runs, "worker_lost").await.unwrap(), Restart::NotHeld);
+        let Restart::Requeued(event) = s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap() else {
+            panic!("not re-queued")
+        };
+        // Stored with the build, right after the last event: the stream stays gapless.
+        let last = s.last_seq("b1").await.unwrap();
+        assert_eq!(event.seq, last);
+        assert_eq!(event.kind, EventKind::Restarted { attempt, reason: "worker_lost".into() });
+        assert_eq!(s.events("b1", last - 1).await.unwrap(), vec![*event]);
+        let b = s.build("b1").await.unwrap();
+        assert_eq!((b.status, b.attempt), (BuildStatus::Queued, attempt));
+        assert!(s.turns("b1").await.unwrap().is_empty(), "the re-run writes its conversation anew");
+        assert_eq!(s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap(), Restart::NotHeld, "once");
+        // It keeps its place: ahead of b2, which was queued after it.
+        assert_eq!(s.queue_position("b1").await.unwrap(), 0);
+        let again = claim("w2").await;
+        assert_eq!((again.start.id.as_str(), again.attempt), ("b1", attempt));
+        // The re-run's conversation starts at turn 0 again.
+        s.append_turn(&turn(0)).await.unwrap();
+    }
+    // Past the limit: the caller ends it.
+    s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
+    assert_eq!(
+        s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap(),
+        Restart::Exhausted { attempts: max_runs }
+    );
+    assert_eq!(s.build("b1").await.unwrap().status, BuildStatus::Running, "until the caller ends it");
+
+    // A build someone asked to cancel is not run again.
+    let b2 = claim("w3").await;
+    assert_eq!(b2.start.id, "b2");
+    assert_eq!(s.request_cancel("b2", T2).await.unwrap(), CancelOutcome::Running);
+    assert_eq!(s.restart_build("b2", "w3", max_runs, "shutdown").await.unwrap(), Restart::Cancelled);
+}
+
+#[tokio::test]
+async fn a_retry_is_found_before_it_is_queued_and_streams_without_an_end_are_found() {
+    let (_d, s) = store().await;
+    s.enqueue_build(&queued("b1", "u1", Some("k"), "{\"a\":1}", T0)).await.unwrap();
+    let found = |key: Option<&'static str>, dedup: &'static str| {
+        let s = s.clone();
+        async move { s.existing_build("u1", key, dedup).await.unwrap().map(|b| b.start.id) }
+    };
+    assert_eq!(found(Some("k"), "other").await.as_deref(), Some("b1"), "by its key");
+    assert_eq!(found(None, "u1:{\"a\":1}").await.as_deref(), Some("b1"), "an identical active request");
+    assert_eq!(found(Some("k2"), "other").await, None);
+    assert_eq!(s.existing_build("u2", Some("k"), "u1:{\"a\":1}").await.unwrap(), None, "another user's");
+
+    // b1 ends in its record, and its process dies before `complete` is stored.
+    let finish = BuildFinish {
+        status: BuildStatus::Published,
+        end_reason: None,
+        fix_attempts: 0,
+        turns: 2,
+        tokens: Tokens::default(),
+        duration_ms: 10,
+        files: vec!["index.html".into()],
+        report: None,
+        finished_at: T1.into(),
+    };
+    s.finish_build("b1", &finish).await.unwrap();
+    assert_eq!(found(None, "u1:{\"a\":1}").await, None, "an ended build is no twin");
+    assert_eq!(found(Some("k"), "x").await.as_deref(), Some("b1"), "its key still names it");
+    let open = s.ended_without_complete(T0, T2).await.unwrap();
+    assert_eq!(open.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b1"]);
+    assert!(s.ended_without_complete(T2, LATER).await.unwrap().is_empty(), "outside the window");
+    s.append_event(&Event {
+        seq: 2,
+        build: "b1".into(),
+        ts: T2.into(),
+        kind: EventKind::Complete {
+            success: true,
+            files: vec![],
+            iterations: 0,
+            fix_attempts: 0,
+            duration_ms: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cached_tokens: 0,
+            cost_usd: 0.0,
+            browser_checked: false,
+            browser_reason: None,
+        },
+    })
+    .await
+    .unwrap();
+    assert!(s.ended_without_complete(T0, T2).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn lent_projects_are_remembered_until_given_back() {
+    let (_d, s) = store().await;
+    let p = LentProject {
+        run_id: "r1".into(),
+        path: "/srv/project".into(),
+        uid: 1000,
+        gid: 1000,
+        pid: 42,
+        pid_start: "12345".into(),
+        lent_at: T0.into(),
+    };
+    s.lend_project(&p).await.unwrap();
+    assert_eq!(s.lent_projects().await.unwrap(), vec![p]);
+    s.project_returned("r1").await.unwrap();
+    assert!(s.lent_projects().await.unwrap().is_empty());
 }

@@ -116,6 +116,12 @@ function show(e) {
       current.files.delete(e.path);
       renderFiles();
       break;
+    case 'restarted':
+      // The run starts again from the folder as it was before it: its files come again.
+      current.files.clear();
+      renderFiles();
+      $('fixes').hidden = true;
+      break;
     case 'command_started':
       terminal(`$ ${commandLine(e)}\n`, 'cmd');
       break;

@@ -91,6 +91,9 @@ const STRINGS = {
     'line.done.unchecked': 'Finished: its checks pass, but the page was not opened in a browser ({reason}), so errors a visitor would meet may remain. {files} file(s), {fixes} fix attempt(s), {secs} s.',
     'line.failed': 'Stopped without a working result after {fixes} fix attempt(s).',
     'line.error': 'Error: {message}',
+    'line.restarted.worker_lost': 'The server running this build stopped; it runs again from the start (attempt {attempt}).',
+    'line.restarted.shutdown': 'The server was stopped during this build; it runs again from the start (attempt {attempt}).',
+    'toast.restarted': 'Running again after an interruption',
     'toast.problem': 'Problem found',
     'toast.fixed': 'Fixed!',
     'toast.learned': 'Learned: {lesson}',
@@ -189,6 +192,9 @@ const STRINGS = {
     'line.done.unchecked': 'Terminado: as verificações passam, mas a página não foi aberta num navegador ({reason}); erros que um visitante veria podem continuar. {files} arquivo(s), {fixes} tentativa(s) de correção, {secs} s.',
     'line.failed': 'Parou sem um resultado que funcione após {fixes} tentativa(s) de correção.',
     'line.error': 'Erro: {message}',
+    'line.restarted.worker_lost': 'O servidor que rodava esta construção parou; ela roda de novo do início (tentativa {attempt}).',
+    'line.restarted.shutdown': 'O servidor foi parado durante esta construção; ela roda de novo do início (tentativa {attempt}).',
+    'toast.restarted': 'Rodando de novo após uma interrupção',
     'toast.problem': 'Problema encontrado',
     'toast.fixed': 'Corrigido!',
     'toast.learned': 'Aprendi: {lesson}',
@@ -263,6 +269,10 @@ export function describe(e, t) {
     }
     case 'error':
       return { text: t('line.error', { message: e.message }), tone: 'error' };
+    case 'restarted': {
+      const key = e.reason === 'shutdown' ? 'line.restarted.shutdown' : 'line.restarted.worker_lost';
+      return { text: t(key, { attempt: e.attempt }), tone: 'warning', toast: t('toast.restarted') };
+    }
     default:
       return null;
   }

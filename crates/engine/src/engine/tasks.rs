@@ -265,8 +265,16 @@ impl PreparedTasks {
         if let Err(e) = self.parts.store.create_build(&record).await {
             tracing::warn!(run = %self.id, "task run not recorded: {e}");
         }
-        // As root the sandbox user borrows the project; its owner gets it back afterwards.
+        // As root the sandbox user borrows the project; its owner gets it back afterwards, or,
+        // if this run is killed first, on the next start of wright (the loan is in the store).
         let owner = owner_of(self.workspace.root());
+        let lent = match owner.filter(|_| wright_sandbox::running_as_root()) {
+            Some(owner) => {
+                super::lent::lend(self.parts.store.as_ref(), &self.id, self.workspace.root(), owner).await;
+                true
+            }
+            None => false,
+        };
         let ctx = ToolContext {
             workspace: self.workspace.clone(),
             runner: self.parts.runner.clone(),
@@ -315,13 +323,14 @@ impl PreparedTasks {
                 RunSummary::default()
             }
         };
-        if let Some((uid, gid)) = owner.filter(|_| wright_sandbox::running_as_root())
-            && let Err(e) = wright_sandbox::give_back(self.workspace.root(), uid, gid)
-        {
-            emitter.status(
-                Level::Warning,
-                format!("The project's files could not all be given back to their owner: {e}."),
-            );
+        if let Some((uid, gid)) = owner.filter(|_| lent) {
+            match wright_sandbox::give_back(self.workspace.root(), uid, gid) {
+                Ok(()) => super::lent::returned(self.parts.store.as_ref(), &self.id).await,
+                Err(e) => emitter.status(
+                    Level::Warning,
+                    format!("The project's files could not all be given back to their owner: {e}."),
+                ),
+            }
         }
         let tokens = totals(self.parts.store.as_ref(), &self.id).await;
         let success = summary.success();

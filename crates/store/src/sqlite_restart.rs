@@ -1,0 +1,149 @@
+//! Builds that run again after an interruption, requests recognised before any limit, and
+//! projects lent to the sandbox user: the parts of [`SqliteStore`] that let a crash or kill -9
+//! cost a user nothing.
+
+use crate::sqlite::{SqliteStore, build_row, u};
+use crate::types::*;
+use crate::{Result, StoreError};
+use sqlx::Row;
+use wright_events::{Event, EventKind};
+
+impl SqliteStore {
+    /// One transaction: check who holds the build, put it back at its old place in the queue
+    /// with the next attempt, drop the interrupted run's conversation (the re-run writes its
+    /// own from turn 0) and store its `restarted` event, so no worker can claim it before the
+    /// event is there and the stream stays gapless.
+    pub(crate) async fn rs_restart(&self, id: &str, holder: &str, max_attempts: u32, reason: &str) -> Result<Restart> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let row = sqlx::query("SELECT status, worker, attempt, cancel_requested FROM builds WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(row) = row else {
+            tx.rollback().await?;
+            return Ok(Restart::NotHeld);
+        };
+        let status: String = row.try_get("status")?;
+        let worker: Option<String> = row.try_get("worker")?;
+        if status != "running" || worker.as_deref() != Some(holder) {
+            tx.rollback().await?;
+            return Ok(Restart::NotHeld);
+        }
+        if row.try_get::<i64, _>("cancel_requested")? != 0 {
+            tx.rollback().await?;
+            return Ok(Restart::Cancelled);
+        }
+        let attempt = u(row.try_get("attempt")?) as u32;
+        if attempt >= max_attempts {
+            tx.rollback().await?;
+            return Ok(Restart::Exhausted { attempts: attempt });
+        }
+        sqlx::query(
+            "UPDATE builds SET status = 'queued', attempt = attempt + 1, worker = NULL, lease_until = NULL WHERE id = ?",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM turns WHERE build_id = ?").bind(id).execute(&mut *tx).await?;
+        let last: i64 = sqlx::query("SELECT COALESCE(MAX(seq), 0) AS n FROM events WHERE build_id = ?")
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get("n")?;
+        let event = Event {
+            seq: u(last) + 1,
+            build: id.to_string(),
+            ts: crate::now(),
+            kind: EventKind::Restarted { attempt: attempt + 1, reason: reason.to_string() },
+        };
+        sqlx::query("INSERT INTO events (build_id, seq, ts, type, data) VALUES (?,?,?,?,?)")
+            .bind(id)
+            .bind(event.seq as i64)
+            .bind(&event.ts)
+            .bind(event.kind.type_name())
+            .bind(serde_json::to_string(&event).map_err(|e| StoreError::Invalid(e.to_string()))?)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Restart::Requeued(Box::new(event)))
+    }
+
+    pub(crate) async fn rs_existing(
+        &self,
+        owner: &str,
+        idempotency_key: Option<&str>,
+        dedup_key: &str,
+    ) -> Result<Option<BuildRecord>> {
+        // The key first: it names one build for good; the twin only while it is active.
+        if let Some(key) = idempotency_key {
+            let row = sqlx::query("SELECT * FROM builds WHERE owner = ? AND idempotency_key = ?")
+                .bind(owner)
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?;
+            if let Some(row) = row {
+                return Ok(Some(build_row(&row)?));
+            }
+        }
+        let row = sqlx::query(
+            "SELECT * FROM builds WHERE owner = ? AND dedup_key = ? AND status IN ('queued', 'running') LIMIT 1",
+        )
+        .bind(owner)
+        .bind(dedup_key)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(build_row).transpose()
+    }
+
+    pub(crate) async fn rs_ended_without_complete(&self, from: &str, to: &str) -> Result<Vec<BuildRecord>> {
+        let rows = sqlx::query(
+            "SELECT * FROM builds b WHERE owner IS NOT NULL AND status IN ('published', 'failed') \
+             AND finished_at >= ? AND finished_at < ? \
+             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.build_id = b.id AND e.type = 'complete')",
+        )
+        .bind(from)
+        .bind(to)
+        .fetch_all(&self.read)
+        .await?;
+        rows.iter().map(build_row).collect()
+    }
+
+    pub(crate) async fn rs_lend(&self, p: &LentProject) -> Result<()> {
+        sqlx::query(
+            "INSERT OR REPLACE INTO lent_projects (run_id, path, uid, gid, pid, pid_start, lent_at) \
+             VALUES (?,?,?,?,?,?,?)",
+        )
+        .bind(&p.run_id)
+        .bind(&p.path)
+        .bind(i64::from(p.uid))
+        .bind(i64::from(p.gid))
+        .bind(i64::from(p.pid))
+        .bind(&p.pid_start)
+        .bind(&p.lent_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub(crate) async fn rs_lent(&self) -> Result<Vec<LentProject>> {
+        let rows = sqlx::query("SELECT * FROM lent_projects ORDER BY lent_at").fetch_all(&self.pool).await?;
+        rows.iter()
+            .map(|r| {
+                Ok(LentProject {
+                    run_id: r.try_get("run_id")?,
+                    path: r.try_get("path")?,
+                    uid: u(r.try_get("uid")?) as u32,
+                    gid: u(r.try_get("gid")?) as u32,
+                    pid: u(r.try_get("pid")?) as u32,
+                    pid_start: r.try_get("pid_start")?,
+                    lent_at: r.try_get("lent_at")?,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn rs_returned(&self, run_id: &str) -> Result<()> {
+        sqlx::query("DELETE FROM lent_projects WHERE run_id = ?").bind(run_id).execute(&self.pool).await?;
+        Ok(())
+    }
+}
