@@ -59,12 +59,12 @@ pub enum BrowserStatus {
 }
 
 impl BrowserStatus {
-    /// Why a web page was not opened, for `complete`, the report and the last narration line.
+    /// Why a web page the check was meant to open was not, for `complete`, the report and the
+    /// last narration line. None when the user switched the check off: that was their choice.
     pub fn reason(&self) -> Option<&str> {
         match self {
             Self::NotRun(why) => Some(why),
-            Self::Off => Some("the browser check is off"),
-            Self::NotWeb | Self::Checked => None,
+            Self::Off | Self::NotWeb | Self::Checked => None,
         }
     }
 }

@@ -31,8 +31,6 @@ struct HumanState {
     spinner: Option<ProgressBar>,
     usage: (u64, u64, u64, f64),
     last_output_line: String,
-    /// Why the latest browser check did not run (cleared by one that did), for the last line.
-    browser_unchecked: Option<String>,
 }
 
 impl HumanSink {
@@ -49,12 +47,7 @@ impl HumanSink {
             lang,
             max_fix_attempts,
             verbose,
-            state: Mutex::new(HumanState {
-                spinner,
-                usage: (0, 0, 0, 0.0),
-                last_output_line: String::new(),
-                browser_unchecked: None,
-            }),
+            state: Mutex::new(HumanState { spinner, usage: (0, 0, 0, 0.0), last_output_line: String::new() }),
         }
     }
 
@@ -191,8 +184,6 @@ impl HumanSink {
                 duration_ms,
                 ..
             } => {
-                st.browser_unchecked =
-                    (outcome != "checked").then(|| reason.clone().unwrap_or_else(|| outcome.clone()));
                 let line = if outcome == "checked" {
                     let problems = console_errors + exceptions + failed_requests + blocked_requests + u32::from(*blank);
                     let verdict = if problems == 0 {
@@ -244,10 +235,19 @@ impl HumanSink {
                 let icon = task_icon(status);
                 (vec![format!("{icon} {task}: {message} ({:.1}s)", *duration_ms as f64 / 1000.0)], None)
             }
-            EventKind::Complete { success, files, fix_attempts, duration_ms, iterations, browser_checked, .. } => {
+            EventKind::Complete {
+                success,
+                files,
+                fix_attempts,
+                duration_ms,
+                iterations,
+                browser_checked,
+                browser_reason,
+                ..
+            } => {
                 let mut v = vec![String::new()];
                 // Published, but nobody opened the page: say so where the eye lands last.
-                if let Some(why) = st.browser_unchecked.as_ref().filter(|_| *success && !*browser_checked) {
+                if let Some(why) = browser_reason.as_ref().filter(|_| *success && !*browser_checked) {
                     v.push(format!(
                         "⚠️  {} {why}",
                         self.t(

@@ -117,6 +117,10 @@ async fn browser_check_off_leaves_a_crashing_page_to_the_other_checks() {
         wright(&mock.base_url, "a countdown timer page", &["--template", "static", "--browser-check", "off"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.of_type("browser_check").is_empty());
+    // Not opened, and said so, but no alarm: switching the check off was the user's choice.
+    let complete = run.of_type("complete")[0];
+    assert_eq!(complete["browser_checked"], false, "{complete}");
+    assert!(complete.get("browser_reason").is_none(), "{complete}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

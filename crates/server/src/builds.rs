@@ -264,19 +264,7 @@ pub async fn cancel(
             let last = state.store.last_seq(&id).await?;
             let stop = EventKind::Status { message: "Cancelled before it started.".into(), level: Level::Warning };
             publish(&state, &id, last + 1, stop).await;
-            let complete = EventKind::Complete {
-                success: false,
-                files: vec![],
-                iterations: 0,
-                fix_attempts: 0,
-                duration_ms: 0,
-                input_tokens: 0,
-                output_tokens: 0,
-                cached_tokens: 0,
-                cost_usd: 0.0,
-                browser_checked: false,
-                browser_reason: None,
-            };
+            let complete = crate::queue::failed_complete(vec![]);
             publish(&state, &id, last + 2, complete).await;
             // A follow-up build cancelled while queued again after an interruption has a copy of its folder.
             crate::rerun::discard(state.engine.data_dir(), &id);
