@@ -186,7 +186,7 @@ async fn a_page_that_crashes_on_load_is_caught_whatever_the_data_folders_length(
 }
 
 /// An ordinary user with the default data folder under a home of the usual shape
-/// (`…/home/student/.local/share/wright`), and with a 200-byte one.
+/// (`…/home/student/.local/share/wright`), and with folders of 26, 27, 60 and 200 bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ordinary_user_with_a_long_data_folder_gets_the_browser_check() {
     let _one = ONE_AT_A_TIME.lock().await;
@@ -203,11 +203,13 @@ async fn an_ordinary_user_with_a_long_data_folder_gets_the_browser_check() {
     let run = run_counter(top.path(), &data, Some(user), &mock, &[]).await;
     assert_caught_and_fixed(&run, &format!("uid {} with {}", user.0, data.display()));
 
-    let top = tempfile::Builder::new().prefix("w").tempdir_in("/tmp").unwrap();
-    let data = data_dir_of(top.path(), 200, true);
-    let mock = counter_model().await;
-    let run = run_counter(top.path(), &data, Some(user), &mock, &[]).await;
-    assert_caught_and_fixed(&run, &format!("uid {} with {}", user.0, data.display()));
+    for (len, fancy) in [(26, false), (27, false), (60, false), (200, true)] {
+        let top = tempfile::Builder::new().prefix("w").tempdir_in("/tmp").unwrap();
+        let data = data_dir_of(top.path(), len, fancy);
+        let mock = counter_model().await;
+        let run = run_counter(top.path(), &data, Some(user), &mock, &[]).await;
+        assert_caught_and_fixed(&run, &format!("uid {} with {len} bytes: {}", user.0, data.display()));
+    }
 }
 
 /// A "Chromium" that exits at once: the check is tried twice, then `complete`, the last
