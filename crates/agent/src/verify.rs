@@ -5,7 +5,6 @@
 use crate::prompts::Template;
 pub use crate::verify_browser::BrowserCheck;
 use crate::verify_browser::check_in_browser;
-use std::net::{Ipv4Addr, TcpListener};
 use std::time::Duration;
 use wright_events::EventKind;
 use wright_sandbox::RunError;
@@ -292,7 +291,7 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
             "wright starts the file named in package.json's start script (`node <file>`), or else the first of server/server.js, server/index.js, server.js, index.js. None exists.".into(),
         ));
     };
-    let port = match free_port() {
+    let port = match wright_sandbox::loopback_ports::<1>().map(|[p]| p) {
         Ok(p) => p,
         Err(e) => {
             return Some(server_failure("the server could not be checked".into(), format!("no free port: {e}")));
@@ -405,11 +404,6 @@ fn parse_probe(json: &str) -> Option<Probe> {
         return Some(Probe::Silent);
     }
     v.get("refused").map(|_| Probe::Refused)
-}
-
-/// A loopback port nobody is using right now.
-fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port())
 }
 
 fn server_failure(summary: String, detail: String) -> Failure {

@@ -6,7 +6,6 @@ use crate::{BrowserError, BrowserSettings, Launch};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use wright_sandbox::{CommandOutcome, CommandSpec, RunError, SocketDir};
@@ -60,10 +59,6 @@ fn flags(settings: &BrowserSettings, confined: bool) -> Vec<String> {
     f
 }
 
-fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
-}
-
 /// A running host: Chromium, the page's server, and the bridge to DevTools.
 pub(crate) struct Host {
     stop: CancellationToken,
@@ -94,10 +89,8 @@ impl Host {
         );
         let socket = sockets.path("cdp.sock");
         let profile = launch.scratch.join("chromium-profile");
-        let (page_port, cdp_port) = (
-            free_port().map_err(|e| start_err(format!("no free port: {e}")))?,
-            free_port().map_err(|e| start_err(format!("no free port: {e}")))?,
-        );
+        let [page_port, cdp_port] =
+            wright_sandbox::loopback_ports::<2>().map_err(|e| start_err(format!("no free port: {e}")))?;
         let (mode, target, path) = match source {
             PageSource::Static { entry } => ("static", launch.workspace.display().to_string(), entry.clone()),
             PageSource::Server { entry, path } => ("server", entry.clone(), path.clone()),
@@ -190,39 +183,32 @@ async fn wait_for_devtools(
     Err(format!("Chromium did not listen within {} s", STARTUP.as_secs()))
 }
 
-/// One HTTP/1.1 GET over the Unix socket; the body. Chromium keeps the connection open after
-/// answering, so the body is read up to its `Content-Length`.
+/// One HTTP/1.1 GET over the Unix socket (hyper's client on the connection); the body of a
+/// 200 answer. Anything else, or no answer within 2 s, means DevTools is not ready yet.
 async fn get(socket: &Path, path: &str) -> std::io::Result<String> {
-    let mut s = tokio::net::UnixStream::connect(socket).await?;
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").as_bytes()).await?;
-    let not_ready = || std::io::Error::other("not ready");
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let read = async {
-        loop {
-            let n = s.read(&mut chunk).await?;
-            buf.extend_from_slice(&chunk[..n]);
-            let text = String::from_utf8_lossy(&buf).into_owned();
-            if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                if !head.starts_with("HTTP/1.1 200") {
-                    return Err(not_ready());
-                }
-                let length = head
-                    .lines()
-                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_string()))
-                    .and_then(|v| v.parse::<usize>().ok());
-                match length {
-                    Some(len) if body.len() >= len => return Ok(body[..len].to_string()),
-                    None if n == 0 => return Ok(body.to_string()),
-                    _ => {}
-                }
-            }
-            if n == 0 {
-                return Err(not_ready());
-            }
+    use http_body_util::BodyExt;
+    let not_ready = |what: String| std::io::Error::other(what);
+    let ask = async {
+        let stream = tokio::net::UnixStream::connect(socket).await?;
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(|e| not_ready(e.to_string()))?;
+        // The connection's task ends with the request: Chromium keeps it open otherwise.
+        let driver = tokio::spawn(conn);
+        let req = hyper::Request::get(path)
+            .header(hyper::header::HOST, "127.0.0.1")
+            .body(http_body_util::Empty::<hyper::body::Bytes>::new())
+            .map_err(|e| not_ready(e.to_string()))?;
+        let res = sender.send_request(req).await.map_err(|e| not_ready(e.to_string()))?;
+        if res.status() != hyper::StatusCode::OK {
+            driver.abort();
+            return Err(not_ready(format!("DevTools answered {}", res.status())));
         }
+        let body = res.into_body().collect().await.map_err(|e| not_ready(e.to_string()))?.to_bytes();
+        driver.abort();
+        Ok(String::from_utf8_lossy(&body).into_owned())
     };
-    tokio::time::timeout(Duration::from_secs(2), read)
+    tokio::time::timeout(Duration::from_secs(2), ask)
         .await
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer"))?
 }

@@ -24,5 +24,5 @@ pub use runner::{
     CommandOutcome, CommandRunner, CommandSpec, Held, Isolation, NoIsolation, OutputSink, ProcessRunner, Refuse,
     RunError, StreamKind,
 };
-pub use socket::SocketDir;
+pub use socket::{SocketDir, loopback_ports};
 pub use workspace::{PathError, Workspace, WorkspaceLimits, WriteOutcome};

@@ -1,3 +1,6 @@
+//! Addresses for the programs a build starts: Unix socket paths that fit whatever the data
+//! folder, and loopback ports that are free.
+//!
 //! Unix socket paths that fit, whatever the data folder.
 //!
 //! A Unix socket's path must fit in 107 bytes (`sun_path`), and wright's scratch folders live
@@ -42,6 +45,22 @@ impl SocketDir {
     }
 }
 
+/// `N` loopback TCP ports free right now, all different: each is held while the next is
+/// found, so one call never hands out the same port twice (two ports found one after the
+/// other may be the same one, since the first is released before the second is asked for).
+/// The program they are meant for binds them moments later; another process may take one in
+/// between, which that program then reports as a port in use.
+pub fn loopback_ports<const N: usize>() -> std::io::Result<[u16; N]> {
+    let mut held = Vec::with_capacity(N);
+    let mut ports = [0u16; N];
+    for port in &mut ports {
+        let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
+        *port = listener.local_addr()?.port();
+        held.push(listener);
+    }
+    Ok(ports)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +88,18 @@ mod tests {
         server.read_exact(&mut buf).unwrap();
         assert_eq!(&buf, b"ping");
         assert_eq!(dir.real(), long.as_path());
+    }
+
+    #[test]
+    fn ports_found_together_are_different_and_free() {
+        for _ in 0..50 {
+            let [a, b, c] = loopback_ports::<3>().unwrap();
+            assert!(a != b && b != c && a != c, "{a} {b} {c}");
+            for p in [a, b, c] {
+                assert_ne!(p, 0);
+                std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, p)).unwrap();
+            }
+        }
     }
 
     #[test]

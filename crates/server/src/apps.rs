@@ -90,10 +90,6 @@ impl Apps {
     }
 }
 
-fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
-}
-
 async fn start(state: &AppState, id: &str, ws: &Workspace) -> Result<App, ApiError> {
     let unavailable = |why: String| ApiError::new(StatusCode::BAD_GATEWAY, "preview_app", why);
     let entry = wright_agent::verify::server_entry_in(ws)
@@ -102,7 +98,7 @@ async fn start(state: &AppState, id: &str, ws: &Workspace) -> Result<App, ApiErr
     // Reached by a short name whatever the data folder's length (a socket path must fit in 107 bytes).
     let socket = Arc::new(SocketDir::open(scratch.path()).map_err(|e| unavailable(e.to_string()))?);
     let (exec, confinement) = state.engine.sandbox(ws, scratch.path()).map_err(|e| unavailable(e.to_string()))?;
-    let port = free_port().map_err(|e| unavailable(format!("no free port: {e}")))?;
+    let [port] = wright_sandbox::loopback_ports::<1>().map_err(|e| unavailable(format!("no free port: {e}")))?;
     let args = vec![
         "-e".into(),
         BRIDGE.into(),
