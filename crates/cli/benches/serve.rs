@@ -196,7 +196,7 @@ async fn main() {
         assert_eq!(events.last().map(|e| e.1.as_str()), Some("complete"), "{id}");
         let stored = stored_events(&s, id).await;
         let queued = ts_ms(stored[0]["ts"].as_str().unwrap());
-        let start = stored.iter().find(|e| e["message"] == "A worker started the build.").unwrap();
+        let start = stored.iter().find(|e| e["type"] == "started").unwrap();
         waits.push((ts_ms(start["ts"].as_str().unwrap()) - queued) / 1000.0);
         if stored.last().unwrap()["success"] == true {
             published += 1;

@@ -218,6 +218,24 @@ impl HumanSink {
                 (vec![], None)
             }
             EventKind::Error { .. } => (vec![], None),
+            EventKind::Queued { position } => (
+                vec![match position {
+                    0 => format!(
+                        "⏳ {}",
+                        self.t("Queued; a worker will take it next.", "Na fila; um trabalhador a pega em seguida.")
+                    ),
+                    n => format!(
+                        "⏳ {} {n} {}",
+                        self.t("Queued behind", "Na fila atrás de"),
+                        self.t("other build(s).", "outra(s) construção(ões).")
+                    ),
+                }],
+                None,
+            ),
+            EventKind::Started { .. } => (
+                vec![format!("▶ {}", self.t("A worker started the build.", "Um trabalhador começou a construção."))],
+                None,
+            ),
             EventKind::Restarted { attempt, reason } => {
                 let why = if reason == "shutdown" {
                     self.t("The server was stopped during this build", "O servidor foi parado durante esta construção")

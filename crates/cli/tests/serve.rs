@@ -33,7 +33,9 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
     let last = events.last().unwrap();
     assert_eq!(last.event, "complete");
     assert_eq!(last.data["success"], true, "{:?}", types(&events));
-    assert_eq!(events[0].event, "status", "the queue notice comes first");
+    assert_eq!(events[0].event, "queued", "the queue notice comes first");
+    assert_eq!(events[0].data["position"], 0, "{:?}", events[0].data);
+    assert_eq!(events.iter().filter(|e| e.event == "started").count(), 1);
     // Gapless ids that equal each event's seq, and the same JSON `wright builds events` prints.
     for (i, e) in events.iter().enumerate() {
         assert_eq!((e.id, e.data["seq"].as_u64().unwrap()), (i as u64 + 1, i as u64 + 1));
@@ -295,7 +297,7 @@ async fn auth_limits_and_bad_input_get_clear_errors() {
         .unwrap();
     assert_eq!(r["status"], "cancelled");
     let events = stream(&c, &s, &alice, &queued, None).await;
-    assert_eq!(types(&events), ["status", "status", "complete"]);
+    assert_eq!(types(&events), ["queued", "status", "complete"]);
     assert_eq!(events[2].data["success"], false);
 
     // Cancelling the running one: its stream still ends with `complete`.

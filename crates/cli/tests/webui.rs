@@ -132,6 +132,8 @@ async fn a_build_comes_alive_in_the_browser_survives_a_reload_and_shows_markup_a
         .output()
         .unwrap();
     let narrated = [
+        "queued",
+        "started",
         "status",
         "phase",
         "file_written",

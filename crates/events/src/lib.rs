@@ -205,6 +205,15 @@ pub enum EventKind {
         /// The task's result in the seed's shape: `{message, ai_result, validation_details}`.
         result: serde_json::Value,
     },
+    /// A build asked of `wright serve` waits in its queue: `position` builds are ahead of it (0:
+    /// it is next). Each client words it in its own language.
+    Queued {
+        position: u64,
+    },
+    /// A worker of `wright serve` took the build (`worker` names it, for operators).
+    Started {
+        worker: String,
+    },
     /// A build that was interrupted (its server crashed, was killed or stopped) is back in the
     /// queue and runs again from the start, so the user still gets the build they asked for.
     Restarted {
@@ -239,6 +248,8 @@ impl EventKind {
             EventKind::TaskStarted { .. } => "task_started",
             EventKind::TaskFinished { .. } => "task_finished",
             EventKind::Restarted { .. } => "restarted",
+            EventKind::Queued { .. } => "queued",
+            EventKind::Started { .. } => "started",
         }
     }
 }

@@ -166,14 +166,7 @@ pub async fn create(
         seq: 1,
         build: id.clone(),
         ts: now.clone(),
-        kind: EventKind::Status {
-            message: match ahead {
-                0 => "Queued; a worker will take it next.".to_string(),
-                1 => "Queued behind 1 other build.".to_string(),
-                n => format!("Queued behind {n} other builds."),
-            },
-            level: Level::Info,
-        },
+        kind: EventKind::Queued { position: ahead },
     };
     let queued = QueuedBuild {
         build: NewBuild {

@@ -231,13 +231,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     match body {
         Err(e) => end_build(shared, &id, &format!("the stored request cannot be read: {e}"), "invalid_request").await,
         Ok(body) => {
-            publish(
-                shared,
-                &id,
-                next,
-                EventKind::Status { message: "A worker started the build.".into(), level: Level::Info },
-            )
-            .await;
+            publish(shared, &id, next, EventKind::Started { worker: worker.to_string() }).await;
             next += 1;
             let continuing = body.r#continue.is_some();
             let data_dir = shared.engine.data_dir().to_path_buf();

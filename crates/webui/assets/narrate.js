@@ -230,7 +230,11 @@ export function translator(lang) {
 export function describe(e, t) {
   switch (e.type) {
     case 'status':
-      return { text: queueLine(e.message, t) ?? e.message, tone: e.level || 'info' };
+      return { text: e.message, tone: e.level || 'info' };
+    case 'queued':
+      return { text: e.position > 0 ? t('queue.behind', { n: e.position }) : t('queue.next'), tone: 'info' };
+    case 'started':
+      return { text: t('queue.started'), tone: 'info' };
     case 'phase':
       if (e.phase === 'FIXING') return { text: t('line.phase.fixing', { n: e.iteration }), tone: 'phase' };
       return { text: t(`phase.${e.phase}`), tone: 'phase' };
@@ -276,14 +280,6 @@ export function describe(e, t) {
     default:
       return null;
   }
-}
-
-/// The server's own queue lines, said in the viewer's language (the model's lines stay as written).
-function queueLine(message, t) {
-  if (message === 'Queued; a worker will take it next.') return t('queue.next');
-  if (message === 'A worker started the build.') return t('queue.started');
-  const behind = /^Queued behind (\d+) other builds?\.$/.exec(message);
-  return behind ? t('queue.behind', { n: behind[1] }) : null;
 }
 
 export function commandLine(e) {

@@ -12,5 +12,5 @@ fn narration_passes_its_node_tests() {
         .expect("these tests need Node.js (cargo xtask setup installs it)");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{text}");
-    assert!(text.contains("pass 4") && text.contains("fail 0"), "{text}");
+    assert!(text.contains("pass 5") && text.contains("fail 0"), "{text}");
 }

@@ -31,3 +31,14 @@ test('a failed build is a failure whatever the browser said', () => {
   const line = describe({ ...done, success: false, browser_checked: false, browser_reason: 'x' }, translator('en'));
   assert.equal(line.tone, 'error');
 });
+
+test('queue notices are typed events, worded in the viewer language', () => {
+  const en = translator('en');
+  const pt = translator('pt');
+  assert.equal(describe({ type: 'queued', position: 0 }, en).text, 'Queued; a worker will take it next.');
+  assert.equal(describe({ type: 'queued', position: 3 }, en).text, 'Queued behind 3 other build(s).');
+  assert.equal(describe({ type: 'queued', position: 2 }, pt).text, 'Na fila atrás de 2 outra(s) construção(ões).');
+  assert.equal(describe({ type: 'started', worker: 'w-1' }, pt).text, 'Um trabalhador começou a construção.');
+  // A status line is shown as written: nothing is matched back out of English sentences.
+  assert.equal(describe({ type: 'status', message: 'Queued behind 4 other builds.', level: 'info' }, pt).text, 'Queued behind 4 other builds.');
+});
