@@ -194,9 +194,9 @@ pub const REQUIREMENTS: &[Requirement] = &[
     },
     Requirement {
         name: "Chromium",
-        stage: Stage::Test,
-        why: "the browser check opens generated pages in it; its tests need a real one",
-        without: "",
+        stage: Stage::Run,
+        why: "the browser check opens every generated page in it, as a visitor would",
+        without: "pages are published on their tests and checks alone, and say they were not opened in a browser",
         probe: Probe::Command(&["chromium", "chromium-browser", "google-chrome"]),
         packages: Packages {
             apt: &["chromium"],
