@@ -154,27 +154,9 @@ pub struct ErrorInner {
 #[derive(OpenApi)]
 #[openapi(
     info(title = "wright", description = "Builds for many users over HTTP, with resumable event streams."),
-    paths(
-        crate::builds::create,
-        crate::builds::list,
-        crate::builds::get,
-        crate::builds::cancel,
-        crate::builds::events,
-        crate::builds::files,
-        crate::builds::file,
-        crate::builds::archive,
-        crate::builds::screenshot,
-        crate::ops::notes,
-        crate::ops::stats,
-        crate::admin::dashboard,
-        crate::explain::explain,
-        crate::admin::edit_note,
-        crate::ops::me,
-        crate::ops::models,
-        crate::ops::healthz,
-        crate::ops::readyz,
-        crate::ops::metrics,
-    ),
+    // Only the route whose path axum and OpenAPI spell differently (`{*path}`, a path of any
+    // depth): every other route is put in the document by the router that serves it (ops.rs).
+    paths(crate::builds::file),
     components(schemas(BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner, crate::admin::Dashboard, crate::admin::NoteEdit, crate::explain::ExplainBody, crate::explain::Explanation)),
     modifiers(&BearerAuth)
 )]

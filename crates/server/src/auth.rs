@@ -126,6 +126,9 @@ pub struct LoginQuery {
 
 /// `GET /login?token=…`: use up the link, set the session cookie, go to `/` (so the token
 /// leaves the address bar and the history at once).
+#[utoipa::path(get, path = "/login", params(("token" = String, Query, description = "the one-time login link's token")),
+    responses((status = 303, description = "signed in: the session cookie is set, on to the page"),
+        (status = 401, body = crate::api::ErrorBody), (status = 429, body = crate::api::ErrorBody)))]
 pub async fn login(State(state): State<AppState>, Query(q): Query<LoginQuery>) -> Result<Response, ApiError> {
     let now = wright_events::now();
     let user = state.store.session_user(&hash_token(&q.token), SessionKind::Login, &now).await?.ok_or_else(|| {
@@ -156,6 +159,7 @@ pub async fn login(State(state): State<AppState>, Query(q): Query<LoginQuery>) -
 }
 
 /// `POST /api/logout`: end the browser session.
+#[utoipa::path(post, path = "/api/logout", responses((status = 204, description = "the session is over and its cookie cleared")))]
 pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
     if let Some(session) = cookie_value(&headers, COOKIE) {
         state.store.end_session(&hash_token(session)).await?;

@@ -11,46 +11,59 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use std::time::Duration;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use wright_store::{Note, NoteFilter, Stats};
 
 /// Largest request body.
 pub const BODY_LIMIT: usize = 1 << 20;
 
-/// Every route of the API origin.
+/// Every route of the API origin. The routes of the API and the OpenAPI document come from one
+/// list (utoipa-axum's router reads each handler's `#[utoipa::path]`), so no route can be
+/// served without being documented.
 pub fn router(state: AppState) -> Router {
     // Requests that answer and end; event streams are long-lived and are left out of the timeout.
-    let bounded = Router::new()
-        .route("/api/builds", post(builds::create).get(builds::list))
-        .route("/api/builds/{id}", get(builds::get))
-        .route("/api/builds/{id}/cancel", post(builds::cancel))
-        .route("/api/builds/{id}/files", get(builds::files))
+    let (bounded, mut doc) = OpenApiRouter::<AppState>::with_openapi(ApiDoc::openapi())
+        .routes(routes!(builds::create, builds::list))
+        .routes(routes!(builds::get))
+        .routes(routes!(builds::cancel))
+        .routes(routes!(builds::files))
+        // The one path axum spells otherwise (`{*path}`); documented by ApiDoc itself.
         .route("/api/builds/{id}/files/{*path}", get(builds::file))
-        .route("/api/builds/{id}/archive", get(builds::archive))
-        .route("/api/builds/{id}/screenshot", get(builds::screenshot))
-        .route("/api/notes", get(notes))
-        .route("/api/notes/{id}", axum::routing::patch(crate::admin::edit_note))
-        .route("/api/admin/dashboard", get(crate::admin::dashboard))
-        .route("/api/stats", get(stats))
-        .route("/api/me", get(me))
-        .route("/api/models", get(models))
-        .route("/api/logout", post(auth::logout))
-        .route("/api/openapi.json", get(openapi))
-        .route("/login", get(auth::login))
-        .route("/", get(crate::ui::index))
-        .route("/ui/{name}", get(crate::ui::asset))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
-        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_secs(60)));
-    Router::new()
-        .route("/api/builds/{id}/events", get(builds::events))
+        .routes(routes!(builds::archive))
+        .routes(routes!(builds::screenshot))
+        .routes(routes!(notes))
+        .routes(routes!(crate::admin::edit_note))
+        .routes(routes!(crate::admin::dashboard))
+        .routes(routes!(stats))
+        .routes(routes!(me))
+        .routes(routes!(models))
+        .routes(routes!(auth::logout))
+        .routes(routes!(auth::login))
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+        .routes(routes!(metrics))
+        .split_for_parts();
+    let (unbounded, streams_doc) = OpenApiRouter::<AppState>::new()
+        .routes(routes!(builds::events))
         // A model call: as long as the model takes, bounded by the provider's own time limits.
-        .route("/api/builds/{id}/explain", post(crate::explain::explain))
+        .routes(routes!(crate::explain::explain))
+        .split_for_parts();
+    doc.merge(streams_doc);
+    let doc = std::sync::Arc::new(doc.to_pretty_json().map_err(|e| e.to_string()));
+    let pages = Router::new()
+        .route("/api/openapi.json", get(move || openapi(doc.clone())))
+        .route("/", get(crate::ui::index))
+        .route("/ui/{name}", get(crate::ui::asset));
+    let bounded = bounded
+        .merge(pages)
+        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_secs(60)));
+    unbounded
         .merge(bounded)
         .fallback(|| async { ApiError::not_found("this route") })
         .method_not_allowed_fallback(|| async {
@@ -131,9 +144,10 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
-async fn openapi() -> Response {
-    match ApiDoc::openapi().to_pretty_json() {
-        Ok(text) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
+/// The document the router made of its own routes.
+async fn openapi(doc: std::sync::Arc<Result<String, String>>) -> Response {
+    match doc.as_ref() {
+        Ok(text) => ([(header::CONTENT_TYPE, "application/json")], text.clone()).into_response(),
         Err(e) => ApiError::internal(format!("OpenAPI document: {e}")).into_response(),
     }
 }
