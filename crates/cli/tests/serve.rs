@@ -325,6 +325,20 @@ async fn auth_limits_and_bad_input_get_clear_errors() {
     let events = stream(&c, &s, &alice, &queued, None).await;
     assert_eq!(types(&events), ["queued", "status", "complete"]);
     assert_eq!(events[2].data["success"], false);
+    // Looking at the files of a build that never ran makes no folder for it.
+    let files: Value = c
+        .get(s.url(&format!("/api/builds/{queued}/files")))
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(files, json!([]));
+    let r = c.get(s.url(&format!("/api/builds/{queued}/archive"))).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    assert!(!dir.path().join("builds").join(&queued).exists(), "a GET made the build's folder");
 
     // Cancelling the running one: its stream still ends with `complete`.
     let r: Value = c

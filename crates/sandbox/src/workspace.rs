@@ -81,6 +81,18 @@ impl Workspace {
         Ok(Self { root, limits, written: Arc::new(Mutex::new(0)) })
     }
 
+    /// Open a workspace that must already exist, creating nothing: for readers (a request to
+    /// see a build's files must never make its folder).
+    pub fn existing(root: impl AsRef<Path>, limits: WorkspaceLimits) -> Result<Self, PathError> {
+        let root = root.as_ref();
+        let root = root.canonicalize().map_err(|e| io_err("open", root, &e))?;
+        if !root.is_dir() {
+            let not_a_folder = std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a folder");
+            return Err(io_err("open", &root, &not_a_folder));
+        }
+        Ok(Self { root, limits, written: Arc::new(Mutex::new(0)) })
+    }
+
     /// Net bytes the writes through this workspace have added since it was opened.
     pub fn written_bytes(&self) -> i64 {
         *self.written.lock().unwrap_or_else(PoisonError::into_inner)
@@ -318,6 +330,19 @@ fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reader_opens_only_a_workspace_that_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("never-made");
+        assert!(Workspace::existing(&missing, WorkspaceLimits::default()).is_err());
+        assert!(!missing.exists(), "nothing was created");
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "x").unwrap();
+        assert!(Workspace::existing(&file, WorkspaceLimits::default()).is_err());
+        let ws = Workspace::existing(dir.path(), WorkspaceLimits::default()).unwrap();
+        assert_eq!(ws.read("a-file").unwrap(), b"x");
+    }
     use std::os::unix::fs::symlink;
 
     fn ws() -> (tempfile::TempDir, Workspace) {

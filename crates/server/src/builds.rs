@@ -334,9 +334,17 @@ pub async fn events(
     Ok(res)
 }
 
+/// The build's folder as it is: never created by a reader (blocking: call it off the async
+/// workers, as [`on_disk`] does).
 fn workspace_of(b: &BuildRecord) -> ApiResult<Workspace> {
-    Workspace::open(&b.start.workspace, WorkspaceLimits::default())
+    Workspace::existing(&b.start.workspace, WorkspaceLimits::default())
         .map_err(|_| ApiError::not_found(format!("the files of build {}", b.start.id)))
+}
+
+/// Run file system work for a request on the blocking pool, so a slow disk never holds up the
+/// async workers that serve everyone else.
+pub async fn on_disk<T: Send + 'static>(work: impl FnOnce() -> ApiResult<T> + Send + 'static) -> ApiResult<T> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| ApiError::internal(e.to_string()))?
 }
 
 /// The build's files (generated folders such as `node_modules` left out).
@@ -348,19 +356,18 @@ pub async fn files(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Vec<FileEntry>>> {
     let b = visible(&state, &caller, &id).await?;
-    let Ok(ws) = workspace_of(&b) else { return Ok(Json(vec![])) };
-    let root = ws.root().to_path_buf();
-    let entries = tokio::task::spawn_blocking(move || {
-        wright_tools::project_files(&root)
+    let entries = on_disk(move || {
+        let Ok(ws) = workspace_of(&b) else { return Ok(vec![]) };
+        let root = ws.root();
+        Ok(wright_tools::project_files(root)
             .into_iter()
             .map(|path| {
                 let bytes = std::fs::symlink_metadata(root.join(&path)).map(|m| m.len()).unwrap_or(0);
                 FileEntry { path, bytes }
             })
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>())
     })
-    .await
-    .map_err(|e| ApiError::internal(e.to_string()))?;
+    .await?;
     Ok(Json(entries))
 }
 
@@ -383,8 +390,7 @@ pub async fn file(
     Path((id, path)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     let b = visible(&state, &caller, &id).await?;
-    let ws = workspace_of(&b)?;
-    let bytes = read_file(&ws, &path)?;
+    let bytes = on_disk(move || read_file(&workspace_of(&b)?, &path)).await?;
     let kind =
         if std::str::from_utf8(&bytes).is_ok() { "text/plain; charset=utf-8" } else { "application/octet-stream" };
     Ok((
@@ -420,11 +426,10 @@ pub async fn screenshot(State(state): State<AppState>, caller: Caller, Path(id):
     responses((status = 200, description = "application/zip"), (status = 404, body = crate::api::ErrorBody)))]
 pub async fn archive(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
     let b = visible(&state, &caller, &id).await?;
-    let ws = workspace_of(&b)?;
-    let bytes = tokio::task::spawn_blocking(move || zip_project(&ws))
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))?
-        .map_err(|e| ApiError::internal(format!("making the archive: {e}")))?;
+    let bytes = on_disk(move || {
+        zip_project(&workspace_of(&b)?).map_err(|e| ApiError::internal(format!("making the archive: {e}")))
+    })
+    .await?;
     let disposition = format!("attachment; filename=\"wright-{id}.zip\"");
     let mut res = ([(header::CONTENT_TYPE, "application/zip")], bytes).into_response();
     if let Ok(v) = HeaderValue::from_str(&disposition) {

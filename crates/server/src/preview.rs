@@ -104,26 +104,39 @@ async fn serve(
         Some(k) if same(k, key) => {}
         _ => return Err(missing()),
     }
-    let ws = Workspace::open(&build.start.workspace, WorkspaceLimits::default()).map_err(|_| missing())?;
-    let mut res = if build.start.template == "fullstack" && ws.root().join("package.json").is_file() {
+    let (ws, app) = {
+        let (folder, fullstack) = (build.start.workspace.clone(), build.start.template == "fullstack");
+        crate::builds::on_disk(move || {
+            let ws = Workspace::existing(&folder, WorkspaceLimits::default()).map_err(|_| missing())?;
+            let app = fullstack && ws.root().join("package.json").is_file();
+            Ok((ws, app))
+        })
+        .await?
+    };
+    let mut res = if app {
         // The app's own server answers, started on demand in the build's sandbox.
         let (mut parts, body) = req.into_parts();
         let query = parts.uri.query().map(|q| format!("?{q}")).unwrap_or_default();
         parts.uri = format!("/{path}{query}").parse::<Uri>().map_err(|_| missing())?;
         crate::apps::proxy(state, id, &ws, Request::from_parts(parts, body)).await?
     } else {
-        let mut path = path.trim_end_matches('/').to_string();
-        // A folder (or the root) shows its index.html; a full-stack build keeps its page in client/.
-        if path.is_empty() {
-            path = ["index.html", "client/index.html", "public/index.html"]
-                .into_iter()
-                .find(|p| ws.root().join(p).is_file())
-                .unwrap_or("index.html")
-                .to_string();
-        } else if ws.root().join(&path).is_dir() {
-            path = format!("{path}/index.html");
-        }
-        let bytes = read_file(&ws, &path)?;
+        let asked = path.trim_end_matches('/').to_string();
+        let (path, bytes) = crate::builds::on_disk(move || {
+            let mut path = asked;
+            // A folder (or the root) shows its index.html; a full-stack build keeps its page in client/.
+            if path.is_empty() {
+                path = ["index.html", "client/index.html", "public/index.html"]
+                    .into_iter()
+                    .find(|p| ws.root().join(p).is_file())
+                    .unwrap_or("index.html")
+                    .to_string();
+            } else if ws.root().join(&path).is_dir() {
+                path = format!("{path}/index.html");
+            }
+            let bytes = read_file(&ws, &path)?;
+            Ok((path, bytes))
+        })
+        .await?;
         ([(header::CONTENT_TYPE, content_type(&path))], Body::from(bytes)).into_response()
     };
     let h = res.headers_mut();
