@@ -7,7 +7,9 @@ use crate::stuck::{Stuck, StuckDetector};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use wright_events::{EventKind, Level};
-use wright_provider::{ChatRequest, Message, Provider, ProviderError, RetryPolicy, Usage, compact, complete};
+use wright_provider::{
+    ChatRequest, FinishReason, Message, Provider, ProviderError, RetryPolicy, Usage, compact, complete,
+};
 use wright_tools::{Registry, ToolContext};
 
 /// Why a phase of the loop ended.
@@ -61,6 +63,8 @@ pub struct ContextFit {
     /// Characters a conversation may have before it is compacted ahead of a call.
     budget: Mutex<Option<usize>>,
     warned: AtomicBool,
+    /// An answer was cut at its length limit, and the user was told.
+    cut_said: AtomicBool,
 }
 
 impl ContextFit {
@@ -77,6 +81,11 @@ impl ContextFit {
     /// `true` the first time only.
     fn first_warning(&self) -> bool {
         !self.warned.swap(true, Ordering::Relaxed)
+    }
+
+    /// `true` the first time an answer was cut at its length limit.
+    fn first_cut(&self) -> bool {
+        !self.cut_said.swap(true, Ordering::Relaxed)
     }
 }
 
@@ -178,6 +187,17 @@ impl AgentLoop {
             };
             for notice in &response.notices {
                 emitter.status(Level::Warning, notice.clone());
+            }
+            // An answer stopped by its length limit is used as it is, but the user should know
+            // why it may end mid-sentence (said once a build).
+            if response.finish_reason == Some(FinishReason::Length) && self.fit.first_cut() {
+                emitter.status(
+                    Level::Warning,
+                    format!(
+                        "The model's answer stopped at its length limit ({} tokens), so it may be cut short; --max-tokens N (or max_tokens in wright.toml) gives answers more room.",
+                        response.usage.output_tokens
+                    ),
+                );
             }
             let usage = response.usage;
             self.notice_truncation(&request.messages, usage.input_tokens + usage.cached_tokens);
@@ -454,6 +474,39 @@ mod tests {
         assert_eq!(warned, 1, "said once");
         // The answer made from the cut prompt was kept, and its calls ran.
         assert!(msgs.iter().any(|m| m.tool_calls.iter().any(|c| c.name == "listFiles")));
+    }
+
+    #[tokio::test]
+    async fn an_answer_cut_at_its_length_limit_is_said_once() {
+        let (_d, l, sink, _p) = setup(vec![]);
+        let cut = |step: ScriptStep| match step {
+            ScriptStep::Reply(r) => ScriptStep::Reply(ChatResponse {
+                finish_reason: Some(FinishReason::Length),
+                usage: Usage { input_tokens: 100, output_tokens: 2048, cached_tokens: 0 },
+                ..r
+            }),
+            other => other,
+        };
+        let p = ScriptedProvider::new(vec![
+            cut(ScriptStep::calls(&[("listFiles", json!({}))])),
+            cut(ScriptStep::calls(&[("listFiles", json!({}))])),
+            ScriptStep::text("done"),
+        ]);
+        let l = AgentLoop { provider: Arc::new(p), ..l };
+        assert_eq!(
+            l.run(&mut vec![Message::user("u")], &mut LoopStats::default()).await,
+            PhaseEnd::Finished("done".into())
+        );
+        let said: Vec<String> = sink
+            .events()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Status { message, .. } if message.contains("length limit") => Some(message.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("2048 tokens") && said[0].contains("--max-tokens"), "{}", said[0]);
     }
 
     #[tokio::test]
