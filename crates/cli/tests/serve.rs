@@ -8,7 +8,9 @@ mod support;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::time::Duration;
-use support::server::{Server, client, create, create_ok, read_sse, stateless_model, stored_events, stream, term};
+use support::server::{
+    Server, client, create, create_ok, get_json, read_sse, stateless_model, stored_events, stream, term,
+};
 use support::{MockLlm, Turn};
 
 async fn model(sleep_secs: u32) -> MockLlm {
@@ -67,18 +69,9 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
     assert_eq!(lines, stored);
 
     // The build record, files, archive.
-    let b: Value =
-        c.get(s.url(&format!("/api/builds/{id}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    let b: Value = get_json(&c, &s, &alice, &format!("/api/builds/{id}")).await;
     assert_eq!((b["status"].as_str(), b["files"][0].as_str()), (Some("published"), Some("index.html")));
-    let files: Value = c
-        .get(s.url(&format!("/api/builds/{id}/files")))
-        .bearer_auth(&alice)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let files: Value = get_json(&c, &s, &alice, &format!("/api/builds/{id}/files")).await;
     assert_eq!(files[0]["path"], "index.html");
     let page = c.get(s.url(&format!("/api/builds/{id}/files/index.html"))).bearer_auth(&alice).send().await.unwrap();
     assert!(
@@ -309,8 +302,7 @@ async fn auth_limits_and_bad_input_get_clear_errors() {
 
     // One worker: a second build waits in the queue; cancelling it ends its stream at once.
     let queued = create_ok(&c, &s, &alice, "another landing page for cats").await;
-    let q: Value =
-        c.get(s.url(&format!("/api/builds/{queued}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    let q: Value = get_json(&c, &s, &alice, &format!("/api/builds/{queued}")).await;
     assert_eq!((q["status"].as_str(), q["queue_position"].as_u64()), (Some("queued"), Some(0)));
     let r: Value = c
         .post(s.url(&format!("/api/builds/{queued}/cancel")))
@@ -326,15 +318,7 @@ async fn auth_limits_and_bad_input_get_clear_errors() {
     assert_eq!(types(&events), ["queued", "status", "complete"]);
     assert_eq!(events[2].data["success"], false);
     // Looking at the files of a build that never ran makes no folder for it.
-    let files: Value = c
-        .get(s.url(&format!("/api/builds/{queued}/files")))
-        .bearer_auth(&alice)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let files: Value = get_json(&c, &s, &alice, &format!("/api/builds/{queued}/files")).await;
     assert_eq!(files, json!([]));
     let r = c.get(s.url(&format!("/api/builds/{queued}/archive"))).bearer_auth(&alice).send().await.unwrap();
     assert_eq!(r.status(), 404);
@@ -354,8 +338,7 @@ async fn auth_limits_and_bad_input_get_clear_errors() {
     let events = stream(&c, &s, &alice, &running, None).await;
     assert_eq!(events.last().unwrap().event, "complete");
     assert_eq!(events.last().unwrap().data["success"], false);
-    let b: Value =
-        c.get(s.url(&format!("/api/builds/{running}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    let b: Value = get_json(&c, &s, &alice, &format!("/api/builds/{running}")).await;
     assert_eq!(b["end_reason"], "cancelled");
 
     // Three builds this hour (the deduplicated ones were one): the fourth is refused with Retry-After.
@@ -406,8 +389,7 @@ async fn kill_nine_mid_build_past_the_restart_limit_ends_its_stream_and_runs_the
     assert_eq!(events[n - 2].data["message"], "the server stopped during this build");
     assert_eq!(events[n - 1].data["success"], false);
     assert_eq!(stored_events(&s, &running).await, events.iter().map(|e| e.data.clone()).collect::<Vec<_>>());
-    let b: Value =
-        c.get(s.url(&format!("/api/builds/{running}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    let b: Value = get_json(&c, &s, &alice, &format!("/api/builds/{running}")).await;
     assert_eq!((b["status"].as_str(), b["end_reason"].as_str()), (Some("failed"), Some("server_stopped")));
     // The build that was queued runs on the new server.
     let events = stream(&c, &s, &alice, &waiting, None).await;
@@ -451,8 +433,7 @@ async fn sigterm_past_the_grace_time_puts_the_build_back_and_the_next_start_fini
     assert_eq!(all, stored_events(&s, &id).await, "one gapless stream across the stop");
     assert_eq!(rest.iter().filter(|e| e.event == "complete").count(), 1);
     assert_eq!(rest.last().unwrap().data["success"], true);
-    let b: Value =
-        c.get(s.url(&format!("/api/builds/{id}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    let b: Value = get_json(&c, &s, &alice, &format!("/api/builds/{id}")).await;
     assert_eq!((b["status"].as_str(), b["attempt"].as_u64()), (Some("published"), Some(2)));
 }
 
@@ -493,8 +474,7 @@ async fn a_full_stack_preview_runs_its_app_in_the_sandbox_and_stops_it_when_idle
         "{:#?}",
         events.iter().filter(|e| e.event != "usage").map(|e| e.data.clone()).collect::<Vec<_>>()
     );
-    let b: Value =
-        c.get(s.url(&format!("/api/builds/{id}"))).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    let b: Value = get_json(&c, &s, &alice, &format!("/api/builds/{id}")).await;
     let preview_url = b["preview_url"].as_str().unwrap().to_string();
     let (pc, _) = support::server::preview_client(&s, &preview_url);
     // The page comes from the app's own server, and so does its API, root-relative.

@@ -179,6 +179,11 @@ pub async fn create(c: &reqwest::Client, s: &Server, token: &str, body: Value) -
     c.post(s.url("/api/builds")).bearer_auth(token).json(&body).send().await.unwrap()
 }
 
+/// `GET path` as the holder of `token`, read as JSON.
+pub async fn get_json(c: &reqwest::Client, s: &Server, token: &str, path: &str) -> Value {
+    c.get(s.url(path)).bearer_auth(token).send().await.unwrap().json().await.unwrap()
+}
+
 /// Queue a build and return its id.
 pub async fn create_ok(c: &reqwest::Client, s: &Server, token: &str, prompt: &str) -> String {
     let res = create(c, s, token, json!({"prompt": prompt, "template": "static"})).await;
