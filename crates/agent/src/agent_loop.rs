@@ -65,6 +65,8 @@ pub struct ContextFit {
     warned: AtomicBool,
     /// An answer was cut at its length limit, and the user was told.
     cut_said: AtomicBool,
+    /// The prompt tokens reported by the last call that looked cut, waiting for a second.
+    suspect: Mutex<Option<u64>>,
 }
 
 impl ContextFit {
@@ -81,6 +83,25 @@ impl ContextFit {
     /// `true` the first time only.
     fn first_warning(&self) -> bool {
         !self.warned.swap(true, Ordering::Relaxed)
+    }
+
+    /// Whether a call that looked cut (`reported` prompt tokens) confirms an earlier one: a
+    /// server that really cuts prompts reports about the same count, its context, call after
+    /// call while the conversation grows. One that counts only the new, uncached part of each
+    /// prompt (some Ollama versions) reports counts that vary with each turn's new text, so a
+    /// single low count proves nothing.
+    fn confirms(&self, reported: u64) -> bool {
+        let Ok(mut last) = self.suspect.lock() else { return false };
+        let same = last.is_some_and(|p| p.abs_diff(reported) * 10 <= p.max(reported));
+        *last = Some(reported);
+        same
+    }
+
+    /// A call that did not look cut: the next suspicion starts over.
+    fn clear_suspicion(&self) {
+        if let Ok(mut last) = self.suspect.lock() {
+            *last = None;
+        }
     }
 
     /// `true` the first time an answer was cut at its length limit.
@@ -263,10 +284,15 @@ impl AgentLoop {
 }
 
 impl AgentLoop {
-    /// A prompt the server read only part of ([`compact::prompt_was_truncated`]): the answer
-    /// stands, but later calls are compacted to what it reads, and the user hears of it once.
+    /// A prompt the server read only part of ([`compact::prompt_was_truncated`]), twice in a
+    /// row at about the same count ([`ContextFit::confirms`]): the answers stand, but later
+    /// calls are compacted to what it reads, and the user hears of it once.
     fn notice_truncation(&self, sent: &[Message], prompt_tokens: u64) {
         if !compact::prompt_was_truncated(sent, prompt_tokens) {
+            self.fit.clear_suspicion();
+            return;
+        }
+        if !self.fit.confirms(prompt_tokens) {
             return;
         }
         let budget = compact::budget_after_truncation(prompt_tokens);
@@ -450,7 +476,7 @@ mod tests {
             other => other,
         };
         let busy = || read_part(ScriptStep::calls(&[("listFiles", json!({}))]));
-        let p = ScriptedProvider::new(vec![busy(), busy(), read_part(ScriptStep::text("done"))]);
+        let p = ScriptedProvider::new(vec![busy(), busy(), busy(), read_part(ScriptStep::text("done"))]);
         let l = AgentLoop { provider: Arc::new(p.clone()), ..l };
         let mut msgs: Vec<Message> = vec![Message::system("s"), Message::user("u")];
         for i in 0..12 {
@@ -462,8 +488,8 @@ mod tests {
         assert_eq!(l.run(&mut msgs, &mut LoopStats::default()).await, PhaseEnd::Finished("done".into()));
         let sizes: Vec<usize> = p.requests().iter().map(|r| compact::chars(&r.messages)).collect();
         let budget = compact::budget_after_truncation(2048);
-        assert!(sizes[0] > 60_000, "{sizes:?}");
-        assert!(sizes[1] <= budget && sizes[2] <= budget, "later calls fit what the server reads: {sizes:?}");
+        assert!(sizes[0] > 60_000 && sizes[1] > 60_000, "one low count proves nothing: {sizes:?}");
+        assert!(sizes[2] <= budget && sizes[3] <= budget, "once confirmed, calls fit what the server reads: {sizes:?}");
         let warned = sink
             .events()
             .iter()
@@ -474,6 +500,41 @@ mod tests {
         assert_eq!(warned, 1, "said once");
         // The answer made from the cut prompt was kept, and its calls ran.
         assert!(msgs.iter().any(|m| m.tool_calls.iter().any(|c| c.name == "listFiles")));
+    }
+
+    /// Counts of only the new part of each prompt (some Ollama versions): low, but different
+    /// every call, so nothing is taken for a cut prompt and nothing is compacted.
+    #[tokio::test]
+    async fn counts_of_only_the_new_part_of_a_prompt_are_not_taken_for_a_cut() {
+        let (_d, l, sink, _p) = setup(vec![]);
+        let counted = |tokens: u64, step: ScriptStep| match step {
+            ScriptStep::Reply(r) => ScriptStep::Reply(ChatResponse {
+                usage: Usage { input_tokens: tokens, output_tokens: 10, cached_tokens: 0 },
+                ..r
+            }),
+            other => other,
+        };
+        let busy = |t| counted(t, ScriptStep::calls(&[("listFiles", json!({}))]));
+        let p =
+            ScriptedProvider::new(vec![busy(1200), busy(3100), busy(1500), counted(2600, ScriptStep::text("done"))]);
+        let l = AgentLoop { provider: Arc::new(p.clone()), ..l };
+        let mut msgs: Vec<Message> = vec![Message::system("s"), Message::user("u")];
+        for i in 0..12 {
+            let id = format!("c{i}");
+            let call = wright_provider::ToolCall { id: id.clone(), name: "readFile".into(), arguments: "{}".into() };
+            msgs.push(Message::assistant_calls(None, vec![call]));
+            msgs.push(Message::tool_result(id, "readFile", "y".repeat(5000)));
+        }
+        assert_eq!(l.run(&mut msgs, &mut LoopStats::default()).await, PhaseEnd::Finished("done".into()));
+        let sizes: Vec<usize> = p.requests().iter().map(|r| compact::chars(&r.messages)).collect();
+        assert!(sizes.iter().all(|s| *s > 60_000), "nothing was compacted: {sizes:?}");
+        assert!(
+            !sink
+                .events()
+                .iter()
+                .any(|e| matches!(&e.kind, EventKind::Status { message, .. } if message.contains("read only"))),
+            "no warning"
+        );
     }
 
     #[tokio::test]

@@ -209,11 +209,14 @@ impl StreamFailure {
 
 impl Inner {
     async fn open(self: Arc<Self>, mut req: ChatRequest) -> Result<DeltaStream, ProviderError> {
+        // A whole answer may be waited for by its size only when the caller chose that size:
+        // wright's own cap is no promise that a CPU server writes it quickly.
+        let sized = req.max_tokens;
         let cap = self.default_cap(&req).await;
         if let Some((_, max_tokens)) = cap {
             req.max_tokens = Some(max_tokens);
         }
-        let answer = self.clone().answer(req).await?;
+        let answer = self.clone().answer(req, sized).await?;
         let Some((n_ctx, max_tokens)) = cap else { return Ok(answer) };
         // Said once, after the first answer that came through whole with the cap.
         let notice = futures::stream::once(async move {
@@ -266,11 +269,12 @@ impl Inner {
         local_server::parse_props(&body_text(resp, &url, wait).await.ok()?)
     }
 
-    async fn answer(self: Arc<Self>, req: ChatRequest) -> Result<DeltaStream, ProviderError> {
+    /// `sized`: the answer size the caller set, which bounds the wait for a whole answer.
+    async fn answer(self: Arc<Self>, req: ChatRequest, sized: Option<u32>) -> Result<DeltaStream, ProviderError> {
         let base = self.cfg.base_url.trim_end_matches('/');
         let tools = !req.tools.is_empty();
         if !self.cfg.stream || (tools && self.cfg.memory.has(base, Quirk::NoStreamedTools)) {
-            return self.whole(&req).await;
+            return self.whole(&req, sized).await;
         }
         let said = Arc::new(AtomicBool::new(false));
         let first_try = match self.streamed(&req, &said).await {
@@ -293,9 +297,9 @@ impl Inner {
         // just reset one may reset the next; one more try when no answer came, then give up.
         // An answer (an error status) is the caller's to retry, once per attempt.
         let fresh = crate::http::client()?;
-        let whole = match self.whole_with(&fresh, &req).await {
+        let whole = match self.whole_with(&fresh, &req, sized).await {
             Err(SendError::NoAnswer(ProviderError::Transient(_) | ProviderError::Unreachable(_))) => {
-                self.whole_with(&fresh, &req).await.map_err(SendError::into_error)?
+                self.whole_with(&fresh, &req, sized).await.map_err(SendError::into_error)?
             }
             other => other.map_err(SendError::into_error)?,
         };
@@ -344,13 +348,18 @@ impl Inner {
 
     /// One JSON answer. A server writes nothing until it has generated the whole answer, so
     /// the wait is [`whole_answer_wait`], and running out of it is not retried.
-    async fn whole(&self, req: &ChatRequest) -> Result<DeltaStream, ProviderError> {
-        self.whole_with(&self.http, req).await.map_err(SendError::into_error)
+    async fn whole(&self, req: &ChatRequest, sized: Option<u32>) -> Result<DeltaStream, ProviderError> {
+        self.whole_with(&self.http, req, sized).await.map_err(SendError::into_error)
     }
 
-    async fn whole_with(&self, http: &reqwest::Client, req: &ChatRequest) -> Result<DeltaStream, SendError> {
+    async fn whole_with(
+        &self,
+        http: &reqwest::Client,
+        req: &ChatRequest,
+        sized: Option<u32>,
+    ) -> Result<DeltaStream, SendError> {
         let (builder, url) = self.post_with(http, &request_body(req, false));
-        let wait = whole_answer_wait(self.cfg.call_timeout, self.cfg.generation_timeout, req.max_tokens);
+        let wait = whole_answer_wait(self.cfg.call_timeout, self.cfg.generation_timeout, sized);
         let late = |e: SendError| match e {
             SendError::NoAnswer(ProviderError::Timeout(_)) => {
                 SendError::NoAnswer(ProviderError::GenerationTimeout(wait))

@@ -251,6 +251,46 @@ async fn a_whole_answer_that_takes_too_long_is_not_asked_for_again() {
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1, "never retried while the server works on it");
 }
 
+/// wright's own cap (from `/props`) is no promise of speed: a whole answer under it is waited
+/// for up to the ceiling, not by its size (a CPU server may write a few tokens a second).
+#[tokio::test]
+async fn a_whole_answer_under_wrights_own_cap_gets_the_whole_ceiling() {
+    use axum::{
+        Json, Router,
+        routing::{get, post},
+    };
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None::<u64>));
+    let app = Router::new()
+        // n_ctx 40: a cap of 10 tokens, which by size alone would be waited for 0.2 + 1 s.
+        .route("/props", get(|| async { Json(serde_json::json!({"default_generation_settings": {"n_ctx": 40}})) }))
+        .route(
+            "/v1/chat/completions",
+            post({
+                let seen = seen.clone();
+                move |Json(body): Json<serde_json::Value>| async move {
+                    *seen.lock().unwrap() = body["max_tokens"].as_u64();
+                    tokio::time::sleep(Duration::from_millis(2500)).await;
+                    Json(serde_json::json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "slow but whole"}, "finish_reason": "stop"}]}))
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let p = OpenAiProvider::new(OpenAiConfig {
+        base_url: format!("http://{addr}/v1"),
+        stream: false,
+        call_timeout: Duration::from_millis(200),
+        generation_timeout: Duration::from_secs(30),
+        ..OpenAiConfig::default()
+    })
+    .unwrap();
+    let policy = RetryPolicy { max_retries: 0, ..RetryPolicy::default() };
+    let r = complete(&p, &req(), &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
+    assert_eq!(r.content, "slow but whole");
+    assert_eq!(*seen.lock().unwrap(), Some(10), "the cap was sent");
+}
+
 #[test]
 fn a_whole_answer_gets_time_for_its_tokens_within_the_ceiling() {
     let call = Duration::from_secs(45);
