@@ -240,7 +240,9 @@ impl Inner {
         let n_ctx = match self.cfg.memory.context(base) {
             Some(known) => known,
             None => {
-                let said = self.ask_context().await;
+                // A server that could not answer now (still loading its model: 503, or not up
+                // yet) is asked again next time; only a real answer is remembered.
+                let said = self.ask_context().await.ok()?;
                 self.cfg.memory.set_context(base, said);
                 if let Some(n) = said {
                     let cap = local_server::default_max_tokens(n);
@@ -257,16 +259,23 @@ impl Inner {
         Some((n_ctx, local_server::default_max_tokens(n_ctx)))
     }
 
-    /// The context size at `GET /props` (llama-server); `None` from any other server.
-    async fn ask_context(&self) -> Option<u32> {
+    /// The context size at `GET /props` (llama-server): `Ok(None)` when the server answered
+    /// and says none (a 4xx such as another server's 404, or a body without it); `Err(())` when
+    /// it gave no answer worth remembering (no connection, a time-out, a 5xx).
+    async fn ask_context(&self) -> Result<Option<u32>, ()> {
         let url = local_server::props_url(&self.cfg.base_url);
         let mut builder = self.http.get(&url);
         if let Some(key) = self.cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
             builder = builder.bearer_auth(key);
         }
         let wait = self.cfg.call_timeout.min(Duration::from_secs(5));
-        let resp = send(builder, &url, wait, classify_status).await.ok()?;
-        local_server::parse_props(&body_text(resp, &url, wait).await.ok()?)
+        let resp = match send_request(builder, &url, wait, classify_status).await {
+            Ok(resp) => resp,
+            Err(SendError::Answered(e)) if !e.is_retryable() => return Ok(None),
+            Err(_) => return Err(()),
+        };
+        let body = body_text(resp, &url, wait).await.map_err(|_| ())?;
+        Ok(local_server::parse_props(&body))
     }
 
     /// `sized`: the answer size the caller set, which bounds the wait for a whole answer.

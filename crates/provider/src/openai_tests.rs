@@ -291,6 +291,54 @@ async fn a_whole_answer_under_wrights_own_cap_gets_the_whole_ceiling() {
     assert_eq!(*seen.lock().unwrap(), Some(10), "the cap was sent");
 }
 
+/// A llama-server still loading its model answers `/props` with 503: it is asked again on the
+/// next call, not taken for a server with no context size for the life of the process.
+#[tokio::test]
+async fn a_props_answer_of_503_is_asked_again() {
+    use axum::{
+        Json, Router,
+        http::StatusCode,
+        response::IntoResponse,
+        routing::{get, post},
+    };
+    let props_hits = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let caps = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Option<u64>>::new()));
+    let app = Router::new()
+        .route(
+            "/props",
+            get({
+                let hits = props_hits.clone();
+                move || async move {
+                    if hits.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                        (StatusCode::SERVICE_UNAVAILABLE, "{\"error\":{\"message\":\"Loading model\"}}").into_response()
+                    } else {
+                        Json(serde_json::json!({"n_ctx": 4096})).into_response()
+                    }
+                }
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post({
+                let caps = caps.clone();
+                move |Json(body): Json<serde_json::Value>| async move {
+                    caps.lock().unwrap().push(body["max_tokens"].as_u64());
+                    Json(serde_json::json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}))
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let p = provider(format!("http://{addr}/v1"), None, false);
+    let policy = RetryPolicy { max_retries: 0, ..RetryPolicy::default() };
+    for _ in 0..3 {
+        complete(&p, &req(), &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
+    }
+    assert_eq!(*caps.lock().unwrap(), vec![None, Some(1024), Some(1024)]);
+    assert_eq!(props_hits.load(std::sync::atomic::Ordering::SeqCst), 2, "asked again once, then remembered");
+}
+
 #[test]
 fn a_whole_answer_gets_time_for_its_tokens_within_the_ceiling() {
     let call = Duration::from_secs(45);
