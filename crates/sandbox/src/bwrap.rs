@@ -319,8 +319,18 @@ fn hand_over(root: &Path) -> std::io::Result<()> {
 /// Gives `root` and everything in it back to `uid`/`gid` after commands ran in it as the
 /// sandbox identity: an existing project (`wright task run` as root) is only lent to the
 /// sandbox, and its owner gets it back. Symlinks change owner themselves, never their targets.
+///
+/// A shared folder is refused: it was never handed over (see [`shared_folder`]), and giving
+/// it "back" would give every other program's files in it to `uid` (a run with its project at
+/// `/home` would make root own every home).
 pub fn give_back(root: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
+    if shared_folder(root) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is a shared folder: it was never lent to the sandbox user", root.display()),
+        ));
+    }
     for entry in walkdir::WalkDir::new(root).follow_links(false) {
         let entry = entry.map_err(std::io::Error::other)?;
         let meta = entry.path().symlink_metadata()?;
@@ -352,8 +362,10 @@ impl GroupNames {
 
 /// Folders that hold other programs' files: the file system's root, the system's folders, the
 /// shared temp folders and homes. Handing one over would give every file in it to the sandbox
-/// identity (a `wright doctor` that once handed over `/tmp` broke every other program using it).
-pub(crate) fn shared_folder(dir: &Path) -> bool {
+/// identity (a `wright doctor` that once handed over `/tmp` broke every other program using it),
+/// and giving one back would give them all to its owner: the engine asks this before it records
+/// a project as lent, so the two sides agree on what is never lent.
+pub fn shared_folder(dir: &Path) -> bool {
     const SHARED: &[&str] = &[
         "/tmp", "/var", "/var/tmp", "/etc", "/home", "/root", "/srv", "/opt", "/mnt", "/media", "/run", "/dev",
         "/proc", "/sys", "/boot",
@@ -522,6 +534,23 @@ mod tests {
         assert!(!shared_folder(own.path()));
         assert!(!shared_folder(&own.path().join("workspace")));
         assert!(!shared_folder(Path::new("/library/ws")), "component-wise, not by prefix");
+    }
+
+    #[test]
+    fn a_shared_folder_is_never_given_back() {
+        // A folder of this test's own inside /usr is shared (a system folder) yet harmless to
+        // touch: were it chowned, only the test's file would change owner.
+        let Ok(dir) = tempfile::Builder::new().prefix("wright-give-back-").tempdir_in("/usr/local") else {
+            return eprintln!("skipped: /usr/local is not writable here (CI runs as root)");
+        };
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let before = std::fs::metadata(&file).unwrap().uid();
+        let to = before.wrapping_add(4242);
+        let err = give_back(dir.path(), to, to).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
+        assert_eq!(std::fs::metadata(&file).unwrap().uid(), before);
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub mod seccomp;
 mod socket;
 mod workspace;
 
-pub use bwrap::{Bwrap, Limits, Policy, SANDBOX_UID, Unavailable, give_back, running_as_root};
+pub use bwrap::{Bwrap, Limits, Policy, SANDBOX_UID, Unavailable, give_back, running_as_root, shared_folder};
 pub use cgroup::Cgroups;
 pub use confine::{CONFINE_ARG, ConfineError, Landlock, confine_and_exec};
 pub use output::CappedOutput;

@@ -267,14 +267,8 @@ impl PreparedTasks {
         }
         // As root the sandbox user borrows the project; its owner gets it back afterwards, or,
         // if this run is killed first, on the next start of wright (the loan is in the store).
-        let owner = owner_of(self.workspace.root());
-        let lent = match owner.filter(|_| wright_sandbox::running_as_root()) {
-            Some(owner) => {
-                super::lent::lend(self.parts.store.as_ref(), &self.id, self.workspace.root(), owner).await;
-                true
-            }
-            None => false,
-        };
+        // A shared folder is never lent (the sandbox refuses it), so it is never given back.
+        let lent = super::lent::lend(self.parts.store.as_ref(), &self.id, self.workspace.root()).await;
         let ctx = ToolContext {
             workspace: self.workspace.clone(),
             runner: self.parts.runner.clone(),
@@ -323,14 +317,13 @@ impl PreparedTasks {
                 RunSummary::default()
             }
         };
-        if let Some((uid, gid)) = owner.filter(|_| lent) {
-            match wright_sandbox::give_back(self.workspace.root(), uid, gid) {
-                Ok(()) => super::lent::returned(self.parts.store.as_ref(), &self.id).await,
-                Err(e) => emitter.status(
-                    Level::Warning,
-                    format!("The project's files could not all be given back to their owner: {e}."),
-                ),
-            }
+        if let Some(owner) = lent
+            && let Err(e) = super::lent::end(self.parts.store.as_ref(), &self.id, self.workspace.root(), owner).await
+        {
+            emitter.status(
+                Level::Warning,
+                format!("The project's files could not all be given back to their owner: {e}."),
+            );
         }
         let tokens = totals(self.parts.store.as_ref(), &self.id).await;
         let success = summary.success();
@@ -383,12 +376,6 @@ impl PreparedTasks {
         drop(self.parts.scratch);
         TasksFinished { summary, unsaved_events: self.parts.persist.failures() }
     }
-}
-
-/// Who owns the project folder (uid, gid).
-fn owner_of(root: &Path) -> Option<(u32, u32)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(root).ok().map(|m| (m.uid(), m.gid()))
 }
 
 /// The run's model usage, summed from the usage log.
