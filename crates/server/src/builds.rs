@@ -259,8 +259,12 @@ pub async fn cancel(
             publish(&state, &id, last + 1, stop).await;
             let complete = crate::queue::failed_complete(vec![]);
             publish(&state, &id, last + 2, complete).await;
-            // A follow-up build cancelled while queued again after an interruption has a copy of its folder.
-            crate::rerun::discard(state.engine.data_dir(), &id);
+            // A follow-up build cancelled while queued again after an interruption has a copy of
+            // its folder, and its interrupted run may have left the folder half-written.
+            match state.store.build(&id).await {
+                Ok(b) => crate::queue::restore_and_discard(&state, &id, b.start.workspace).await,
+                Err(_) => crate::rerun::discard(state.engine.data_dir(), &id),
+            }
             state.hub.close(&id);
             state.metrics.build_ended("cancelled", "unknown");
             "cancelled"

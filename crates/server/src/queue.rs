@@ -145,7 +145,8 @@ pub async fn end_build(shared: &AppState, build: &str, holder: &str, message: &s
         tracing::error!(build, "the store cannot be read; the build stays as it is until the next reaper pass");
         return;
     };
-    let files = shared.store.build(build).await.map(|b| b.files).unwrap_or_default();
+    let record = shared.store.build(build).await.ok();
+    let files = record.as_ref().map(|b| b.files.clone()).unwrap_or_default();
     publish(shared, build, last + 1, EventKind::Error { message: message.to_string() }).await;
     publish(shared, build, last + 2, failed_complete(files.clone())).await;
     let finish = BuildFinish {
@@ -164,9 +165,27 @@ pub async fn end_build(shared: &AppState, build: &str, holder: &str, message: &s
         Ok(false) => tracing::warn!(build, "build record not finished: another worker holds it now"),
         Err(e) => tracing::error!(build, "build record not finished: {e}"),
     }
-    crate::rerun::discard(shared.engine.data_dir(), build);
+    // No run finished: a follow-up build's folder goes back to how its parent left it.
+    match record {
+        Some(r) => restore_and_discard(shared, build, r.start.workspace).await,
+        None => crate::rerun::discard(shared.engine.data_dir(), build),
+    }
     shared.hub.close(build);
     shared.metrics.build_ended(reason, "unknown");
+}
+
+/// [`crate::rerun::restore_and_discard`] on the blocking pool, errors logged.
+pub async fn restore_and_discard(shared: &AppState, build: &str, workspace: String) {
+    let data_dir = shared.engine.data_dir().to_path_buf();
+    let id = build.to_string();
+    let done =
+        tokio::task::spawn_blocking(move || crate::rerun::restore_and_discard(&data_dir, &id, workspace.as_ref()))
+            .await;
+    match done {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(build, "putting back the folder the build started from: {e}"),
+        Err(e) => tracing::warn!(build, "putting back the folder the build started from: {e}"),
+    }
 }
 
 /// The `complete` of a build that ends without having run to its end.

@@ -67,6 +67,20 @@ pub fn discard(data_dir: &Path, build: &str) {
     }
 }
 
+/// End a build that did not finish a run (cancelled while queued again, out of re-runs, or
+/// unable to start): put its copy back into `workspace` first, as a re-run would, since an
+/// interrupted run may have left the parent's folder half-written, then drop the copy. A copy
+/// that cannot be put back is kept (the reaper's sweep removes it later) and the error returned.
+pub fn restore_and_discard(data_dir: &Path, build: &str, workspace: &Path) -> io::Result<()> {
+    let snap = snapshot_of(data_dir, build);
+    if snap.is_dir() && workspace.is_dir() {
+        clear(workspace)?;
+        copy_tree(&snap, workspace)?;
+    }
+    discard(data_dir, build);
+    Ok(())
+}
+
 /// The builds that have copies (whole or cut short), to remove those of builds that ended.
 pub fn kept(data_dir: &Path) -> Vec<(String, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(snapshots(data_dir)) else { return vec![] };
@@ -206,6 +220,25 @@ mod tests {
         assert_eq!(kept(data.path()).into_iter().map(|(b, _)| b).collect::<Vec<_>>(), ["child"]);
         discard(data.path(), "child");
         assert!(kept(data.path()).is_empty());
+    }
+
+    #[test]
+    fn a_follow_up_that_ends_without_running_again_gives_its_parents_folder_back() {
+        let data = tempfile::tempdir().unwrap();
+        let ws = data.path().join("builds").join("parent");
+        write(&ws.join("index.html"), "v1");
+        prepare(data.path(), &record("child", &ws, 1), true).unwrap();
+        // The interrupted run left the folder half-written; the build is then cancelled.
+        write(&ws.join("index.html"), "half written");
+        write(&ws.join("new.js"), "extra");
+        restore_and_discard(data.path(), "child", &ws).unwrap();
+        assert_eq!(std::fs::read_to_string(ws.join("index.html")).unwrap(), "v1");
+        assert!(!ws.join("new.js").exists());
+        assert!(!snapshot_of(data.path(), "child").exists(), "the copy is gone");
+        // A build without a copy (a new build) has nothing to put back.
+        write(&ws.join("later.txt"), "kept");
+        restore_and_discard(data.path(), "other", &ws).unwrap();
+        assert!(ws.join("later.txt").exists());
     }
 
     #[test]
