@@ -100,6 +100,7 @@ async fn check_limits(state: &AppState, caller: &Caller) -> ApiResult<()> {
 #[utoipa::path(post, path = "/api/builds", request_body = BuildBody, security(("bearer" = [])),
     params(("Idempotency-Key" = Option<String>, Header, description = "A retry with the same key returns the same build")),
     responses((status = 202, body = Created), (status = 401, body = crate::api::ErrorBody),
+        (status = 409, body = crate::api::ErrorBody),
         (status = 413, body = crate::api::ErrorBody), (status = 422, body = crate::api::ErrorBody),
         (status = 429, body = crate::api::ErrorBody), (status = 503, body = crate::api::ErrorBody)))]
 pub async fn create(
@@ -200,6 +201,11 @@ pub async fn create(
             Ok((StatusCode::ACCEPTED, Json(Created { id, status: "queued".into(), events_url, deduplicated: false })))
         }
         Enqueued::Existing(b) => Ok(existing(*b)),
+        Enqueued::FolderBusy(other) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "conflict",
+            format!("build {other} is still working in this folder; continue once it has ended"),
+        )),
     }
 }
 

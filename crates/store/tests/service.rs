@@ -364,3 +364,32 @@ async fn a_worker_that_lost_its_build_cannot_finish_it() {
     assert!(!s.finish_build("b1", Some("w2"), &late).await.unwrap());
     assert_eq!(s.build("b1").await.unwrap().status, BuildStatus::Published);
 }
+
+#[tokio::test]
+async fn a_follow_up_is_refused_while_another_build_works_in_its_folder() {
+    let (_d, s) = store().await;
+    let follow_up = |id: &str, at: &str| {
+        let mut q = queued(id, "u1", None, id, at);
+        q.build.parent_id = Some("p".into());
+        q.build.workspace = "/tmp/p".into();
+        q
+    };
+    assert_eq!(s.enqueue_build(&follow_up("c1", T0)).await.unwrap(), Enqueued::New);
+    assert_eq!(s.enqueue_build(&follow_up("c2", T1)).await.unwrap(), Enqueued::FolderBusy("c1".into()));
+    assert!(matches!(s.build("c2").await, Err(StoreError::NotFound(_))), "nothing of it is stored");
+    s.claim_build("w1", LATER).await.unwrap().unwrap();
+    assert_eq!(s.enqueue_build(&follow_up("c2", T1)).await.unwrap(), Enqueued::FolderBusy("c1".into()), "running");
+    let done = BuildFinish {
+        status: BuildStatus::Published,
+        end_reason: None,
+        fix_attempts: 0,
+        turns: 1,
+        tokens: Tokens::default(),
+        duration_ms: 10,
+        files: vec![],
+        report: None,
+        finished_at: T2.into(),
+    };
+    assert!(s.finish_build("c1", Some("w1"), &done).await.unwrap());
+    assert_eq!(s.enqueue_build(&follow_up("c2", T2)).await.unwrap(), Enqueued::New, "free once it ended");
+}
