@@ -221,7 +221,8 @@ pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason
             end_build(shared, build, holder, "the server stopped during this build", "server_stopped").await;
         }
         Ok(Restart::Cancelled) => {
-            end_build(shared, build, holder, "the server stopped while the build was being cancelled", "cancelled").await;
+            end_build(shared, build, holder, "the server stopped while the build was being cancelled", "cancelled")
+                .await;
         }
         Ok(Restart::NotHeld) => {}
         // The lease runs out (again) and a reaper tries once more.

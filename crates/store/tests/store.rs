@@ -72,7 +72,10 @@ async fn everything_survives_a_reopen() {
     assert_eq!(s.note("n-1").await.unwrap().lesson, "lesson of n-1");
     assert_eq!(s.turns(&b.start.id).await.unwrap()[0].message["content"], "hi");
     assert!(matches!(s.build("nope").await, Err(StoreError::NotFound(_))));
-    assert!(matches!(s.finish_build("nope", None, &finish(BuildStatus::Failed, 0, 1)).await, Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        s.finish_build("nope", None, &finish(BuildStatus::Failed, 0, 1)).await,
+        Err(StoreError::NotFound(_))
+    ));
 }
 
 #[tokio::test]
