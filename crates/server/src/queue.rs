@@ -207,7 +207,8 @@ pub fn failed_complete(files: Vec<String>) -> EventKind {
 
 /// An interrupted build that `holder` holds: back to the queue for another run, or, past the
 /// limit of re-runs (or when a cancel was asked for), ended with `error` and `complete`.
-pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason: &str) {
+/// False when the store could not be asked, so nothing was settled.
+pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason: &str) -> bool {
     let runs = shared.cfg.max_restarts.saturating_add(1);
     match shared.store.restart_build(build, holder, runs, reason).await {
         Ok(Restart::Requeued(event)) => {
@@ -226,8 +227,12 @@ pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason
         }
         Ok(Restart::NotHeld) => {}
         // The lease runs out (again) and a reaper tries once more.
-        Err(e) => tracing::warn!(build, "putting an interrupted build back in the queue: {e}"),
+        Err(e) => {
+            tracing::warn!(build, "putting an interrupted build back in the queue: {e}");
+            return false;
+        }
     }
+    true
 }
 
 /// Why a build could not run, as its `end_reason`.
@@ -319,8 +324,20 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
         sink.silence();
         // After a lost lease this worker no longer holds the build: this finds it `NotHeld`
         // and leaves it to whoever holds it now.
-        let reason = if handles.lost.load(Ordering::SeqCst) { WORKER_LOST } else { SHUTDOWN };
-        restart_or_end(shared, &id, worker, reason).await;
+        let lost = handles.lost.load(Ordering::SeqCst);
+        let reason = if lost { WORKER_LOST } else { SHUTDOWN };
+        // This process's reaper spares its own workers' builds (they are alive), so a build
+        // whose run was dropped for a lost lease is put back here, asked again while the store
+        // is busy; after a shutdown the next start's reaper (another name) takes it.
+        let tries = if lost { 20u32 } else { 1 };
+        for attempt in 0..tries {
+            if restart_or_end(shared, &id, worker, reason).await {
+                break;
+            }
+            if attempt + 1 < tries {
+                tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt.min(8) + 1))).await;
+            }
+        }
     }
     shared.queue.with(|m| m.remove(&id));
     shared.hub.close(&id);
@@ -382,7 +399,8 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
         match shared.store.take_expired(&now, &name, &time_from_now(shared.cfg.lease * 4), &own).await {
             Ok(lost) => {
                 for b in lost {
-                    restart_or_end(&shared, &b.start.id, &name, WORKER_LOST).await;
+                    // Not settled: the lease runs out again and the next pass tries once more.
+                    let _settled = restart_or_end(&shared, &b.start.id, &name, WORKER_LOST).await;
                 }
             }
             Err(e) => tracing::warn!("looking for lost builds: {e}"),
