@@ -139,6 +139,9 @@ pub struct BuildDeps {
     pub store: Option<Arc<dyn Store>>,
     /// Which provider and model, for the record (`openai:gpt-4o-mini`).
     pub provider_label: String,
+    /// The worker that holds the build (`wright serve`), so its ending changes the record only
+    /// while it still holds it; `None` for a build no worker claims (a local run).
+    pub holder: Option<String>,
 }
 
 /// How a build ended.
@@ -326,7 +329,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     let ending = Ending { req: &req, template, build_id: &build_id, end: &end, p: &p, files: &files, duration };
     let report = ending.report(ctx.workspace.root());
     if let Some(store) = &deps.store {
-        ending.record(store.as_ref(), &report).await;
+        ending.record(store.as_ref(), deps.holder.as_deref(), &report).await;
     }
     emitter.emit(EventKind::Complete {
         success,
@@ -419,7 +422,7 @@ struct Ending<'a> {
 
 impl Ending<'_> {
     /// Note outcomes, the attempt and the build's final state, in the store.
-    async fn record(&self, store: &dyn Store, report: &str) {
+    async fn record(&self, store: &dyn Store, holder: Option<&str>, report: &str) {
         let Ending { req, template, build_id, end, p, files, duration } = *self;
         let applied: Vec<String> = p.applied.iter().map(|n| n.id.clone()).collect();
         // Only verdicts about the project count for a note; a cancel or an outage says nothing of it.
@@ -461,8 +464,10 @@ impl Ending<'_> {
             report: Some(report.to_string()),
             finished_at: wright_store::now(),
         };
-        if let Err(e) = store.finish_build(build_id, &finish).await {
-            tracing::warn!(build = %build_id, "build record not finished: {e}");
+        match store.finish_build(build_id, holder, &finish).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(build = %build_id, "build record not finished: another worker holds it now"),
+            Err(e) => tracing::warn!(build = %build_id, "build record not finished: {e}"),
         }
     }
 
@@ -993,6 +998,7 @@ mod tests {
             ctx,
             store: None,
             provider_label: "scripted:m".into(),
+            holder: None,
         };
         let report = run_build(req, deps).await;
         assert!(report.success(), "{}", report.report);

@@ -1270,9 +1270,9 @@ mod tests {
             "and a big display that turns red in the last ten seconds"
         );
         store.create_build(&new_build("b1", "interactive", long)).await.unwrap();
-        store.finish_build("b1", &finish(BuildStatus::Published, 0, 12_300)).await.unwrap();
+        store.finish_build("b1", None, &finish(BuildStatus::Published, 0, 12_300)).await.unwrap();
         store.create_build(&new_build("b22", "interactive", "a counter app")).await.unwrap();
-        store.finish_build("b22", &finish(BuildStatus::Published, 2, 65_000)).await.unwrap();
+        store.finish_build("b22", None, &finish(BuildStatus::Published, 2, 65_000)).await.unwrap();
         store.record_note_uses("b22", &keys(&["n-aaa111"]), "GENERATING").await.unwrap();
         store
             .record_attempt(&Attempt {
@@ -1296,7 +1296,7 @@ mod tests {
             .await
             .unwrap();
         store.create_build(&new_build("b333", "static", "a landing page")).await.unwrap();
-        store.finish_build("b333", &finish(BuildStatus::Failed, 3, 200_000)).await.unwrap();
+        store.finish_build("b333", None, &finish(BuildStatus::Failed, 3, 200_000)).await.unwrap();
         store.create_build(&new_build("b4444", "static", "still going")).await.unwrap();
         let kinds = [
             EventKind::Phase { phase: Phase::Generating, iteration: 0, message: "Writing the code".into() },

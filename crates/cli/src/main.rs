@@ -437,6 +437,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         continue_from: args.continue_from,
         workspace: args.workspace,
         model: None,
+        holder: None,
     };
     let build = engine.prepare(job).await?;
     for w in &build.warnings {

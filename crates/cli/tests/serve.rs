@@ -567,6 +567,9 @@ async fn requests_without_credentials_are_limited_per_address() {
     assert!((1..=60).contains(&retry), "{retry}");
     let e: Value = r.json().await.unwrap();
     assert_eq!(e["error"]["code"], "rate_limited");
+    // Anonymous traffic from that address (a shared NAT) does not hold back its signed-in users.
+    let me = c.get(s.url("/api/me")).bearer_auth(&alice).header("X-Forwarded-For", "198.51.100.1, 203.0.113.7");
+    assert_eq!(me.send().await.unwrap().status(), 200);
     // Another client behind the same trusted proxy has its own allowance.
     assert_eq!(health(Some("203.0.113.8")).await.unwrap().status(), 200);
     // Guessed tokens spend the allowance too, and then even a guess is not looked at.

@@ -156,6 +156,13 @@ async fn an_interrupted_follow_up_runs_again_from_the_earlier_builds_folder() {
     .await;
     assert_eq!(r.status(), 202);
     let follow_up = r.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+    // A sibling follow-up would work in the same folder: refused while this one is active.
+    let sibling = json!({"prompt": "add a pricing page to it", "template": "static", "continue": first});
+    let r = support::server::create(&c, &s, &alice, sibling).await;
+    assert_eq!(r.status(), 409);
+    let e: Value = r.json().await.unwrap();
+    assert_eq!(e["error"]["code"], "conflict", "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains(&follow_up), "{e}");
     // The server keeps a build's files in DATA/builds/ID; a follow-up works in that folder.
     let folder = dir.path().join("builds").join(&first);
     // Wait for the follow-up's long command: by then it has changed the folder.

@@ -67,6 +67,9 @@ pub struct Job {
     pub workspace: Option<PathBuf>,
     /// A model other than the configured one, for the same provider.
     pub model: Option<String>,
+    /// The server worker that claimed the build; its ending is recorded only while it still
+    /// holds it (a worker that lost its lease must not overwrite the next run). `None` locally.
+    pub holder: Option<String>,
 }
 
 /// The provider chain, its default model and the label builds are recorded under.
@@ -462,6 +465,7 @@ impl Engine {
             workspace,
             req,
             parts,
+            holder: job.holder,
         })
     }
 
@@ -544,6 +548,7 @@ pub struct Prepared {
     pub workspace: Workspace,
     pub req: BuildRequest,
     parts: RunParts,
+    holder: Option<String>,
 }
 
 /// How a prepared build ended.
@@ -578,6 +583,7 @@ impl Prepared {
             ctx,
             store: Some(p.store),
             provider_label: p.label,
+            holder: self.holder,
         };
         let report = run_build(self.req, deps).await;
         drop(p.scratch);

@@ -100,6 +100,7 @@ async fn check_limits(state: &AppState, caller: &Caller) -> ApiResult<()> {
 #[utoipa::path(post, path = "/api/builds", request_body = BuildBody, security(("bearer" = [])),
     params(("Idempotency-Key" = Option<String>, Header, description = "A retry with the same key returns the same build")),
     responses((status = 202, body = Created), (status = 401, body = crate::api::ErrorBody),
+        (status = 409, body = crate::api::ErrorBody),
         (status = 413, body = crate::api::ErrorBody), (status = 422, body = crate::api::ErrorBody),
         (status = 429, body = crate::api::ErrorBody), (status = 503, body = crate::api::ErrorBody)))]
 pub async fn create(
@@ -200,6 +201,11 @@ pub async fn create(
             Ok((StatusCode::ACCEPTED, Json(Created { id, status: "queued".into(), events_url, deduplicated: false })))
         }
         Enqueued::Existing(b) => Ok(existing(*b)),
+        Enqueued::FolderBusy(other) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "conflict",
+            format!("build {other} is still working in this folder; continue once it has ended"),
+        )),
     }
 }
 
@@ -259,8 +265,12 @@ pub async fn cancel(
             publish(&state, &id, last + 1, stop).await;
             let complete = crate::queue::failed_complete(vec![]);
             publish(&state, &id, last + 2, complete).await;
-            // A follow-up build cancelled while queued again after an interruption has a copy of its folder.
-            crate::rerun::discard(state.engine.data_dir(), &id);
+            // A follow-up build cancelled while queued again after an interruption has a copy of
+            // its folder, and its interrupted run may have left the folder half-written.
+            match state.store.build(&id).await {
+                Ok(b) => crate::queue::restore_and_discard(&state, &id, b.start.workspace).await,
+                Err(_) => crate::rerun::discard(state.engine.data_dir(), &id),
+            }
             state.hub.close(&id);
             state.metrics.build_ended("cancelled", "unknown");
             "cancelled"

@@ -9,6 +9,7 @@ use crate::AppState;
 use crate::api::BuildBody;
 use crate::metrics::UsageSink;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
@@ -30,6 +31,8 @@ pub const SHUTDOWN: &str = "shutdown";
 struct Handles {
     cancel: CancellationToken,
     interrupt: CancellationToken,
+    /// Set with `interrupt` when the lease was lost, so the `restarted` event says why.
+    lost: Arc<AtomicBool>,
 }
 
 /// The builds this process runs, and the bell that wakes idle workers.
@@ -134,14 +137,16 @@ pub async fn publish(shared: &AppState, build: &str, seq: u64, kind: EventKind) 
     }
 }
 
-/// End a build the engine never ran (or whose worker is gone): `error`, then `complete`, then
-/// the record, in that order, so a follower that sees the final record has the events.
-pub async fn end_build(shared: &AppState, build: &str, message: &str, reason: &str) {
+/// End a build the engine never ran (or whose worker is gone) that `holder` holds: `error`, then
+/// `complete`, then the record, in that order, so a follower that sees the final record has the
+/// events.
+pub async fn end_build(shared: &AppState, build: &str, holder: &str, message: &str, reason: &str) {
     let Some(last) = last_seq(shared, build).await else {
         tracing::error!(build, "the store cannot be read; the build stays as it is until the next reaper pass");
         return;
     };
-    let files = shared.store.build(build).await.map(|b| b.files).unwrap_or_default();
+    let record = shared.store.build(build).await.ok();
+    let files = record.as_ref().map(|b| b.files.clone()).unwrap_or_default();
     publish(shared, build, last + 1, EventKind::Error { message: message.to_string() }).await;
     publish(shared, build, last + 2, failed_complete(files.clone())).await;
     let finish = BuildFinish {
@@ -155,12 +160,32 @@ pub async fn end_build(shared: &AppState, build: &str, message: &str, reason: &s
         report: Some(message.to_string()),
         finished_at: wright_events::now(),
     };
-    if let Err(e) = shared.store.finish_build(build, &finish).await {
-        tracing::error!(build, "build record not finished: {e}");
+    match shared.store.finish_build(build, Some(holder), &finish).await {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(build, "build record not finished: another worker holds it now"),
+        Err(e) => tracing::error!(build, "build record not finished: {e}"),
     }
-    crate::rerun::discard(shared.engine.data_dir(), build);
+    // No run finished: a follow-up build's folder goes back to how its parent left it.
+    match record {
+        Some(r) => restore_and_discard(shared, build, r.start.workspace).await,
+        None => crate::rerun::discard(shared.engine.data_dir(), build),
+    }
     shared.hub.close(build);
     shared.metrics.build_ended(reason, "unknown");
+}
+
+/// [`crate::rerun::restore_and_discard`] on the blocking pool, errors logged.
+pub async fn restore_and_discard(shared: &AppState, build: &str, workspace: String) {
+    let data_dir = shared.engine.data_dir().to_path_buf();
+    let id = build.to_string();
+    let done =
+        tokio::task::spawn_blocking(move || crate::rerun::restore_and_discard(&data_dir, &id, workspace.as_ref()))
+            .await;
+    match done {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(build, "putting back the folder the build started from: {e}"),
+        Err(e) => tracing::warn!(build, "putting back the folder the build started from: {e}"),
+    }
 }
 
 /// The `complete` of a build that ends without having run to its end.
@@ -182,7 +207,8 @@ pub fn failed_complete(files: Vec<String>) -> EventKind {
 
 /// An interrupted build that `holder` holds: back to the queue for another run, or, past the
 /// limit of re-runs (or when a cancel was asked for), ended with `error` and `complete`.
-pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason: &str) {
+/// False when the store could not be asked, so nothing was settled.
+pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason: &str) -> bool {
     let runs = shared.cfg.max_restarts.saturating_add(1);
     match shared.store.restart_build(build, holder, runs, reason).await {
         Ok(Restart::Requeued(event)) => {
@@ -193,15 +219,20 @@ pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason
         }
         Ok(Restart::Exhausted { attempts }) => {
             tracing::warn!(build, attempts, "interrupted once more than it may be run again; ending it");
-            end_build(shared, build, "the server stopped during this build", "server_stopped").await;
+            end_build(shared, build, holder, "the server stopped during this build", "server_stopped").await;
         }
         Ok(Restart::Cancelled) => {
-            end_build(shared, build, "the server stopped while the build was being cancelled", "cancelled").await;
+            end_build(shared, build, holder, "the server stopped while the build was being cancelled", "cancelled")
+                .await;
         }
         Ok(Restart::NotHeld) => {}
         // The lease runs out (again) and a reaper tries once more.
-        Err(e) => tracing::warn!(build, "putting an interrupted build back in the queue: {e}"),
+        Err(e) => {
+            tracing::warn!(build, "putting an interrupted build back in the queue: {e}");
+            return false;
+        }
     }
+    true
 }
 
 /// Why a build could not run, as its `end_reason`.
@@ -217,7 +248,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     let handles = Handles::default();
     shared.queue.with(|m| m.insert(id.clone(), handles.clone()));
     let sink = Arc::new(shared.hub.open(&id));
-    let keeper = tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), handles.cancel.clone()));
+    let keeper = tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), handles.clone()));
     let Some(last) = last_seq(shared, &id).await else {
         // The lease runs out, and the reaper (here or on another server) puts it back.
         keeper.abort();
@@ -229,7 +260,9 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     let mut interrupted = false;
     let body: Result<BuildBody, _> = serde_json::from_str(record.request.as_deref().unwrap_or("{}"));
     match body {
-        Err(e) => end_build(shared, &id, &format!("the stored request cannot be read: {e}"), "invalid_request").await,
+        Err(e) => {
+            end_build(shared, &id, worker, &format!("the stored request cannot be read: {e}"), "invalid_request").await
+        }
         Ok(body) => {
             publish(shared, &id, next, EventKind::Started { worker: worker.to_string() }).await;
             next += 1;
@@ -248,6 +281,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                 continue_from: body.r#continue,
                 workspace: (!continuing).then(|| record.start.workspace.clone().into()),
                 model: body.model,
+                holder: Some(worker.to_string()),
             };
             let prepared = match reset {
                 Ok(Ok(())) => shared
@@ -259,7 +293,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                 Err(e) => Err((format!("the build's folder could not be made ready: {e}"), "workspace_unusable")),
             };
             match prepared {
-                Err((message, reason)) => end_build(shared, &id, &message, reason).await,
+                Err((message, reason)) => end_build(shared, &id, worker, &message, reason).await,
                 Ok(prepared) => {
                     for w in prepared.warnings.clone() {
                         let message = w.trim_start_matches("wright: ").to_string();
@@ -288,7 +322,22 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     keeper.abort();
     if interrupted {
         sink.silence();
-        restart_or_end(shared, &id, worker, SHUTDOWN).await;
+        // After a lost lease this worker no longer holds the build: this finds it `NotHeld`
+        // and leaves it to whoever holds it now.
+        let lost = handles.lost.load(Ordering::SeqCst);
+        let reason = if lost { WORKER_LOST } else { SHUTDOWN };
+        // This process's reaper spares its own workers' builds (they are alive), so a build
+        // whose run was dropped for a lost lease is put back here, asked again while the store
+        // is busy; after a shutdown the next start's reaper (another name) takes it.
+        let tries = if lost { 20u32 } else { 1 };
+        for attempt in 0..tries {
+            if restart_or_end(shared, &id, worker, reason).await {
+                break;
+            }
+            if attempt + 1 < tries {
+                tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt.min(8) + 1))).await;
+            }
+        }
     }
     shared.queue.with(|m| m.remove(&id));
     shared.hub.close(&id);
@@ -296,21 +345,33 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
 
 /// While a build runs: renew its lease, and stop it when a cancel was asked for in the store
 /// (by this server or another) or the lease was lost.
-async fn keep_lease(shared: AppState, id: String, worker: String, token: CancellationToken) {
+///
+/// A lost lease (another worker holds the build now, or no renewal got through for a whole
+/// lease, so a reaper may have handed it on) interrupts the run rather than cancelling it: a
+/// cancel would run the build's normal ending (its record, `complete`) over the new holder's
+/// run; an interrupt drops the run, silences its events and ends nothing.
+async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handles) {
     let lease = shared.cfg.lease;
     let tick = (lease / 3).clamp(Duration::from_millis(100), Duration::from_secs(1));
     let mut renewed = Instant::now();
     loop {
         tokio::time::sleep(tick).await;
         if shared.store.cancel_requested(&id).await.unwrap_or(false) {
-            token.cancel();
+            handles.cancel.cancel();
         }
         if renewed.elapsed() >= lease / 3 {
             match shared.store.renew_lease(&id, &worker, &time_from_now(lease)).await {
                 Ok(true) => renewed = Instant::now(),
                 Ok(false) => {
-                    tracing::warn!(build = %id, "lost the build's lease; stopping it");
-                    token.cancel();
+                    tracing::warn!(build = %id, "another worker holds the build now; dropping this run");
+                    handles.lost.store(true, Ordering::SeqCst);
+                    handles.interrupt.cancel();
+                    return;
+                }
+                Err(e) if renewed.elapsed() >= lease => {
+                    tracing::warn!(build = %id, "no lease renewal for a whole lease ({e}); dropping this run");
+                    handles.lost.store(true, Ordering::SeqCst);
+                    handles.interrupt.cancel();
                     return;
                 }
                 Err(e) => tracing::warn!(build = %id, "renewing the lease: {e}"),
@@ -338,7 +399,8 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
         match shared.store.take_expired(&now, &name, &time_from_now(shared.cfg.lease * 4), &own).await {
             Ok(lost) => {
                 for b in lost {
-                    restart_or_end(&shared, &b.start.id, &name, WORKER_LOST).await;
+                    // Not settled: the lease runs out again and the next pass tries once more.
+                    let _settled = restart_or_end(&shared, &b.start.id, &name, WORKER_LOST).await;
                 }
             }
             Err(e) => tracing::warn!("looking for lost builds: {e}"),

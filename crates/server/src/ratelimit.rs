@@ -1,11 +1,13 @@
 //! A per-address limit on requests without valid credentials, against guessing: login links,
 //! tokens, and the routes anyone may call (`/healthz`, `/readyz`, `/metrics`, the page).
 //!
-//! Each client address has a token bucket in the server's state (no global state): a request
-//! without credentials takes a token; one whose credentials are refused (401) takes one after
-//! the fact; while an address has none left, every request from it is answered 429 with
-//! `Retry-After`. A signed-in client never spends tokens, so a user is only held back when
-//! their address also sends requests without credentials or failed sign-ins.
+//! Each client address (an IPv6 client by its /64, which one machine usually has whole) has two
+//! token buckets in the server's state (no global state): a request without credentials takes
+//! a token from the first; one whose credentials are refused (401) takes one from the second
+//! after the fact. A request without credentials is answered 429 with `Retry-After` while the
+//! first is empty; one with credentials while the second is. A signed-in client never spends
+//! tokens, and anonymous traffic from a shared address (a proxy, a classroom NAT) never holds
+//! it back: only failed sign-ins from its address do, as they are how credentials are guessed.
 //! `X-Forwarded-For` is believed only from the proxies the configuration names.
 
 use crate::AppState;
@@ -19,7 +21,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// Buckets kept before full ones (addresses quiet long enough) are dropped.
+/// Buckets kept (of each kind) before full ones (addresses quiet long enough) are dropped, and
+/// then the longest unused ones: a flood of new addresses cannot grow the map without bound.
 const MAX_TRACKED: usize = 10_000;
 
 /// How the limit is set (`[serve]` in wright.toml, or flags).
@@ -94,15 +97,43 @@ struct Bucket {
     at: Instant,
 }
 
+/// What a bucket is keyed by: an IPv4 address, or an IPv6 address's /64. One machine is usually
+/// given a whole /64, so keying by the address would give it 2^64 buckets to rotate through.
+fn bucket_key(ip: IpAddr) -> IpAddr {
+    match canonical(ip) {
+        IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & (u128::MAX << 64)).into()),
+        v4 => v4,
+    }
+}
+
+/// Which of an address's buckets: requests without credentials, or refused sign-ins.
+#[derive(Clone, Copy)]
+enum Kind {
+    Anonymous,
+    FailedSignIn,
+}
+
 /// The buckets of the addresses seen lately.
 pub struct IpLimiter {
     cfg: IpLimit,
-    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    anonymous: Mutex<HashMap<IpAddr, Bucket>>,
+    failed: Mutex<HashMap<IpAddr, Bucket>>,
 }
 
 impl IpLimiter {
     pub fn new(cfg: IpLimit) -> Self {
-        Self { cfg, buckets: Mutex::new(HashMap::new()) }
+        Self { cfg, anonymous: Mutex::new(HashMap::new()), failed: Mutex::new(HashMap::new()) }
+    }
+
+    fn map(&self, kind: Kind) -> std::sync::MutexGuard<'_, HashMap<IpAddr, Bucket>> {
+        let m = match kind {
+            Kind::Anonymous => &self.anonymous,
+            Kind::FailedSignIn => &self.failed,
+        };
+        match m.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        }
     }
 
     fn enabled(&self) -> bool {
@@ -117,15 +148,14 @@ impl IpLimiter {
         f64::from(self.cfg.burst.max(1))
     }
 
-    /// Refill `ip`'s bucket to `now`, then let `f` use it.
-    fn with_bucket<R>(&self, ip: IpAddr, now: Instant, f: impl FnOnce(&mut Bucket) -> R) -> R {
+    /// Refill `ip`'s bucket of `kind` to `now`, then let `f` use it.
+    fn with_bucket<R>(&self, kind: Kind, ip: IpAddr, now: Instant, f: impl FnOnce(&mut Bucket) -> R) -> R {
         let (rate, burst) = (self.per_sec(), self.burst());
-        let mut map = match self.buckets.lock() {
-            Ok(m) => m,
-            Err(p) => p.into_inner(),
-        };
+        let ip = bucket_key(ip);
+        let mut map = self.map(kind);
         if map.len() >= MAX_TRACKED && !map.contains_key(&ip) {
             map.retain(|_, b| b.tokens + now.saturating_duration_since(b.at).as_secs_f64() * rate < burst);
+            evict_oldest(&mut map);
         }
         let b = map.entry(ip).or_insert(Bucket { tokens: burst, at: now });
         b.tokens = (b.tokens + now.saturating_duration_since(b.at).as_secs_f64() * rate).min(burst);
@@ -138,9 +168,9 @@ impl IpLimiter {
         ((1.0 - b.tokens) / self.per_sec()).ceil().max(1.0) as u64
     }
 
-    /// Take a token, or say how long to wait for one.
+    /// Take a token for a request without credentials, or say how long to wait for one.
     pub fn take(&self, ip: IpAddr, now: Instant) -> Result<(), u64> {
-        self.with_bucket(ip, now, |b| {
+        self.with_bucket(Kind::Anonymous, ip, now, |b| {
             if b.tokens >= 1.0 {
                 b.tokens -= 1.0;
                 Ok(())
@@ -150,39 +180,62 @@ impl IpLimiter {
         })
     }
 
-    /// Whether `ip` has no token left (and how long until it has). Signed-in traffic asks
-    /// this on every request, so an address without a bucket gets none made for it.
+    /// Whether `ip` may not try credentials now: its refused sign-ins used up their bucket (and
+    /// how long until it may). Only refused sign-ins count, so anonymous traffic from the same
+    /// address never locks its signed-in users out. Signed-in traffic asks this on every
+    /// request, so an address without a bucket gets none made for it.
     pub fn exhausted(&self, ip: IpAddr, now: Instant) -> Option<u64> {
-        let known = match self.buckets.lock() {
-            Ok(m) => m.contains_key(&ip),
-            Err(p) => p.into_inner().contains_key(&ip),
-        };
-        if !known {
+        if !self.map(Kind::FailedSignIn).contains_key(&bucket_key(ip)) {
             return None;
         }
-        self.with_bucket(ip, now, |b| (b.tokens < 1.0).then(|| self.wait(b)))
+        self.with_bucket(Kind::FailedSignIn, ip, now, |b| (b.tokens < 1.0).then(|| self.wait(b)))
     }
 
-    /// Spend a token after the fact (a refused sign-in), down to none.
+    /// Spend a token of the refused sign-ins' bucket after the fact, down to none.
     pub fn charge(&self, ip: IpAddr, now: Instant) {
-        self.with_bucket(ip, now, |b| b.tokens = (b.tokens - 1.0).max(0.0));
+        self.with_bucket(Kind::FailedSignIn, ip, now, |b| b.tokens = (b.tokens - 1.0).max(0.0));
     }
 
-    /// The client's address: the peer's, or, when the peer is a trusted proxy, the last
-    /// address in `X-Forwarded-For` that is not one.
+    /// The client's address: the peer's, or, when the peer is a trusted proxy, the first entry
+    /// of `X-Forwarded-For` read from the right that is not a trusted proxy. Only our proxies'
+    /// entries are believed, so the reading stops there: an entry that is not an address is the
+    /// client's doing, and skipping it would let the client pick the address charged, so the
+    /// peer's is used instead. When every entry is a trusted proxy, the leftmost is the client.
     pub fn client(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
         let trusted = |ip: IpAddr| self.cfg.trusted_proxies.iter().any(|c| c.contains(ip));
         if !trusted(peer) {
             return canonical(peer);
         }
-        let hops: Vec<IpAddr> = headers
+        let hops: Vec<&str> = headers
             .get_all("x-forwarded-for")
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
-            .filter_map(|a| a.trim().parse::<IpAddr>().ok())
+            .map(str::trim)
             .collect();
-        hops.iter().rev().copied().find(|ip| !trusted(*ip)).or(hops.first().copied()).map(canonical).unwrap_or(peer)
+        let mut leftmost = None;
+        for hop in hops.iter().rev() {
+            match hop.parse::<IpAddr>() {
+                Ok(ip) if trusted(ip) => leftmost = Some(ip),
+                Ok(ip) => return canonical(ip),
+                Err(_) => return canonical(peer),
+            }
+        }
+        canonical(leftmost.unwrap_or(peer))
+    }
+}
+
+/// Drop the longest unused buckets until there is room for one more under [`MAX_TRACKED`] (and a
+/// tenth of it spare, so a flood does not sort the map on every new address).
+fn evict_oldest(map: &mut HashMap<IpAddr, Bucket>) {
+    if map.len() < MAX_TRACKED {
+        return;
+    }
+    let keep = MAX_TRACKED - MAX_TRACKED / 10;
+    let mut by_age: Vec<(Instant, IpAddr)> = map.iter().map(|(ip, b)| (b.at, *ip)).collect();
+    by_age.sort_unstable();
+    for (_, ip) in by_age.iter().take(map.len().saturating_sub(keep)) {
+        map.remove(ip);
     }
 }
 
@@ -249,12 +302,58 @@ mod tests {
         assert_eq!(l.take(ip("10.0.0.1"), t0), Err(1), "one a second: wait a second");
         assert_eq!(l.take(ip("10.0.0.2"), t0), Ok(()), "another address has its own");
         assert_eq!(l.take(ip("10.0.0.1"), t0 + Duration::from_millis(1500)), Ok(()));
-        assert!(l.exhausted(ip("10.0.0.1"), t0 + Duration::from_millis(1500)).is_some());
-        assert!(l.exhausted(ip("10.0.0.1"), t0 + Duration::from_secs(60)).is_none(), "refilled");
+        assert_eq!(l.take(ip("10.0.0.1"), t0 + Duration::from_millis(1500)), Err(1));
+        assert_eq!(l.take(ip("10.0.0.1"), t0 + Duration::from_secs(60)), Ok(()), "refilled");
         l.charge(ip("10.0.0.3"), t0);
         l.charge(ip("10.0.0.3"), t0);
         l.charge(ip("10.0.0.3"), t0);
         assert_eq!(l.exhausted(ip("10.0.0.3"), t0), Some(1), "refused sign-ins spend tokens");
+        assert!(l.exhausted(ip("10.0.0.3"), t0 + Duration::from_secs(60)).is_none(), "refilled");
+    }
+
+    #[test]
+    fn anonymous_traffic_never_locks_out_signed_in_users_of_the_same_address() {
+        let l = IpLimiter::new(IpLimit { per_minute: 60, burst: 2, trusted_proxies: vec![] });
+        let t0 = Instant::now();
+        let nat = ip("203.0.113.5");
+        assert_eq!(l.take(nat, t0), Ok(()));
+        assert_eq!(l.take(nat, t0), Ok(()));
+        assert_eq!(l.take(nat, t0), Err(1), "the anonymous bucket is empty");
+        assert_eq!(l.exhausted(nat, t0), None, "signed-in requests are still let through");
+        // Failed sign-ins have their own bucket, and they do not hold back anonymous traffic.
+        l.charge(nat, t0);
+        assert_eq!(l.exhausted(nat, t0), None, "one token of two spent");
+        l.charge(nat, t0);
+        assert_eq!(l.exhausted(nat, t0), Some(1), "guessing credentials is held back");
+        assert_eq!(l.take(nat, t0 + Duration::from_secs(1)), Ok(()), "anonymous refilled on its own");
+    }
+
+    #[test]
+    fn an_ipv6_client_is_one_bucket_per_64() {
+        let l = IpLimiter::new(IpLimit { per_minute: 60, burst: 1, trusted_proxies: vec![] });
+        let t0 = Instant::now();
+        assert_eq!(l.take(ip("2001:db8:1:2::1"), t0), Ok(()));
+        assert_eq!(l.take(ip("2001:db8:1:2:ffff:ffff:ffff:fffe"), t0), Err(1), "same /64");
+        assert_eq!(l.take(ip("2001:db8:1:3::1"), t0), Ok(()), "the next /64 is another network");
+        assert_eq!(l.take(ip("10.0.0.1"), t0), Ok(()));
+        assert_eq!(l.take(ip("10.0.0.2"), t0), Ok(()), "IPv4 by the address");
+        assert_eq!(l.take(ip("::ffff:10.0.0.1"), t0), Err(1), "a mapped IPv4 address is that address");
+    }
+
+    #[test]
+    fn the_map_never_grows_past_its_cap() {
+        let l = IpLimiter::new(IpLimit { per_minute: 1, burst: 5, trusted_proxies: vec![] });
+        let t0 = Instant::now();
+        // Every bucket has a token spent, so none is full and none can be dropped as idle.
+        for n in 0..(MAX_TRACKED as u32 + 500) {
+            let at = t0 + Duration::from_millis(u64::from(n));
+            assert_eq!(l.take(IpAddr::V4(n.into()), at), Ok(()));
+            assert!(l.map(Kind::Anonymous).len() <= MAX_TRACKED);
+        }
+        let map = l.map(Kind::Anonymous);
+        let newest = IpAddr::V4((MAX_TRACKED as u32 + 499).into());
+        assert!(map.contains_key(&newest), "the newest is kept");
+        assert!(!map.contains_key(&IpAddr::V4(0u32.into())), "the oldest went first");
     }
 
     #[test]
@@ -267,6 +366,21 @@ mod tests {
         assert_eq!(l.client(ip("198.51.100.7"), &h), ip("198.51.100.7"), "anyone may write the header");
         assert_eq!(l.client(ip("::ffff:198.51.100.7"), &HeaderMap::new()), ip("198.51.100.7"));
         assert_eq!(l.client(ip("10.0.0.5"), &HeaderMap::new()), ip("10.0.0.5"));
+    }
+
+    #[test]
+    fn forwarded_for_stops_at_the_first_untrusted_entry_from_the_right() {
+        let cfg = IpLimit { trusted_proxies: vec!["10.0.0.0/8".parse().unwrap()], ..IpLimit::default() };
+        let l = IpLimiter::new(cfg);
+        let with = |v: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert("x-forwarded-for", HeaderValue::from_static(v));
+            h
+        };
+        // A client cannot hide behind garbage: reading stops there and the peer is charged.
+        assert_eq!(l.client(ip("10.0.0.5"), &with("203.0.113.9, not-an-ip, 10.1.1.1")), ip("10.0.0.5"));
+        assert_eq!(l.client(ip("10.0.0.5"), &with("1.2.3.4, 10.2.2.2, 10.1.1.1")), ip("1.2.3.4"));
+        assert_eq!(l.client(ip("10.0.0.5"), &with("10.9.9.9, 10.1.1.1")), ip("10.9.9.9"), "all our proxies");
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub fn prepare(data_dir: &Path, record: &BuildRecord, continuing: bool) -> io::R
         // Only the folder the server made for this build is ever emptied.
         let own = data_dir.join("builds").join(&record.start.id);
         if record.attempt > 1 && ws == own && ws.exists() {
-            std::fs::remove_dir_all(ws)?;
+            remove_all(ws)?;
         }
         return Ok(());
     }
@@ -49,7 +49,7 @@ pub fn prepare(data_dir: &Path, record: &BuildRecord, continuing: bool) -> io::R
     } else {
         let tmp = snapshots(data_dir).join(format!(".partial-{}-{}", record.start.id, std::process::id()));
         if tmp.exists() {
-            std::fs::remove_dir_all(&tmp)?;
+            remove_all(&tmp)?;
         }
         std::fs::create_dir_all(&tmp)?;
         copy_tree(ws, &tmp)?;
@@ -60,11 +60,25 @@ pub fn prepare(data_dir: &Path, record: &BuildRecord, continuing: bool) -> io::R
 /// Drop a build's copy once it has ended (nothing to do for a new build).
 pub fn discard(data_dir: &Path, build: &str) {
     let snap = snapshot_of(data_dir, build);
-    match std::fs::remove_dir_all(&snap) {
+    match remove_all(&snap) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => tracing::warn!(build, "removing the copy of its folder {}: {e}", snap.display()),
     }
+}
+
+/// End a build that did not finish a run (cancelled while queued again, out of re-runs, or
+/// unable to start): put its copy back into `workspace` first, as a re-run would, since an
+/// interrupted run may have left the parent's folder half-written, then drop the copy. A copy
+/// that cannot be put back is kept (the reaper's sweep removes it later) and the error returned.
+pub fn restore_and_discard(data_dir: &Path, build: &str, workspace: &Path) -> io::Result<()> {
+    let snap = snapshot_of(data_dir, build);
+    if snap.is_dir() && workspace.is_dir() {
+        clear(workspace)?;
+        copy_tree(&snap, workspace)?;
+    }
+    discard(data_dir, build);
+    Ok(())
 }
 
 /// The builds that have copies (whole or cut short), to remove those of builds that ended.
@@ -87,8 +101,38 @@ fn regenerated(path: &Path) -> bool {
     path.file_name().is_some_and(|n| REGENERATED.iter().any(|r| n == *r))
 }
 
+/// Give a directory its owner's write bit (and read and search), so what is inside can be
+/// removed: a project may make read-only folders, and deleting in one needs write on it.
+fn writable(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut perms = std::fs::symlink_metadata(dir)?.permissions();
+    if perms.mode() & 0o700 != 0o700 {
+        perms.set_mode(perms.mode() | 0o700);
+        std::fs::set_permissions(dir, perms)?;
+    }
+    Ok(())
+}
+
+/// `remove_dir_all` that also removes what is inside read-only folders.
+pub fn remove_all(path: &Path) -> io::Result<()> {
+    match std::fs::remove_dir_all(path) {
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            let dirs = walkdir::WalkDir::new(path).follow_links(false).into_iter().filter_entry(|e| {
+                // Open each folder before going in, so its contents can be listed and removed.
+                !e.file_type().is_dir() || writable(e.path()).is_ok()
+            });
+            for entry in dirs {
+                entry.map_err(io::Error::other)?;
+            }
+            std::fs::remove_dir_all(path)
+        }
+        other => other,
+    }
+}
+
 /// Remove everything in `dir` but the regenerated folders.
 fn clear(dir: &Path) -> io::Result<()> {
+    writable(dir)?;
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
@@ -112,6 +156,8 @@ fn clear(dir: &Path) -> io::Result<()> {
 fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let root = wright_sandbox::running_as_root();
+    // A folder's mode is set once its contents are in: a read-only one could not take them.
+    let mut folders: Vec<(PathBuf, std::fs::Permissions)> = Vec::new();
     let walk = walkdir::WalkDir::new(from).follow_links(false).min_depth(1);
     for entry in walk.into_iter().filter_entry(|e| !(e.file_type().is_dir() && regenerated(e.path()))) {
         let entry = entry.map_err(io::Error::other)?;
@@ -121,7 +167,8 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
         let kind = meta.file_type();
         if kind.is_dir() {
             std::fs::create_dir_all(&dest)?;
-            std::fs::set_permissions(&dest, meta.permissions())?;
+            writable(&dest)?;
+            folders.push((dest.clone(), meta.permissions()));
         } else if kind.is_symlink() {
             std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &dest)?;
         } else if kind.is_file() {
@@ -133,6 +180,10 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
         if root {
             std::os::unix::fs::lchown(&dest, Some(meta.uid()), Some(meta.gid()))?;
         }
+    }
+    // Deepest first, so no folder is closed before those inside it are set.
+    for (dir, perms) in folders.into_iter().rev() {
+        std::fs::set_permissions(&dir, perms)?;
     }
     Ok(())
 }
@@ -206,6 +257,55 @@ mod tests {
         assert_eq!(kept(data.path()).into_iter().map(|(b, _)| b).collect::<Vec<_>>(), ["child"]);
         discard(data.path(), "child");
         assert!(kept(data.path()).is_empty());
+    }
+
+    #[test]
+    fn a_follow_up_that_ends_without_running_again_gives_its_parents_folder_back() {
+        let data = tempfile::tempdir().unwrap();
+        let ws = data.path().join("builds").join("parent");
+        write(&ws.join("index.html"), "v1");
+        prepare(data.path(), &record("child", &ws, 1), true).unwrap();
+        // The interrupted run left the folder half-written; the build is then cancelled.
+        write(&ws.join("index.html"), "half written");
+        write(&ws.join("new.js"), "extra");
+        restore_and_discard(data.path(), "child", &ws).unwrap();
+        assert_eq!(std::fs::read_to_string(ws.join("index.html")).unwrap(), "v1");
+        assert!(!ws.join("new.js").exists());
+        assert!(!snapshot_of(data.path(), "child").exists(), "the copy is gone");
+        // A build without a copy (a new build) has nothing to put back.
+        write(&ws.join("later.txt"), "kept");
+        restore_and_discard(data.path(), "other", &ws).unwrap();
+        assert!(ws.join("later.txt").exists());
+    }
+
+    #[test]
+    fn read_only_folders_are_copied_put_back_and_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let data = tempfile::tempdir().unwrap();
+        let ws = data.path().join("builds").join("parent");
+        write(&ws.join("docs/a/readme.md"), "v1");
+        let lock = |p: &Path| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o555)).unwrap();
+        lock(&ws.join("docs/a"));
+        lock(&ws.join("docs"));
+
+        prepare(data.path(), &record("child", &ws, 1), true).unwrap();
+        let snap = snapshot_of(data.path(), "child");
+        assert_eq!(std::fs::read_to_string(snap.join("docs/a/readme.md")).unwrap(), "v1");
+        assert_eq!((mode(&snap.join("docs")), mode(&snap.join("docs/a"))), (0o555, 0o555));
+
+        // The run adds a file to the read-only folders; the re-run clears it and copies back.
+        std::fs::set_permissions(ws.join("docs/a"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        write(&ws.join("docs/a/extra.md"), "x");
+        prepare(data.path(), &record("child", &ws, 2), true).unwrap();
+        assert!(!ws.join("docs/a/extra.md").exists());
+        assert_eq!(std::fs::read_to_string(ws.join("docs/a/readme.md")).unwrap(), "v1");
+        assert_eq!((mode(&ws.join("docs")), mode(&ws.join("docs/a"))), (0o555, 0o555));
+
+        discard(data.path(), "child");
+        assert!(!snap.exists(), "a copy with read-only folders is removed too");
+        // Let the temporary folder go.
+        remove_all(&ws).unwrap();
     }
 
     #[test]

@@ -63,7 +63,12 @@ pub struct NoteHit {
 pub trait Store: Send + Sync {
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;
-    async fn finish_build(&self, id: &str, finish: &BuildFinish) -> Result<()>;
+    /// Record how a build ended. `holder` is the worker that runs it (`wright serve`): the
+    /// record changes only while the build is `running` under that worker, so a worker that
+    /// lost its lease cannot overwrite the run of the worker that took the build over. `None`
+    /// is for builds no worker ever held (a local run, a build ended while queued). Ok(false)
+    /// when the caller does not hold the build, so nothing changed.
+    async fn finish_build(&self, id: &str, holder: Option<&str>, finish: &BuildFinish) -> Result<bool>;
     async fn build(&self, id: &str) -> Result<BuildRecord>;
     /// Newest first.
     async fn list_builds(&self, limit: u32) -> Result<Vec<BuildRecord>>;

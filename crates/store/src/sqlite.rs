@@ -244,10 +244,12 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    async fn finish_build(&self, id: &str, f: &BuildFinish) -> Result<()> {
+    async fn finish_build(&self, id: &str, holder: Option<&str>, f: &BuildFinish) -> Result<bool> {
+        // `IS` compares NULL with NULL as equal: `None` finishes only builds no worker holds.
         let done = sqlx::query(
             "UPDATE builds SET status=?, end_reason=?, fix_attempts=?, turns=?, input_tokens=?, output_tokens=?, \
-             cached_tokens=?, cost_usd=?, duration_ms=?, files=?, report=?, finished_at=? WHERE id=?",
+             cached_tokens=?, cost_usd=?, duration_ms=?, files=?, report=?, finished_at=? WHERE id=? AND worker IS ? \
+             AND (? IS NULL OR status = 'running')",
         )
         .bind(f.status.as_str())
         .bind(&f.end_reason)
@@ -262,12 +264,16 @@ impl Store for SqliteStore {
         .bind(&f.report)
         .bind(&f.finished_at)
         .bind(id)
+        .bind(holder)
+        .bind(holder)
         .execute(&self.pool)
         .await?;
         if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("build {id}")));
+            // Absent is an error; present but held by someone else is a refusal.
+            self.build(id).await?;
+            return Ok(false);
         }
-        Ok(())
+        Ok(true)
     }
 
     async fn build(&self, id: &str) -> Result<BuildRecord> {

@@ -48,6 +48,20 @@ impl SqliteStore {
             .await?
             .rows_affected();
             if inserted == 1 {
+                // Checked after the insert, in the same transaction, so two requests at once
+                // cannot both see the folder free.
+                let busy = sqlx::query(
+                    "SELECT id FROM builds WHERE workspace = ? AND id <> ? AND status IN ('queued', 'running') \
+                     ORDER BY queued_at LIMIT 1",
+                )
+                .bind(&b.workspace)
+                .bind(&b.id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if let Some(row) = busy {
+                    tx.rollback().await?;
+                    return Ok(Enqueued::FolderBusy(row.try_get("id")?));
+                }
                 // The first event goes in with the build, so no worker can claim it before it.
                 if let Some(e) = &q.first_event {
                     sqlx::query("INSERT INTO events (build_id, seq, ts, type, data) VALUES (?,?,?,?,?)")

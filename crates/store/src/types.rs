@@ -165,6 +165,10 @@ pub enum Enqueued {
     New,
     /// The same request (by idempotency key, or identical and still active) was already there.
     Existing(Box<BuildRecord>),
+    /// Not queued: this build (queued or running) works in the same folder. Two follow-ups of
+    /// one parent would write over each other's files, and a re-run's copy of the folder would
+    /// put back the other's half-written state.
+    FolderBusy(String),
 }
 
 /// What a cancel request found.

@@ -284,7 +284,7 @@ async fn a_retry_is_found_before_it_is_queued_and_streams_without_an_end_are_fou
         report: None,
         finished_at: T1.into(),
     };
-    s.finish_build("b1", &finish).await.unwrap();
+    s.finish_build("b1", None, &finish).await.unwrap();
     assert_eq!(found(None, "u1:{\"a\":1}").await, None, "an ended build is no twin");
     assert_eq!(found(Some("k"), "x").await.as_deref(), Some("b1"), "its key still names it");
     let open = s.ended_without_complete(T0, T2).await.unwrap();
@@ -329,4 +329,67 @@ async fn lent_projects_are_remembered_until_given_back() {
     assert_eq!(s.lent_projects().await.unwrap(), vec![p]);
     s.project_returned("r1").await.unwrap();
     assert!(s.lent_projects().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_worker_that_lost_its_build_cannot_finish_it() {
+    let (_d, s) = store().await;
+    s.enqueue_build(&queued("b1", "u1", None, "1", T0)).await.unwrap();
+    s.claim_build("w1", "2026-11-24T10:00:05.000Z").await.unwrap().unwrap();
+    // w1's lease runs out; the reaper puts the build back and w2 runs it again.
+    s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
+    assert!(matches!(s.restart_build("b1", "r1", 3, "worker_lost").await.unwrap(), Restart::Requeued(_)));
+    s.claim_build("w2", LATER).await.unwrap().unwrap();
+    let finish = |status: BuildStatus, reason: Option<&str>| BuildFinish {
+        status,
+        end_reason: reason.map(String::from),
+        fix_attempts: 1,
+        turns: 3,
+        tokens: Tokens::default(),
+        duration_ms: 10,
+        files: vec![],
+        report: Some("ended".into()),
+        finished_at: T2.into(),
+    };
+
+    let late = finish(BuildStatus::Failed, Some("cancelled"));
+    assert!(!s.finish_build("b1", Some("w1"), &late).await.unwrap(), "w1 no longer holds it");
+    assert!(!s.finish_build("b1", None, &late).await.unwrap(), "nor does a caller that holds nothing");
+    let b = s.build("b1").await.unwrap();
+    assert_eq!((b.status, b.end_reason, b.finished_at), (BuildStatus::Running, None, None));
+
+    assert!(s.finish_build("b1", Some("w2"), &finish(BuildStatus::Published, None)).await.unwrap());
+    assert_eq!(s.build("b1").await.unwrap().status, BuildStatus::Published);
+    // Once ended, even its holder cannot change it again.
+    assert!(!s.finish_build("b1", Some("w2"), &late).await.unwrap());
+    assert_eq!(s.build("b1").await.unwrap().status, BuildStatus::Published);
+}
+
+#[tokio::test]
+async fn a_follow_up_is_refused_while_another_build_works_in_its_folder() {
+    let (_d, s) = store().await;
+    let follow_up = |id: &str, at: &str| {
+        let mut q = queued(id, "u1", None, id, at);
+        q.build.parent_id = Some("p".into());
+        q.build.workspace = "/tmp/p".into();
+        q
+    };
+    assert_eq!(s.enqueue_build(&follow_up("c1", T0)).await.unwrap(), Enqueued::New);
+    assert_eq!(s.enqueue_build(&follow_up("c2", T1)).await.unwrap(), Enqueued::FolderBusy("c1".into()));
+    assert!(matches!(s.build("c2").await, Err(StoreError::NotFound(_))), "nothing of it is stored");
+    s.claim_build("w1", LATER).await.unwrap().unwrap();
+    assert_eq!(s.enqueue_build(&follow_up("c2", T1)).await.unwrap(), Enqueued::FolderBusy("c1".into()), "running");
+    let done = BuildFinish {
+        status: BuildStatus::Published,
+        end_reason: None,
+        fix_attempts: 0,
+        turns: 1,
+        tokens: Tokens::default(),
+        duration_ms: 10,
+        files: vec![],
+        report: None,
+        finished_at: T2.into(),
+    };
+    assert!(s.finish_build("c1", Some("w1"), &done).await.unwrap());
+    assert_eq!(s.enqueue_build(&follow_up("c2", T2)).await.unwrap(), Enqueued::New, "free once it ended");
 }

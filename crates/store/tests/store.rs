@@ -49,7 +49,7 @@ async fn everything_survives_a_reopen() {
     {
         let s = open(&url).await.unwrap();
         s.create_build(&new_build("20261121-100000-aaaa", "interactive")).await.unwrap();
-        s.finish_build("20261121-100000-aaaa", &finish(BuildStatus::Published, 1, 1200)).await.unwrap();
+        s.finish_build("20261121-100000-aaaa", None, &finish(BuildStatus::Published, 1, 1200)).await.unwrap();
         s.put_note(&note("n-1", &["timer"], &[], &[])).await.unwrap();
         s.append_turn(&Turn {
             build_id: "20261121-100000-aaaa".into(),
@@ -72,7 +72,10 @@ async fn everything_survives_a_reopen() {
     assert_eq!(s.note("n-1").await.unwrap().lesson, "lesson of n-1");
     assert_eq!(s.turns(&b.start.id).await.unwrap()[0].message["content"], "hi");
     assert!(matches!(s.build("nope").await, Err(StoreError::NotFound(_))));
-    assert!(matches!(s.finish_build("nope", &finish(BuildStatus::Failed, 0, 1)).await, Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        s.finish_build("nope", None, &finish(BuildStatus::Failed, 0, 1)).await,
+        Err(StoreError::NotFound(_))
+    ));
 }
 
 #[tokio::test]
@@ -180,7 +183,7 @@ async fn stats_follow_the_builds() {
     ];
     for (id, t, st, fixes, ms) in rows {
         s.create_build(&new_build(id, t)).await.unwrap();
-        s.finish_build(id, &finish(st, fixes, ms)).await.unwrap();
+        s.finish_build(id, None, &finish(st, fixes, ms)).await.unwrap();
     }
     s.create_build(&new_build("b5", "static")).await.unwrap(); // still running: not counted
     s.put_note(&note("n-1", &["x"], &[], &[])).await.unwrap();
@@ -206,14 +209,14 @@ async fn the_dashboard_counts_builds_per_day_and_the_problems_found() {
     let mut old = new_build("old", "static");
     old.started_at = "2001-01-01T00:00:00.000Z".into(); // outside any window
     s.create_build(&old).await.unwrap();
-    s.finish_build("old", &finish(BuildStatus::Published, 0, 10)).await.unwrap();
+    s.finish_build("old", None, &finish(BuildStatus::Published, 0, 10)).await.unwrap();
     for (id, t, st, fixes) in [
         ("b1", "static", BuildStatus::Published, 0),
         ("b2", "static", BuildStatus::Failed, 3),
         ("b3", "interactive", BuildStatus::Published, 1),
     ] {
         s.create_build(&new_build(id, t)).await.unwrap();
-        s.finish_build(id, &finish(st, fixes, 100)).await.unwrap();
+        s.finish_build(id, None, &finish(st, fixes, 100)).await.unwrap();
     }
     s.create_build(&new_build("running", "static")).await.unwrap();
     let days = s.daily_stats(30).await.unwrap();

@@ -27,6 +27,7 @@
 //!         ctx,
 //!         store: Some(db),
 //!         provider_label: "openai:local-model".into(),
+//!         holder: None,
 //!     },
 //! )
 //! .await;

@@ -357,7 +357,7 @@ impl PreparedTasks {
             )),
             finished_at: wright_events::now(),
         };
-        if let Err(e) = self.parts.store.finish_build(&self.id, &finish).await {
+        if let Err(e) = self.parts.store.finish_build(&self.id, None, &finish).await {
             tracing::warn!(run = %self.id, "task run end not recorded: {e}");
         }
         emitter.emit(EventKind::Complete {
