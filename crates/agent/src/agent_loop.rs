@@ -464,20 +464,8 @@ mod tests {
         ));
     }
 
-    #[tokio::test]
-    async fn a_server_that_reads_part_of_the_prompt_gets_less_and_is_told_of_once() {
-        let (_d, l, sink, _p) = setup(vec![]);
-        // Ollama with num_ctx 2048: whatever it is sent, it reads (and reports) 2,048 tokens.
-        let read_part = |step: ScriptStep| match step {
-            ScriptStep::Reply(r) => ScriptStep::Reply(ChatResponse {
-                usage: Usage { input_tokens: 2048, output_tokens: 10, cached_tokens: 0 },
-                ..r
-            }),
-            other => other,
-        };
-        let busy = || read_part(ScriptStep::calls(&[("listFiles", json!({}))]));
-        let p = ScriptedProvider::new(vec![busy(), busy(), busy(), read_part(ScriptStep::text("done"))]);
-        let l = AgentLoop { provider: Arc::new(p.clone()), ..l };
+    /// A conversation of twelve 5,000-character tool results (over 60,000 characters).
+    fn long_conversation() -> Vec<Message> {
         let mut msgs: Vec<Message> = vec![Message::system("s"), Message::user("u")];
         for i in 0..12 {
             let id = format!("c{i}");
@@ -485,6 +473,29 @@ mod tests {
             msgs.push(Message::assistant_calls(None, vec![call]));
             msgs.push(Message::tool_result(id, "readFile", "y".repeat(5000)));
         }
+        msgs
+    }
+
+    /// `step`, with the server reporting `prompt_tokens` for it.
+    fn reporting(prompt_tokens: u64, step: ScriptStep) -> ScriptStep {
+        match step {
+            ScriptStep::Reply(r) => ScriptStep::Reply(ChatResponse {
+                usage: Usage { input_tokens: prompt_tokens, output_tokens: 10, cached_tokens: 0 },
+                ..r
+            }),
+            other => other,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_server_that_reads_part_of_the_prompt_gets_less_and_is_told_of_once() {
+        let (_d, l, sink, _p) = setup(vec![]);
+        // Ollama with num_ctx 2048: whatever it is sent, it reads (and reports) 2,048 tokens.
+        let read_part = |step| reporting(2048, step);
+        let busy = || read_part(ScriptStep::calls(&[("listFiles", json!({}))]));
+        let p = ScriptedProvider::new(vec![busy(), busy(), busy(), read_part(ScriptStep::text("done"))]);
+        let l = AgentLoop { provider: Arc::new(p.clone()), ..l };
+        let mut msgs = long_conversation();
         assert_eq!(l.run(&mut msgs, &mut LoopStats::default()).await, PhaseEnd::Finished("done".into()));
         let sizes: Vec<usize> = p.requests().iter().map(|r| compact::chars(&r.messages)).collect();
         let budget = compact::budget_after_truncation(2048);
@@ -507,24 +518,12 @@ mod tests {
     #[tokio::test]
     async fn counts_of_only_the_new_part_of_a_prompt_are_not_taken_for_a_cut() {
         let (_d, l, sink, _p) = setup(vec![]);
-        let counted = |tokens: u64, step: ScriptStep| match step {
-            ScriptStep::Reply(r) => ScriptStep::Reply(ChatResponse {
-                usage: Usage { input_tokens: tokens, output_tokens: 10, cached_tokens: 0 },
-                ..r
-            }),
-            other => other,
-        };
+        let counted = reporting;
         let busy = |t| counted(t, ScriptStep::calls(&[("listFiles", json!({}))]));
         let p =
             ScriptedProvider::new(vec![busy(1200), busy(3100), busy(1500), counted(2600, ScriptStep::text("done"))]);
         let l = AgentLoop { provider: Arc::new(p.clone()), ..l };
-        let mut msgs: Vec<Message> = vec![Message::system("s"), Message::user("u")];
-        for i in 0..12 {
-            let id = format!("c{i}");
-            let call = wright_provider::ToolCall { id: id.clone(), name: "readFile".into(), arguments: "{}".into() };
-            msgs.push(Message::assistant_calls(None, vec![call]));
-            msgs.push(Message::tool_result(id, "readFile", "y".repeat(5000)));
-        }
+        let mut msgs = long_conversation();
         assert_eq!(l.run(&mut msgs, &mut LoopStats::default()).await, PhaseEnd::Finished("done".into()));
         let sizes: Vec<usize> = p.requests().iter().map(|r| compact::chars(&r.messages)).collect();
         assert!(sizes.iter().all(|s| *s > 60_000), "nothing was compacted: {sizes:?}");
