@@ -184,12 +184,7 @@ fn scratch_dir(ctx: &ToolContext) -> std::io::Result<tempfile::TempDir> {
         .find(|(k, _)| k == "TMPDIR")
         .map(|(_, v)| std::path::PathBuf::from(v))
         .unwrap_or_else(std::env::temp_dir);
-    std::fs::create_dir_all(&tmp)?;
-    let dir = tempfile::Builder::new().prefix("wb").tempdir_in(&tmp)?;
-    // The sandbox may run as another user (wright as root runs commands unprivileged).
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))?;
-    Ok(dir)
+    wright_browser::check_folder(&tmp)
 }
 
 #[cfg(test)]

@@ -239,6 +239,17 @@ pub async fn check_page(
     Ok(report)
 }
 
+/// The check's own folder (Chromium's profile, the DevTools socket) inside a build's TMPDIR
+/// `tmp`, open to the sandbox user (wright as root runs commands unprivileged); removed when
+/// dropped. Builds and `wright doctor` make it the same way, so doctor fails where builds would.
+pub fn check_folder(tmp: &std::path::Path) -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(tmp)?;
+    let dir = tempfile::Builder::new().prefix("wb").tempdir_in(tmp)?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))?;
+    Ok(dir)
+}
+
 fn running_as_root() -> bool {
     wright_sandbox::running_as_root()
 }

@@ -246,8 +246,7 @@ async fn browser_line(
             std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).map_err(|e| e.to_string())?;
         }
         // The check's own folder in the build's TMPDIR, as VERIFYING makes it.
-        let scratch = tempfile::Builder::new().prefix("wb").tempdir_in(&tmp).map_err(|e| e.to_string())?;
-        std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o777)).map_err(|e| e.to_string())?;
+        let scratch = wright_browser::check_folder(&tmp).map_err(|e| e.to_string())?;
         std::fs::write(ws.join("index.html"), "<!DOCTYPE html><html><body><h1>wright</h1></body></html>")
             .map_err(|e| e.to_string())?;
         let own = Policy { writable: vec![dir.path().to_path_buf()], ..policy.clone() };

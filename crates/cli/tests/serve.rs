@@ -296,7 +296,7 @@ async fn auth_limits_and_bad_input_get_clear_errors() {
     let none = c.get(s.url(&format!("/api/builds/{running}/screenshot"))).bearer_auth(&alice).send().await.unwrap();
     assert_eq!(none.status(), 404);
     assert!(none.text().await.unwrap().contains("browser check"));
-    let list: Value = c.get(s.url("/api/builds")).bearer_auth(&bob).send().await.unwrap().json().await.unwrap();
+    let list = get_json(&c, &s, &bob, "/api/builds").await;
     assert_eq!(list.as_array().unwrap().len(), 0);
     assert_eq!(c.get(s.url("/api/stats")).bearer_auth(&bob).send().await.unwrap().status(), 403);
 
@@ -520,7 +520,7 @@ async fn an_idempotent_retry_at_the_limit_gets_its_build_back() {
         let again: Value = r.json().await.unwrap();
         assert_eq!((again["id"].clone(), again["deduplicated"].as_bool()), (first["id"].clone(), Some(true)));
     }
-    let list: Value = c.get(s.url("/api/builds")).bearer_auth(&alice).send().await.unwrap().json().await.unwrap();
+    let list = get_json(&c, &s, &alice, "/api/builds").await;
     assert_eq!(list.as_array().unwrap().len(), 2, "no build was added");
     // The hour has 2 builds, not 5: a third may start, and only a fourth is refused (hourly).
     c.post(s.url(&format!("/api/builds/{second}/cancel"))).bearer_auth(&alice).send().await.unwrap();

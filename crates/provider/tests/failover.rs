@@ -42,9 +42,7 @@ async fn server(status: u16, body: &'static str) -> (String, Seen) {
             }),
         )
         .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let addr = spawn(app).await;
     (format!("http://{addr}/v1"), seen)
 }
 
@@ -109,9 +107,7 @@ async fn a_streaming_refusal_that_says_so_still_gets_a_whole_answer() {
             }),
         )
         .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let addr = spawn(app).await;
     let p = openai(&format!("http://{addr}/v1"), true);
     let policy = RetryPolicy { max_retries: 0, ..build_policy() };
     let r =
@@ -165,4 +161,12 @@ async fn a_failing_primary_is_left_alone_while_its_breaker_is_open_then_probed_o
     assert_eq!(hits(), first + 1, "one probe");
     assert_eq!(chain.links()[0].breaker.state(), BreakerState::Open);
     assert_eq!(backup.lock().unwrap().len(), 3, "the backup answered every call");
+}
+
+/// Serve `app` on a loopback port of its own; its address.
+async fn spawn(app: Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    addr
 }
