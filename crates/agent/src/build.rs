@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use wright_events::{EventKind, Level, Phase};
+use wright_events::{Emitter, EventKind, Level, Phase};
 use wright_memory::{LessonInput, Query};
 use wright_provider::{ChatRequest, Message, Provider, ProviderError, RetryPolicy, Role, Usage, complete};
-use wright_store::{Attempt, AttemptError, BuildFinish, BuildStatus, NewBuild, Note, Store};
+use wright_store::{Attempt, AttemptError, BuildFinish, BuildStatus, Finished, NewBuild, Note, RunEnd, Store};
 use wright_tools::{Registry, ToolContext};
 
 /// Price of a model per million tokens, in USD.
@@ -142,6 +142,10 @@ pub struct BuildDeps {
     /// The worker that holds the build (`wright serve`), so its ending changes the record only
     /// while it still holds it; `None` for a build no worker claims (a local run).
     pub holder: Option<String>,
+    /// The writer that stores the build's events (the emitter's sink) and ends the run: the
+    /// record and `complete` in one transaction, after every event emitted before. Without one
+    /// `complete` goes to the emitter's sinks, and a store (if any) is ended directly.
+    pub log: Option<Arc<wright_store::LogWriter>>,
 }
 
 /// How a build ended.
@@ -241,6 +245,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     if let Some(store) = &deps.store {
         let record = NewBuild {
             id: build_id.clone(),
+            kind: wright_events::RunKind::Build,
             parent_id: req.parent.clone(),
             prompt: req.prompt.clone(),
             template: template.as_str().to_string(),
@@ -328,10 +333,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     let duration = started.elapsed();
     let ending = Ending { req: &req, template, build_id: &build_id, end: &end, p: &p, files: &files, duration };
     let report = ending.report(ctx.workspace.root());
-    if let Some(store) = &deps.store {
-        ending.record(store.as_ref(), deps.holder.as_deref(), &report).await;
-    }
-    emitter.emit(EventKind::Complete {
+    let complete = EventKind::Complete {
         success,
         files: files.clone(),
         iterations: p.stats.turns,
@@ -343,7 +345,15 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         cost_usd: p.stats.cost_usd,
         browser_checked: p.browser == crate::verify::BrowserStatus::Checked,
         browser_reason: p.browser.reason().map(str::to_string),
-    });
+    };
+    match &deps.store {
+        Some(store) => {
+            ending
+                .record(store.as_ref(), deps.log.as_deref(), &emitter, deps.holder.as_deref(), &report, complete)
+                .await
+        }
+        None => emitter.emit(complete),
+    }
     BuildReport {
         end,
         template,
@@ -421,8 +431,16 @@ struct Ending<'a> {
 }
 
 impl Ending<'_> {
-    /// Note outcomes, the attempt and the build's final state, in the store.
-    async fn record(&self, store: &dyn Store, holder: Option<&str>, report: &str) {
+    /// Note outcomes and the attempt, then end the run: its record and `complete` together.
+    async fn record(
+        &self,
+        store: &dyn Store,
+        log: Option<&wright_store::LogWriter>,
+        emitter: &Emitter,
+        holder: Option<&str>,
+        report: &str,
+        complete: EventKind,
+    ) {
         let Ending { req, template, build_id, end, p, files, duration } = *self;
         let applied: Vec<String> = p.applied.iter().map(|n| n.id.clone()).collect();
         // Only verdicts about the project count for a note; a cancel or an outage says nothing of it.
@@ -464,10 +482,23 @@ impl Ending<'_> {
             report: Some(report.to_string()),
             finished_at: wright_store::now(),
         };
-        match store.finish_build(build_id, holder, &finish).await {
-            Ok(true) => {}
-            Ok(false) => tracing::warn!(build = %build_id, "build record not finished: another worker holds it now"),
-            Err(e) => tracing::warn!(build = %build_id, "build record not finished: {e}"),
+        let run_end = RunEnd { last_words: vec![], record: finish, complete: complete.clone() };
+        let ended = match log {
+            Some(log) => log.finish(run_end).await,
+            None => {
+                // Nothing persists this build's events: the store gets its end, the sinks `complete`.
+                let ended = store.finish(build_id, holder, run_end).await;
+                emitter.emit(complete);
+                ended
+            }
+        };
+        match ended {
+            Ok(Finished::Now(_)) => {}
+            Ok(Finished::Already { .. }) => tracing::warn!(build = %build_id, "the build had ended already"),
+            Err(wright_store::StoreError::NotHolder(_)) => {
+                tracing::warn!(build = %build_id, "build not ended: another worker holds it now")
+            }
+            Err(e) => tracing::warn!(build = %build_id, "build end not stored: {e}"),
         }
     }
 
@@ -999,6 +1030,7 @@ mod tests {
             store: None,
             provider_label: "scripted:m".into(),
             holder: None,
+            log: None,
         };
         let report = run_build(req, deps).await;
         assert!(report.success(), "{}", report.report);

@@ -884,8 +884,8 @@ mod tests {
     use super::*;
     use clap::{CommandFactory, Parser};
     use std::sync::Arc;
-    use wright_events::{Event, EventKind, Phase};
-    use wright_store::{Attempt, AttemptError, BuildFinish, NewBuild, SqliteStore, Tokens};
+    use wright_events::{EventKind, Phase};
+    use wright_store::{Attempt, AttemptError, BuildFinish, Draft, NewBuild, RunEnd, RunLog, SqliteStore, Tokens};
 
     #[derive(Parser)]
     struct NotesCli {
@@ -1233,6 +1233,7 @@ mod tests {
     fn new_build(id: &str, template: &str, prompt: &str) -> NewBuild {
         NewBuild {
             id: id.into(),
+            kind: wright_events::RunKind::Build,
             parent_id: None,
             prompt: prompt.into(),
             template: template.into(),
@@ -1258,10 +1259,6 @@ mod tests {
         }
     }
 
-    fn event(build: &str, seq: u64, kind: EventKind) -> Event {
-        Event { seq, build: build.into(), ts: wright_store::now(), kind }
-    }
-
     /// Three finished builds (one with a note) and one still running.
     async fn seed_builds(store: &dyn Store) {
         seed_notes(store).await;
@@ -1270,9 +1267,28 @@ mod tests {
             "and a big display that turns red in the last ten seconds"
         );
         store.create_build(&new_build("b1", "interactive", long)).await.unwrap();
-        store.finish_build("b1", None, &finish(BuildStatus::Published, 0, 12_300)).await.unwrap();
+        store.finish("b1", None, RunEnd::of(finish(BuildStatus::Published, 0, 12_300), vec![])).await.unwrap();
         store.create_build(&new_build("b22", "interactive", "a counter app")).await.unwrap();
-        store.finish_build("b22", None, &finish(BuildStatus::Published, 2, 65_000)).await.unwrap();
+        let said = [
+            EventKind::Phase { phase: Phase::Generating, iteration: 0, message: "Writing the code".into() },
+            EventKind::FileWritten { path: "index.html".into(), bytes: 120, created: true },
+        ];
+        store.append("b22", None, said.into_iter().map(Draft::now).collect()).await.unwrap();
+        let mut end = RunEnd::of(finish(BuildStatus::Published, 2, 65_000), vec![]);
+        end.complete = EventKind::Complete {
+            success: true,
+            files: vec!["index.html".into()],
+            iterations: 3,
+            fix_attempts: 2,
+            duration_ms: 65_000,
+            input_tokens: 0,
+            output_tokens: 0,
+            cached_tokens: 0,
+            cost_usd: 0.0,
+            browser_checked: false,
+            browser_reason: None,
+        };
+        store.finish("b22", None, end).await.unwrap();
         store.record_note_uses("b22", &keys(&["n-aaa111"]), "GENERATING").await.unwrap();
         store
             .record_attempt(&Attempt {
@@ -1296,28 +1312,8 @@ mod tests {
             .await
             .unwrap();
         store.create_build(&new_build("b333", "static", "a landing page")).await.unwrap();
-        store.finish_build("b333", None, &finish(BuildStatus::Failed, 3, 200_000)).await.unwrap();
+        store.finish("b333", None, RunEnd::of(finish(BuildStatus::Failed, 3, 200_000), vec![])).await.unwrap();
         store.create_build(&new_build("b4444", "static", "still going")).await.unwrap();
-        let kinds = [
-            EventKind::Phase { phase: Phase::Generating, iteration: 0, message: "Writing the code".into() },
-            EventKind::FileWritten { path: "index.html".into(), bytes: 120, created: true },
-            EventKind::Complete {
-                success: true,
-                files: vec!["index.html".into()],
-                iterations: 3,
-                fix_attempts: 2,
-                duration_ms: 65_000,
-                input_tokens: 0,
-                output_tokens: 0,
-                cached_tokens: 0,
-                cost_usd: 0.0,
-                browser_checked: false,
-                browser_reason: None,
-            },
-        ];
-        for (i, kind) in kinds.into_iter().enumerate() {
-            store.append_event(&event("b22", i as u64 + 1, kind)).await.unwrap();
-        }
     }
 
     #[tokio::test]

@@ -466,7 +466,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         }
     };
     let cancel = stop_on_ctrl_c();
-    let finished = build.run(vec![sink], cancel, 1).await;
+    let finished = build.run(vec![sink], cancel).await;
     let report = finished.report;
     if finished.unsaved_events > 0 {
         eprintln!("wright: {} event(s) could not be saved to {}", finished.unsaved_events, engine.db_url());

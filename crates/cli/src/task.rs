@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use wright_engine::config::FileConfig;
-use wright_engine::{Engine, Overrides, TASK_TEMPLATE, TaskJob};
+use wright_engine::{Engine, Overrides, TaskJob};
 use wright_events::EventSink;
 use wright_store::Store;
 use wright_tasks::Handlers;
@@ -238,7 +238,7 @@ async fn list(store: &dyn Store, limit: u32, json: bool, out: &mut impl Write) -
         .list_builds(limit.saturating_mul(10).max(200))
         .await?
         .into_iter()
-        .filter(|b| b.start.template == TASK_TEMPLATE)
+        .filter(|b| b.start.kind == wright_events::RunKind::Task)
         .take(limit as usize)
         .collect();
     if json {
@@ -264,7 +264,7 @@ async fn list(store: &dyn Store, limit: u32, json: bool, out: &mut impl Write) -
 /// One run with each task's outcome.
 async fn show(store: &dyn Store, id: &str, json: bool, out: &mut impl Write) -> anyhow::Result<()> {
     let run = store.resolve_build(id).await?;
-    if run.start.template != TASK_TEMPLATE {
+    if run.start.kind != wright_events::RunKind::Task {
         anyhow::bail!("{} is a build, not a task run: wright builds show {}", run.start.id, run.start.id);
     }
     let tasks = store.task_results(&run.start.id).await?;

@@ -17,7 +17,7 @@ use wright_events::{Emitter, EventSink};
 use wright_provider::openai::EndpointMemory;
 use wright_provider::{Provider, RetryPolicy};
 use wright_sandbox::{ProcessRunner, Workspace, WorkspaceLimits};
-use wright_store::{PersistSink, Store};
+use wright_store::{LogWriter, Store};
 use wright_tools::{ExecConfig, ToolContext, builtin_registry};
 
 /// Settings given on the command line (or by the server's own flags); each beats `wright.toml`.
@@ -479,16 +479,11 @@ impl Engine {
     ) -> Result<(RunParts, Confinement), EngineError> {
         let scratch = self.scratch(run_id)?;
         let (exec, choice) = self.sandbox(workspace, scratch.path())?;
-        let persist = Arc::new(
-            PersistSink::new(self.store.clone())
-                .map_err(|e| EngineError::Usage(format!("starting the event writer: {e}")))?,
-        );
         let parts = RunParts {
             exec,
             runner: Arc::new(ProcessRunner::new(choice.isolation)),
             scratch,
             store: self.store.clone(),
-            persist,
             provider: connected.provider.clone(),
             label: connected.label.clone(),
         };
@@ -510,7 +505,6 @@ pub(crate) struct RunParts {
     pub(crate) runner: Arc<ProcessRunner>,
     pub(crate) scratch: tempfile::TempDir,
     pub(crate) store: Arc<dyn Store>,
-    pub(crate) persist: Arc<PersistSink>,
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) label: String,
 }
@@ -568,14 +562,13 @@ impl Prepared {
         lang_code(self.lang)
     }
 
-    /// Run the build to its end. Every event is stored first, then given to `sinks` in order;
-    /// the first gets `seq` `first_seq` (1 unless earlier events, such as the queue's, are
-    /// already stored). `cancel` is the stop button; the stream still ends with `complete`.
-    pub async fn run(self, sinks: Vec<Arc<dyn EventSink>>, cancel: CancellationToken, first_seq: u64) -> Finished {
+    /// Run the build to its end. Every event is stored first (numbered by the store, after any
+    /// it holds already, such as the queue's), then given to `sinks` in order. `cancel` is the
+    /// stop button; the stream still ends with `complete`.
+    pub async fn run(self, sinks: Vec<Arc<dyn EventSink>>, cancel: CancellationToken) -> Finished {
         let p = self.parts;
-        let mut all: Vec<Arc<dyn EventSink>> = vec![p.persist.clone()];
-        all.extend(sinks);
-        let emitter = Emitter::starting_at(self.id.clone(), first_seq, all);
+        let log = LogWriter::start(p.store.clone(), &self.id, self.holder.as_deref(), sinks);
+        let emitter = Emitter::new(self.id.clone(), vec![log.clone()]);
         let ctx = ToolContext { workspace: self.workspace.clone(), runner: p.runner, emitter, cancel, exec: p.exec };
         let deps = BuildDeps {
             provider: p.provider,
@@ -584,9 +577,11 @@ impl Prepared {
             store: Some(p.store),
             provider_label: p.label,
             holder: self.holder,
+            log: Some(log.clone()),
         };
         let report = run_build(self.req, deps).await;
+        log.flush().await;
         drop(p.scratch);
-        Finished { report, unsaved_events: p.persist.failures() }
+        Finished { report, unsaved_events: log.failures() }
     }
 }

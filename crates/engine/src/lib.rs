@@ -14,7 +14,7 @@ pub mod local;
 pub mod providers;
 pub mod sandbox;
 
-pub use engine::tasks::{PreparedTasks, TASK_TEMPLATE, TaskJob, TasksFinished, load_task_file};
+pub use engine::tasks::{PreparedTasks, TaskJob, TasksFinished, load_task_file};
 pub use engine::{
     Engine, Finished, Job, Overrides, Prepared, database_url, host_redactor, new_build_id, open_store, parse_lang,
     parse_template, scratch_in,

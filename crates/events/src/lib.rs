@@ -8,6 +8,9 @@
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
+mod run;
+pub use run::RunKind;
+
 /// The build state machine's phases; serialised in upper case as the contract shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

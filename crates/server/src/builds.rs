@@ -5,7 +5,6 @@ use crate::api::{BuildBody, BuildView, Cancelled, Created, FileEntry};
 use crate::auth::{Caller, hash_token};
 use crate::error::{ApiError, ApiJson, ApiResult};
 use crate::metrics::Following;
-use crate::queue::publish;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -16,10 +15,11 @@ use futures::StreamExt;
 use serde::Deserialize;
 use std::convert::Infallible;
 use std::io::Write;
-use std::time::Duration;
 use wright_events::{EventKind, Level};
 use wright_sandbox::{PathError, Workspace, WorkspaceLimits};
-use wright_store::{BuildRecord, CancelOutcome, Enqueued, NewBuild, QueuedBuild};
+use wright_store::{
+    BuildFinish, BuildRecord, BuildStatus, CancelOutcome, Enqueued, NewBuild, QueuedBuild, RunEnd, Tokens,
+};
 
 /// Most acceptance commands one request may add, and the longest one.
 const MAX_CHECKS: usize = 10;
@@ -172,6 +172,7 @@ pub async fn create(
     let queued = QueuedBuild {
         build: NewBuild {
             id: id.clone(),
+            kind: wright_events::RunKind::Build,
             parent_id: parent.as_ref().map(|p| p.start.id.clone()),
             prompt: body.prompt.clone(),
             template: body
@@ -258,20 +259,14 @@ pub async fn cancel(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Cancelled>> {
     visible(&state, &caller, &id).await?;
-    let status = match state.store.request_cancel(&id, &wright_events::now()).await? {
+    let status = match state.store.request_cancel(&id, cancelled_while_queued()).await? {
         CancelOutcome::WasQueued => {
-            let last = state.store.last_seq(&id).await?;
-            let stop = EventKind::Status { message: "Cancelled before it started.".into(), level: Level::Warning };
-            publish(&state, &id, last + 1, stop).await;
-            let complete = crate::queue::failed_complete(vec![]);
-            publish(&state, &id, last + 2, complete).await;
             // A follow-up build cancelled while queued again after an interruption has a copy of
             // its folder, and its interrupted run may have left the folder half-written.
             match state.store.build(&id).await {
                 Ok(b) => crate::queue::restore_and_discard(&state, &id, b.start.workspace).await,
                 Err(_) => crate::rerun::discard(state.engine.data_dir(), &id),
             }
-            state.hub.close(&id);
             state.metrics.build_ended("cancelled", "unknown");
             "cancelled"
         }
@@ -283,6 +278,25 @@ pub async fn cancel(
         CancelOutcome::AlreadyEnded => "ended",
     };
     Ok(Json(Cancelled { id, status: status.into() }))
+}
+
+/// How a build cancelled before any worker took it ends: a warning, its record, `complete`.
+fn cancelled_while_queued() -> RunEnd {
+    let record = BuildFinish {
+        status: BuildStatus::Failed,
+        end_reason: Some("cancelled".into()),
+        fix_attempts: 0,
+        turns: 0,
+        tokens: Tokens::default(),
+        duration_ms: 0,
+        files: vec![],
+        report: None,
+        finished_at: wright_events::now(),
+    };
+    RunEnd::of(
+        record,
+        vec![EventKind::Status { message: "Cancelled before it started.".into(), level: Level::Warning }],
+    )
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -315,27 +329,24 @@ pub async fn events(
         ),
     };
     let after = q.after.or(last_event_id).unwrap_or(0);
-    let frames = crate::stream::follow(
-        state.store.clone(),
-        state.hub.clone(),
-        id,
-        after,
-        Duration::from_secs(1),
-        state.streams_stop.clone(),
-    );
+    let frames = crate::stream::follow(state.store.clone(), &id, after, state.streams_stop.clone());
     let following = Following::new(&state.metrics);
-    let frames = futures::stream::unfold((frames, following), |(mut rx, f)| async move {
-        rx.recv().await.map(|frame| (frame, (rx, f)))
+    let frames = frames.map(move |frame| {
+        let _counted = &following;
+        frame
     });
     let ndjson =
         headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/x-ndjson"));
     if ndjson {
-        let body = Body::from_stream(frames.map(|f| Ok::<_, Infallible>(format!("{}\n", f.json))));
+        let body = Body::from_stream(frames.map(|f| Ok::<_, Infallible>(format!("{}\n", f.json()))));
         return Ok(([(header::CONTENT_TYPE, "application/x-ndjson"), (header::CACHE_CONTROL, "no-store")], body)
             .into_response());
     }
-    let sse =
-        frames.map(|f| Ok::<_, Infallible>(SseEvent::default().id(f.seq.to_string()).event(f.kind).data(&f.json)));
+    let sse = frames.map(|f| {
+        Ok::<_, Infallible>(
+            SseEvent::default().id(f.event.seq.to_string()).event(f.event.kind.type_name()).data(f.json()),
+        )
+    });
     let mut res =
         Sse::new(sse).keep_alive(KeepAlive::new().interval(state.cfg.heartbeat).text("heartbeat")).into_response();
     // Proxies must not buffer the stream.

@@ -21,7 +21,6 @@ mod builds;
 mod checks;
 mod error;
 mod explain;
-mod hub;
 mod metrics;
 mod ops;
 mod preview;
@@ -34,7 +33,6 @@ mod ui;
 pub use auth::{hash_token, login_link, new_token};
 pub use checks::Moderation;
 pub use error::ApiError;
-pub use hub::Hub;
 pub use ratelimit::{Cidr, IpLimit};
 
 use std::net::SocketAddr;
@@ -107,7 +105,6 @@ pub enum ServeError {
 pub(crate) struct Shared {
     pub engine: Arc<Engine>,
     pub store: Arc<dyn Store>,
-    pub hub: Hub,
     pub cfg: ServeConfig,
     pub metrics: metrics::Metrics,
     pub queue: queue::Queue,
@@ -179,7 +176,6 @@ pub async fn serve(
     let shared = Arc::new(Shared {
         engine: engine.clone(),
         store: store.clone(),
-        hub: Hub::new(store.clone(), Duration::from_secs(1)),
         metrics: metrics::Metrics::new(),
         queue: queue::Queue::new(),
         apps: apps::Apps::default(),

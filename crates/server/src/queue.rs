@@ -13,12 +13,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
+use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wright_engine::Job;
-use wright_events::{Event, EventKind, Level};
-use wright_store::{BuildFinish, BuildStatus, Restart, Tokens};
+use wright_events::{EventKind, Level};
+use wright_store::{
+    BuildFinish, BuildStatus, Draft, Finished, Restart, RunEnd, SAFETY_NET, Signal, StoreError, Tokens,
+};
 
 /// `restarted` reasons: the worker vanished (crash, kill -9: its lease ran out), or the server
 /// stopped while the build ran past the grace time.
@@ -88,6 +91,8 @@ pub fn start(shared: AppState, stop: CancellationToken) -> Vec<JoinHandle<()>> {
 
 async fn worker(shared: AppState, n: usize, stop: CancellationToken) {
     let name = format!("{}-w{n}", shared.queue.instance);
+    // Joined before the first look at the queue, so a build queued in between still wakes it.
+    let mut signals = shared.store.notifier().signals();
     loop {
         if stop.is_cancelled() {
             return;
@@ -98,11 +103,22 @@ async fn worker(shared: AppState, n: usize, stop: CancellationToken) {
                 run_claimed(&shared, &name, record).instrument(span).await
             }
             Ok(None) => {
-                tokio::select! {
-                    _ = shared.queue.wake.notified() => {}
-                    // Another server may have queued something.
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                    _ = stop.cancelled() => return,
+                // Woken when the store queues a build; the safety net is for builds queued by
+                // another process on a shared SQLite file, which this process hears nothing of.
+                loop {
+                    tokio::select! {
+                        signal = signals.recv() => match signal {
+                            Ok(Signal::Queued) | Err(broadcast::error::RecvError::Lagged(_)) => break,
+                            Ok(Signal::Cancel(_)) => continue,
+                            Err(broadcast::error::RecvError::Closed) => {
+                                signals = shared.store.notifier().signals();
+                                break;
+                            }
+                        },
+                        _ = shared.queue.wake.notified() => break,
+                        _ = tokio::time::sleep(SAFETY_NET) => break,
+                        _ = stop.cancelled() => return,
+                    }
                 }
             }
             Err(e) => {
@@ -113,42 +129,32 @@ async fn worker(shared: AppState, n: usize, stop: CancellationToken) {
     }
 }
 
-/// The last stored `seq` of a build, asked again while the store is busy: guessing would
-/// reuse a `seq` and lose the event.
-pub async fn last_seq(shared: &AppState, build: &str) -> Option<u64> {
+/// Store events of a build for `writer` (its worker, or `None` for one no worker holds), asked
+/// again while the store is busy. False when they could not be stored: the writer lost the
+/// build, it has ended, or the store stayed unreachable (logged).
+pub async fn append(shared: &AppState, build: &str, writer: Option<&str>, kinds: Vec<EventKind>) -> bool {
+    let drafts: Vec<Draft> = kinds.into_iter().map(Draft::now).collect();
     for attempt in 0..20u32 {
-        match shared.store.last_seq(build).await {
-            Ok(n) => return Some(n),
-            Err(e) => {
-                tracing::warn!(build, attempt, "reading the last event: {e}");
+        match shared.store.append(build, writer, drafts.clone()).await {
+            Ok(_) => return true,
+            Err(StoreError::Database(e)) => {
+                tracing::warn!(build, attempt, "storing an event: {e}");
                 tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt.min(8) + 1))).await;
+            }
+            Err(e) => {
+                tracing::warn!(build, "event not stored: {e}");
+                return false;
             }
         }
     }
-    None
+    false
 }
 
-/// Store an event and send it to the build's followers.
-pub async fn publish(shared: &AppState, build: &str, seq: u64, kind: EventKind) {
-    let event = Event { seq, build: build.to_string(), ts: wright_events::now(), kind };
-    match shared.store.append_event(&event).await {
-        Ok(()) => shared.hub.publish(&event),
-        Err(e) => tracing::error!(build, seq, "event not stored: {e}"),
-    }
-}
-
-/// End a build the engine never ran (or whose worker is gone) that `holder` holds: `error`, then
-/// `complete`, then the record, in that order, so a follower that sees the final record has the
-/// events.
+/// End a build the engine never ran (or whose worker is gone) that `holder` holds: `error`
+/// saying why, its record and `complete`, in one step of the store ([`RunLog::finish`]).
 pub async fn end_build(shared: &AppState, build: &str, holder: &str, message: &str, reason: &str) {
-    let Some(last) = last_seq(shared, build).await else {
-        tracing::error!(build, "the store cannot be read; the build stays as it is until the next reaper pass");
-        return;
-    };
     let record = shared.store.build(build).await.ok();
     let files = record.as_ref().map(|b| b.files.clone()).unwrap_or_default();
-    publish(shared, build, last + 1, EventKind::Error { message: message.to_string() }).await;
-    publish(shared, build, last + 2, failed_complete(files.clone())).await;
     let finish = BuildFinish {
         status: BuildStatus::Failed,
         end_reason: Some(reason.to_string()),
@@ -160,17 +166,37 @@ pub async fn end_build(shared: &AppState, build: &str, holder: &str, message: &s
         report: Some(message.to_string()),
         finished_at: wright_events::now(),
     };
-    match shared.store.finish_build(build, Some(holder), &finish).await {
-        Ok(true) => {}
-        Ok(false) => tracing::warn!(build, "build record not finished: another worker holds it now"),
-        Err(e) => tracing::error!(build, "build record not finished: {e}"),
+    let end = RunEnd::of(finish, vec![EventKind::Error { message: message.to_string() }]);
+    let mut ended = false;
+    for attempt in 0..20u32 {
+        match shared.store.finish(build, Some(holder), end.clone()).await {
+            Ok(Finished::Now(_)) => {
+                ended = true;
+                break;
+            }
+            Ok(Finished::Already { .. }) => break,
+            Err(StoreError::Database(e)) => {
+                tracing::warn!(build, attempt, "ending the build: {e}");
+                tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt.min(8) + 1))).await;
+            }
+            Err(StoreError::NotHolder(_)) => {
+                tracing::warn!(build, "not ended here: another worker holds it now");
+                return;
+            }
+            Err(e) => {
+                tracing::error!(build, "the build could not be ended: {e}; the next reaper pass tries again");
+                return;
+            }
+        }
+    }
+    if !ended {
+        return;
     }
     // No run finished: a follow-up build's folder goes back to how its parent left it.
     match record {
         Some(r) => restore_and_discard(shared, build, r.start.workspace).await,
         None => crate::rerun::discard(shared.engine.data_dir(), build),
     }
-    shared.hub.close(build);
     shared.metrics.build_ended(reason, "unknown");
 }
 
@@ -188,32 +214,14 @@ pub async fn restore_and_discard(shared: &AppState, build: &str, workspace: Stri
     }
 }
 
-/// The `complete` of a build that ends without having run to its end.
-pub fn failed_complete(files: Vec<String>) -> EventKind {
-    EventKind::Complete {
-        success: false,
-        files,
-        iterations: 0,
-        fix_attempts: 0,
-        duration_ms: 0,
-        input_tokens: 0,
-        output_tokens: 0,
-        cached_tokens: 0,
-        cost_usd: 0.0,
-        browser_checked: false,
-        browser_reason: None,
-    }
-}
-
 /// An interrupted build that `holder` holds: back to the queue for another run, or, past the
 /// limit of re-runs (or when a cancel was asked for), ended with `error` and `complete`.
 /// False when the store could not be asked, so nothing was settled.
 pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason: &str) -> bool {
     let runs = shared.cfg.max_restarts.saturating_add(1);
     match shared.store.restart_build(build, holder, runs, reason).await {
-        Ok(Restart::Requeued(event)) => {
+        Ok(Restart::Requeued(_)) => {
             tracing::warn!(build, reason, "interrupted; it runs again");
-            shared.hub.publish(&event);
             shared.metrics.build_restarted(reason);
             shared.queue.wake.notify_one();
         }
@@ -247,16 +255,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     let id = record.start.id.clone();
     let handles = Handles::default();
     shared.queue.with(|m| m.insert(id.clone(), handles.clone()));
-    let sink = Arc::new(shared.hub.open(&id));
     let keeper = tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), handles.clone()));
-    let Some(last) = last_seq(shared, &id).await else {
-        // The lease runs out, and the reaper (here or on another server) puts it back.
-        keeper.abort();
-        shared.queue.with(|m| m.remove(&id));
-        shared.hub.close(&id);
-        return;
-    };
-    let mut next = last + 1;
     let mut interrupted = false;
     let body: Result<BuildBody, _> = serde_json::from_str(record.request.as_deref().unwrap_or("{}"));
     match body {
@@ -264,8 +263,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
             end_build(shared, &id, worker, &format!("the stored request cannot be read: {e}"), "invalid_request").await
         }
         Ok(body) => {
-            publish(shared, &id, next, EventKind::Started { worker: worker.to_string() }).await;
-            next += 1;
+            append(shared, &id, Some(worker), vec![EventKind::Started { worker: worker.to_string() }]).await;
             let continuing = body.r#continue.is_some();
             let data_dir = shared.engine.data_dir().to_path_buf();
             let reset = {
@@ -295,10 +293,16 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
             match prepared {
                 Err((message, reason)) => end_build(shared, &id, worker, &message, reason).await,
                 Ok(prepared) => {
-                    for w in prepared.warnings.clone() {
-                        let message = w.trim_start_matches("wright: ").to_string();
-                        publish(shared, &id, next, EventKind::Status { message, level: Level::Warning }).await;
-                        next += 1;
+                    let warnings: Vec<EventKind> = prepared
+                        .warnings
+                        .iter()
+                        .map(|w| EventKind::Status {
+                            message: w.trim_start_matches("wright: ").to_string(),
+                            level: Level::Warning,
+                        })
+                        .collect();
+                    if !warnings.is_empty() {
+                        append(shared, &id, Some(worker), warnings).await;
                     }
                     let template = prepared.template().as_str();
                     shared.metrics.running.inc();
@@ -306,7 +310,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                     // An interrupt drops the run where it is, as a crash would (its commands
                     // are killed with it); every event it emitted is stored already.
                     tokio::select! {
-                        finished = prepared.run(vec![sink.clone(), usage], handles.cancel.clone(), next) => {
+                        finished = prepared.run(vec![usage], handles.cancel.clone()) => {
                             let outcome = finished.report.end.reason().unwrap_or("published");
                             shared.metrics.build_ended(outcome, template);
                             crate::rerun::discard(shared.engine.data_dir(), &id);
@@ -321,7 +325,8 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     }
     keeper.abort();
     if interrupted {
-        sink.silence();
+        // Events the dropped run still had queued are refused by the store once the build is
+        // back in the queue: this worker's lease on it is gone.
         // After a lost lease this worker no longer holds the build: this finds it `NotHeld`
         // and leaves it to whoever holds it now.
         let lost = handles.lost.load(Ordering::SeqCst);
@@ -340,56 +345,69 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
         }
     }
     shared.queue.with(|m| m.remove(&id));
-    shared.hub.close(&id);
 }
 
-/// While a build runs: renew its lease, and stop it when a cancel was asked for in the store
-/// (by this server or another) or the lease was lost.
+/// While a build runs: renew its lease, and stop it when a cancel is asked for (the store
+/// signals it; asked of the store at each renewal too, for a cancel made by another process
+/// on a shared SQLite file) or the lease was lost.
 ///
 /// A lost lease (another worker holds the build now, or no renewal got through for a whole
 /// lease, so a reaper may have handed it on) interrupts the run rather than cancelling it: a
-/// cancel would run the build's normal ending (its record, `complete`) over the new holder's
-/// run; an interrupt drops the run, silences its events and ends nothing.
+/// cancel would run the build's normal ending over the new holder's run; an interrupt drops
+/// the run, and the store refuses whatever it still writes.
 async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handles) {
     let lease = shared.cfg.lease;
-    let tick = (lease / 3).clamp(Duration::from_millis(100), Duration::from_secs(1));
+    let every = lease / 3;
+    let mut signals = shared.store.notifier().signals();
     let mut renewed = Instant::now();
     loop {
-        tokio::time::sleep(tick).await;
+        tokio::select! {
+            signal = signals.recv() => {
+                match signal {
+                    Ok(Signal::Cancel(run)) if run == id => handles.cancel.cancel(),
+                    Ok(_) => {}
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        if shared.store.cancel_requested(&id).await.unwrap_or(false) {
+                            handles.cancel.cancel();
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => signals = shared.store.notifier().signals(),
+                }
+                continue;
+            }
+            _ = tokio::time::sleep(every.saturating_sub(renewed.elapsed())) => {}
+        }
         if shared.store.cancel_requested(&id).await.unwrap_or(false) {
             handles.cancel.cancel();
         }
-        if renewed.elapsed() >= lease / 3 {
-            match shared.store.renew_lease(&id, &worker, &time_from_now(lease)).await {
-                Ok(true) => renewed = Instant::now(),
-                Ok(false) => {
-                    tracing::warn!(build = %id, "another worker holds the build now; dropping this run");
-                    handles.lost.store(true, Ordering::SeqCst);
-                    handles.interrupt.cancel();
-                    return;
-                }
-                Err(e) if renewed.elapsed() >= lease => {
-                    tracing::warn!(build = %id, "no lease renewal for a whole lease ({e}); dropping this run");
-                    handles.lost.store(true, Ordering::SeqCst);
-                    handles.interrupt.cancel();
-                    return;
-                }
-                Err(e) => tracing::warn!(build = %id, "renewing the lease: {e}"),
+        match shared.store.renew_lease(&id, &worker, &time_from_now(lease)).await {
+            Ok(true) => renewed = Instant::now(),
+            Ok(false) => {
+                tracing::warn!(build = %id, "another worker holds the build now; dropping this run");
+                handles.lost.store(true, Ordering::SeqCst);
+                handles.interrupt.cancel();
+                return;
+            }
+            Err(e) if renewed.elapsed() >= lease => {
+                tracing::warn!(build = %id, "no lease renewal for a whole lease ({e}); dropping this run");
+                handles.lost.store(true, Ordering::SeqCst);
+                handles.interrupt.cancel();
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(build = %id, "renewing the lease: {e}");
+                // Not at once again: a busy store gets a breather.
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
     }
 }
 
 /// Find builds whose lease ran out (their worker is gone: a crash or kill -9), at start and
-/// then every half lease, and run them again (or end them past the limit). Once, a while
-/// after start, give a `complete` to builds whose record ended but whose stream did not
-/// (their process died between the two writes).
+/// then every half lease, and run them again (or end them past the limit).
 async fn reaper(shared: AppState, stop: CancellationToken) {
     let name = format!("{}-reaper", shared.queue.instance);
     let every = (shared.cfg.lease / 2).max(Duration::from_millis(200));
-    let started = wright_events::now();
-    let sweep_at = Instant::now() + SWEEP_AFTER;
-    let mut swept = false;
     sweep_snapshots(&shared).await;
     loop {
         let now = wright_events::now();
@@ -405,48 +423,10 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
             }
             Err(e) => tracing::warn!("looking for lost builds: {e}"),
         }
-        if !swept && Instant::now() >= sweep_at {
-            swept = true;
-            finish_streams(&shared, &started).await;
-        }
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
             _ = stop.cancelled() => return,
         }
-    }
-}
-
-/// How long after start the reaper looks for ended builds without `complete`: long enough
-/// that a live worker elsewhere has stored the `complete` that follows its record.
-const SWEEP_AFTER: Duration = Duration::from_secs(30);
-
-/// Give each service build that ended (in the day before this start) without a stored
-/// `complete` one now, as its record says.
-async fn finish_streams(shared: &AppState, started: &str) {
-    let day_before = chrono::DateTime::parse_from_rfc3339(started)
-        .map(|t| (t - chrono::Duration::days(1)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-        .unwrap_or_default();
-    let builds = match shared.store.ended_without_complete(&day_before, started).await {
-        Ok(b) => b,
-        Err(e) => return tracing::warn!("looking for streams without an end: {e}"),
-    };
-    for b in builds {
-        let Some(last) = last_seq(shared, &b.start.id).await else { continue };
-        tracing::warn!(build = %b.start.id, "its record ended but its stream did not; adding `complete`");
-        let complete = EventKind::Complete {
-            success: b.status == BuildStatus::Published,
-            files: b.files.clone(),
-            iterations: b.turns,
-            fix_attempts: b.fix_attempts,
-            duration_ms: b.duration_ms.unwrap_or(0),
-            input_tokens: b.tokens.input_tokens,
-            output_tokens: b.tokens.output_tokens,
-            cached_tokens: b.tokens.cached_tokens,
-            cost_usd: b.tokens.cost_usd,
-            browser_checked: false,
-            browser_reason: None,
-        };
-        publish(shared, &b.start.id, last + 1, complete).await;
     }
 }
 

@@ -197,6 +197,7 @@ mod tests {
     fn record(id: &str, workspace: &Path, attempt: u32) -> BuildRecord {
         BuildRecord {
             start: NewBuild {
+                kind: wright_events::RunKind::Build,
                 id: id.into(),
                 parent_id: None,
                 prompt: "p".into(),

@@ -3,27 +3,34 @@
 //!
 //! Callers talk to the [`Store`] trait; [`SqliteStore`] is the embedded default (one file,
 //! WAL, migrations applied on open). The trait speaks plain records ([`types`], [`note`]) so a
-//! PostgreSQL store can follow without changing a caller. [`PersistSink`] writes every event
-//! before the sinks after it see it, which is what lets a stream be resumed from the store.
+//! PostgreSQL store can follow without changing a caller.
+//!
+//! A run's events live in its [`RunLog`]: the store numbers them, ends the run exactly once
+//! (record and `complete` in one transaction) and tells followers through a [`Notifier`].
+//! [`LogWriter`] stores a running run's events in small groups before anyone is shown them.
 
 pub mod note;
-mod sink;
+pub mod notify;
+pub mod runlog;
 mod sqlite;
 mod sqlite_dashboard;
 mod sqlite_restart;
+mod sqlite_runlog;
 mod sqlite_service;
 mod sqlite_tasks;
 pub mod types;
+mod writer;
 
 pub use note::{Note, NoteStatus};
-pub use sink::PersistSink;
+pub use notify::{LocalNotifier, Notifier, Signal};
+pub use runlog::{Draft, Finished, Logged, RunEnd, RunLog, SAFETY_NET};
 pub use sqlite::SqliteStore;
 pub use sqlite_service::new_user;
 pub use types::*;
+pub use writer::{LogWriter, MAX_GROUP};
 
 use async_trait::async_trait;
 use std::sync::Arc;
-use wright_events::Event;
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +47,11 @@ pub enum StoreError {
     Corrupt(String),
     #[error("{0}")]
     Unsupported(String),
+    /// The writer's lease on the run is gone: another worker (or nobody) holds it now.
+    #[error("run {0} is held by another worker now; this writer's events are refused")]
+    NotHolder(String),
+    #[error("run {0} has ended; nothing more can be added to it")]
+    Ended(String),
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -58,27 +70,19 @@ pub struct NoteHit {
     pub matched: u32,
 }
 
-/// Everything wright persists. Implementations must be safe to share between tasks.
+/// Everything wright persists. Implementations must be safe to share between tasks. A run's
+/// events, and its end, go through the [`RunLog`] every store is.
 #[async_trait]
-pub trait Store: Send + Sync {
+pub trait Store: RunLog {
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;
-    /// Record how a build ended. `holder` is the worker that runs it (`wright serve`): the
-    /// record changes only while the build is `running` under that worker, so a worker that
-    /// lost its lease cannot overwrite the run of the worker that took the build over. `None`
-    /// is for builds no worker ever held (a local run, a build ended while queued). Ok(false)
-    /// when the caller does not hold the build, so nothing changed.
-    async fn finish_build(&self, id: &str, holder: Option<&str>, finish: &BuildFinish) -> Result<bool>;
     async fn build(&self, id: &str) -> Result<BuildRecord>;
     /// Newest first.
     async fn list_builds(&self, limit: u32) -> Result<Vec<BuildRecord>>;
     /// The one build whose id is `id` or starts with it (so people can type a prefix).
     async fn resolve_build(&self, id_or_prefix: &str) -> Result<BuildRecord>;
 
-    // Events and conversation.
-    async fn append_event(&self, event: &Event) -> Result<()>;
-    /// Events of a build with `seq > after`, in order.
-    async fn events(&self, build_id: &str, after: u64) -> Result<Vec<Event>>;
+    // Conversation.
     async fn append_turn(&self, turn: &Turn) -> Result<()>;
     async fn turns(&self, build_id: &str) -> Result<Vec<Turn>>;
 
@@ -134,10 +138,10 @@ pub trait Store: Send + Sync {
     async fn queue_position(&self, id: &str) -> Result<u64>;
     /// Queued builds in all.
     async fn queue_depth(&self) -> Result<u64>;
-    async fn request_cancel(&self, id: &str, now: &str) -> Result<CancelOutcome>;
+    /// Stop a build: a queued one ends at once with `if_queued` (through [`RunLog::finish`]);
+    /// a running one is flagged, and its worker is told ([`Signal::Cancel`]).
+    async fn request_cancel(&self, id: &str, if_queued: RunEnd) -> Result<CancelOutcome>;
     async fn cancel_requested(&self, id: &str) -> Result<bool>;
-    /// The highest `seq` stored for a build (0 when none).
-    async fn last_seq(&self, build_id: &str) -> Result<u64>;
     /// Newest first; only `owner`'s when given.
     async fn builds_of(&self, owner: Option<&str>, limit: u32) -> Result<Vec<BuildRecord>>;
     /// How many builds `owner` queued since `since`, and when the oldest of them was queued.
@@ -178,9 +182,6 @@ pub trait Store: Send + Sync {
         idempotency_key: Option<&str>,
         dedup_key: &str,
     ) -> Result<Option<BuildRecord>>;
-    /// Service builds whose record ended in `[from, to)` but whose stream has no `complete`
-    /// (their process died between the two writes).
-    async fn ended_without_complete(&self, from: &str, to: &str) -> Result<Vec<BuildRecord>>;
 
     // Projects a task run lent to the sandbox user (as root), until they are given back.
     async fn lend_project(&self, project: &LentProject) -> Result<()>;

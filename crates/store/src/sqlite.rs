@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
-use wright_events::Event;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
@@ -29,6 +29,8 @@ pub struct SqliteStore {
     /// own, so a crowd of them never queues a build's writes or lease renewals behind it. WAL
     /// lets these readers run beside the one writer.
     pub(crate) read: SqlitePool,
+    /// Told of every commit someone may be waiting for (see [`crate::notify`]).
+    pub(crate) notifier: Arc<dyn crate::Notifier>,
 }
 
 impl SqliteStore {
@@ -68,7 +70,7 @@ impl SqliteStore {
         } else {
             SqlitePoolOptions::new().max_connections(8).connect_with(options).await?
         };
-        Ok(Self { pool, read })
+        Ok(Self { pool, read, notifier: Arc::new(crate::LocalNotifier::default()) })
     }
 
     /// An in-memory store (tests, benches).
@@ -104,6 +106,10 @@ pub(crate) fn build_row(r: &SqliteRow) -> Result<BuildRecord> {
     Ok(BuildRecord {
         start: NewBuild {
             id: r.try_get("id")?,
+            kind: {
+                let kind: String = r.try_get("kind")?;
+                wright_events::RunKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("run kind `{kind}`")))?
+            },
             parent_id: r.try_get("parent_id")?,
             prompt: r.try_get("prompt")?,
             template: r.try_get("template")?,
@@ -225,8 +231,8 @@ async fn write_note(tx: &mut sqlx::SqliteConnection, note: &Note) -> Result<()> 
 impl Store for SqliteStore {
     async fn create_build(&self, b: &NewBuild) -> Result<()> {
         sqlx::query(
-            "INSERT INTO builds (id, parent_id, prompt, template, lang, provider, model, workspace, status, started_at) \
-             VALUES (?,?,?,?,?,?,?,?,'running',?) ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, \
+            "INSERT INTO builds (id, parent_id, prompt, template, lang, provider, model, workspace, status, started_at, kind) \
+             VALUES (?,?,?,?,?,?,?,?,'running',?,?) ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, \
              template = excluded.template, lang = excluded.lang, provider = excluded.provider, model = excluded.model, \
              workspace = excluded.workspace, status = 'running'",
         )
@@ -239,41 +245,10 @@ impl Store for SqliteStore {
         .bind(&b.model)
         .bind(&b.workspace)
         .bind(&b.started_at)
+        .bind(b.kind.as_str())
         .execute(&self.pool)
         .await?;
         Ok(())
-    }
-
-    async fn finish_build(&self, id: &str, holder: Option<&str>, f: &BuildFinish) -> Result<bool> {
-        // `IS` compares NULL with NULL as equal: `None` finishes only builds no worker holds.
-        let done = sqlx::query(
-            "UPDATE builds SET status=?, end_reason=?, fix_attempts=?, turns=?, input_tokens=?, output_tokens=?, \
-             cached_tokens=?, cost_usd=?, duration_ms=?, files=?, report=?, finished_at=? WHERE id=? AND worker IS ? \
-             AND (? IS NULL OR status = 'running')",
-        )
-        .bind(f.status.as_str())
-        .bind(&f.end_reason)
-        .bind(i64::from(f.fix_attempts))
-        .bind(i64::from(f.turns))
-        .bind(f.tokens.input_tokens as i64)
-        .bind(f.tokens.output_tokens as i64)
-        .bind(f.tokens.cached_tokens as i64)
-        .bind(f.tokens.cost_usd)
-        .bind(f.duration_ms as i64)
-        .bind(json(&f.files)?)
-        .bind(&f.report)
-        .bind(&f.finished_at)
-        .bind(id)
-        .bind(holder)
-        .bind(holder)
-        .execute(&self.pool)
-        .await?;
-        if done.rows_affected() == 0 {
-            // Absent is an error; present but held by someone else is a refusal.
-            self.build(id).await?;
-            return Ok(false);
-        }
-        Ok(true)
     }
 
     async fn build(&self, id: &str) -> Result<BuildRecord> {
@@ -302,32 +277,6 @@ impl Store for SqliteStore {
             0 => Err(StoreError::NotFound(format!("build {id}"))),
             _ => Err(StoreError::Invalid(format!("`{id}` matches more than one build; type more of its id"))),
         }
-    }
-
-    async fn append_event(&self, e: &Event) -> Result<()> {
-        sqlx::query("INSERT INTO events (build_id, seq, ts, type, data) VALUES (?,?,?,?,?)")
-            .bind(&e.build)
-            .bind(e.seq as i64)
-            .bind(&e.ts)
-            .bind(e.kind.type_name())
-            .bind(json(e)?)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    async fn events(&self, build_id: &str, after: u64) -> Result<Vec<Event>> {
-        let rows = sqlx::query("SELECT data FROM events WHERE build_id = ? AND seq > ? ORDER BY seq")
-            .bind(build_id)
-            .bind(after as i64)
-            .fetch_all(&self.read)
-            .await?;
-        rows.iter()
-            .map(|r| {
-                let s: String = r.try_get("data")?;
-                unjson(&s, "event")
-            })
-            .collect()
     }
 
     async fn append_turn(&self, t: &Turn) -> Result<()> {
@@ -584,7 +533,11 @@ impl Store for SqliteStore {
     }
 
     async fn enqueue_build(&self, build: &QueuedBuild) -> Result<Enqueued> {
-        self.svc_enqueue(build).await
+        let done = self.svc_enqueue(build).await?;
+        if matches!(done, Enqueued::New) {
+            self.notifier.signal(crate::Signal::Queued);
+        }
+        Ok(done)
     }
     async fn claim_build(&self, worker: &str, lease_until: &str) -> Result<Option<BuildRecord>> {
         self.svc_claim(worker, lease_until).await
@@ -601,14 +554,15 @@ impl Store for SqliteStore {
     async fn queue_depth(&self) -> Result<u64> {
         self.svc_queue_depth().await
     }
-    async fn request_cancel(&self, id: &str, now: &str) -> Result<CancelOutcome> {
-        self.svc_request_cancel(id, now).await
+    async fn request_cancel(&self, id: &str, if_queued: crate::RunEnd) -> Result<CancelOutcome> {
+        let outcome = self.svc_request_cancel(id, if_queued).await?;
+        if outcome == CancelOutcome::Running {
+            self.notifier.signal(crate::Signal::Cancel(id.to_string()));
+        }
+        Ok(outcome)
     }
     async fn cancel_requested(&self, id: &str) -> Result<bool> {
         self.svc_cancel_requested(id).await
-    }
-    async fn last_seq(&self, build_id: &str) -> Result<u64> {
-        self.svc_last_seq(build_id).await
     }
     async fn builds_of(&self, owner: Option<&str>, limit: u32) -> Result<Vec<BuildRecord>> {
         self.svc_builds_of(owner, limit).await
@@ -650,7 +604,12 @@ impl Store for SqliteStore {
         self.tasks_of(run_id).await
     }
     async fn restart_build(&self, id: &str, holder: &str, max_attempts: u32, reason: &str) -> Result<Restart> {
-        self.rs_restart(id, holder, max_attempts, reason).await
+        let restart = self.rs_restart(id, holder, max_attempts, reason).await?;
+        if let Restart::Requeued(event) = &restart {
+            self.notifier.appended(id, &[Arc::new(crate::Logged::new((**event).clone()))]);
+            self.notifier.signal(crate::Signal::Queued);
+        }
+        Ok(restart)
     }
     async fn existing_build(
         &self,
@@ -659,9 +618,6 @@ impl Store for SqliteStore {
         dedup_key: &str,
     ) -> Result<Option<BuildRecord>> {
         self.rs_existing(owner, idempotency_key, dedup_key).await
-    }
-    async fn ended_without_complete(&self, from: &str, to: &str) -> Result<Vec<BuildRecord>> {
-        self.rs_ended_without_complete(from, to).await
     }
     async fn lend_project(&self, project: &LentProject) -> Result<()> {
         self.rs_lend(project).await

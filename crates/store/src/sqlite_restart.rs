@@ -95,19 +95,6 @@ impl SqliteStore {
         row.as_ref().map(build_row).transpose()
     }
 
-    pub(crate) async fn rs_ended_without_complete(&self, from: &str, to: &str) -> Result<Vec<BuildRecord>> {
-        let rows = sqlx::query(
-            "SELECT * FROM builds b WHERE owner IS NOT NULL AND status IN ('published', 'failed') \
-             AND finished_at >= ? AND finished_at < ? \
-             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.build_id = b.id AND e.type = 'complete')",
-        )
-        .bind(from)
-        .bind(to)
-        .fetch_all(&self.read)
-        .await?;
-        rows.iter().map(build_row).collect()
-    }
-
     pub(crate) async fn rs_lend(&self, p: &LentProject) -> Result<()> {
         sqlx::query(
             "INSERT OR REPLACE INTO lent_projects (run_id, path, uid, gid, pid, pid_start, lent_at) \

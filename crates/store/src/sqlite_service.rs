@@ -26,8 +26,8 @@ impl SqliteStore {
             let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
             let inserted = sqlx::query(
                 "INSERT OR IGNORE INTO builds (id, parent_id, prompt, template, lang, provider, model, workspace, \
-                 status, started_at, owner, request, idempotency_key, queued_at, preview_key, dedup_key) \
-                 VALUES (?,?,?,?,?,?,?,?,'queued',?,?,?,?,?,?,?)",
+                 status, started_at, owner, request, idempotency_key, queued_at, preview_key, dedup_key, kind) \
+                 VALUES (?,?,?,?,?,?,?,?,'queued',?,?,?,?,?,?,?,?)",
             )
             .bind(&b.id)
             .bind(&b.parent_id)
@@ -44,6 +44,7 @@ impl SqliteStore {
             .bind(&b.started_at)
             .bind(&q.preview_key)
             .bind(&q.dedup_key)
+            .bind(b.kind.as_str())
             .execute(&mut *tx)
             .await?
             .rows_affected();
@@ -156,18 +157,23 @@ impl SqliteStore {
         Ok(u(row.try_get("n")?))
     }
 
-    pub(crate) async fn svc_request_cancel(&self, id: &str, now: &str) -> Result<CancelOutcome> {
-        let queued = sqlx::query(
-            "UPDATE builds SET status = 'failed', end_reason = 'cancelled', duration_ms = 0, finished_at = ?, \
-             cancel_requested = 1 WHERE id = ? AND status = 'queued'",
-        )
-        .bind(now)
-        .bind(id)
-        .execute(&self.pool)
-        .await?
-        .rows_affected();
-        if queued == 1 {
-            return Ok(CancelOutcome::WasQueued);
+    pub(crate) async fn svc_request_cancel(&self, id: &str, if_queued: crate::RunEnd) -> Result<CancelOutcome> {
+        let status = self.svc_build(id).await?.status;
+        if status == BuildStatus::Queued {
+            // Ended through the run log (no worker holds a queued build); a worker that
+            // claimed it meanwhile holds it now, and it is cancelled as a running one.
+            match self.log_finish(id, None, if_queued).await {
+                Ok(crate::Finished::Now(_)) => {
+                    sqlx::query("UPDATE builds SET cancel_requested = 1 WHERE id = ?")
+                        .bind(id)
+                        .execute(&self.pool)
+                        .await?;
+                    return Ok(CancelOutcome::WasQueued);
+                }
+                Ok(crate::Finished::Already { .. }) => return Ok(CancelOutcome::AlreadyEnded),
+                Err(StoreError::NotHolder(_)) => {}
+                Err(e) => return Err(e),
+            }
         }
         let running = sqlx::query("UPDATE builds SET cancel_requested = 1 WHERE id = ? AND status = 'running'")
             .bind(id)
@@ -190,14 +196,6 @@ impl SqliteStore {
         let row =
             sqlx::query("SELECT cancel_requested FROM builds WHERE id = ?").bind(id).fetch_optional(&self.read).await?;
         Ok(row.map(|r| r.try_get::<i64, _>("cancel_requested")).transpose()?.unwrap_or(0) != 0)
-    }
-
-    pub(crate) async fn svc_last_seq(&self, build_id: &str) -> Result<u64> {
-        let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) AS n FROM events WHERE build_id = ?")
-            .bind(build_id)
-            .fetch_one(&self.read)
-            .await?;
-        Ok(u(row.try_get("n")?))
     }
 
     pub(crate) async fn svc_builds_of(&self, owner: Option<&str>, limit: u32) -> Result<Vec<BuildRecord>> {

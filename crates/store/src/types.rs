@@ -38,9 +38,13 @@ impl BuildStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewBuild {
     pub id: String,
+    /// Build, task run or chat turn: which engine drives it.
+    #[serde(default)]
+    pub kind: wright_events::RunKind,
     /// The build this one continues (`wright run --continue`), if any.
     pub parent_id: Option<String>,
     pub prompt: String,
+    /// The project template a build uses (`static`, `fullstack`…); empty for other kinds.
     pub template: String,
     pub lang: String,
     pub provider: String,

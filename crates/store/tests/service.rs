@@ -16,6 +16,7 @@ fn queued(id: &str, owner: &str, key: Option<&str>, request: &str, at: &str) -> 
     QueuedBuild {
         build: NewBuild {
             id: id.into(),
+            kind: wright_events::RunKind::Build,
             parent_id: None,
             prompt: "a countdown timer".into(),
             template: "auto".into(),
@@ -39,6 +40,25 @@ fn queued(id: &str, owner: &str, key: Option<&str>, request: &str, at: &str) -> 
     }
 }
 
+/// How the service ends a build cancelled while it waits.
+fn cancelled(at: &str) -> RunEnd {
+    let record = BuildFinish {
+        status: BuildStatus::Failed,
+        end_reason: Some("cancelled".into()),
+        fix_attempts: 0,
+        turns: 0,
+        tokens: Tokens::default(),
+        duration_ms: 0,
+        files: vec![],
+        report: None,
+        finished_at: at.into(),
+    };
+    RunEnd::of(
+        record,
+        vec![EventKind::Status { message: "Cancelled before it started.".into(), level: Level::Warning }],
+    )
+}
+
 const T0: &str = "2026-11-24T10:00:00.000Z";
 const T1: &str = "2026-11-24T10:00:01.000Z";
 const T2: &str = "2026-11-24T10:00:02.000Z";
@@ -52,7 +72,7 @@ async fn the_queue_runs_in_order_and_each_build_is_claimed_once() {
     assert_eq!(s.enqueue_build(&queued("b3", "u2", None, "{\"p\":1}", T2)).await.unwrap(), Enqueued::New);
     assert_eq!((s.queue_depth().await.unwrap(), s.queue_position("b3").await.unwrap()), (3, 2));
     // The queue notice was stored with the build.
-    assert_eq!(s.last_seq("b1").await.unwrap(), 1);
+    assert_eq!(s.events("b1", 0).await.unwrap().len(), 1);
     let b = s.build("b1").await.unwrap();
     assert_eq!(
         (b.status, b.owner.as_deref(), b.preview_key.as_deref()),
@@ -103,14 +123,14 @@ async fn idempotency_keys_and_identical_active_requests_are_one_build() {
     // Another user's identical request and key are theirs.
     assert_eq!(s.enqueue_build(&queued("b4", "u2", Some("k"), "{\"a\":1}", T1)).await.unwrap(), Enqueued::New);
     // Once b1 has ended, the identical request is a new build; the key still names b1.
-    assert_eq!(s.request_cancel("b1", T2).await.unwrap(), CancelOutcome::WasQueued);
+    assert_eq!(s.request_cancel("b1", cancelled(T2)).await.unwrap(), CancelOutcome::WasQueued);
     assert_eq!(s.enqueue_build(&queued("b5", "u1", None, "{\"a\":1}", T2)).await.unwrap(), Enqueued::New);
     match s.enqueue_build(&queued("b6", "u1", Some("k"), "{}", T2)).await.unwrap() {
         Enqueued::Existing(b) => assert_eq!((b.start.id.as_str(), b.status), ("b1", BuildStatus::Failed)),
         other => panic!("{other:?}"),
     }
     assert!(s.build("b2").await.is_err() && s.build("b3").await.is_err(), "refused twins leave nothing");
-    assert_eq!(s.last_seq("b2").await.unwrap(), 0, "nor their events");
+    assert!(s.events("b2", 0).await.unwrap().is_empty(), "nor their events");
 }
 
 #[tokio::test]
@@ -122,12 +142,12 @@ async fn cancel_leases_and_the_reaper() {
     let claimed = s.claim_build("w1", "2026-11-24T10:00:05.000Z").await.unwrap().unwrap();
     assert_eq!(claimed.start.id, "b1");
     assert!(!s.cancel_requested("b1").await.unwrap());
-    assert_eq!(s.request_cancel("b1", T1).await.unwrap(), CancelOutcome::Running);
+    assert_eq!(s.request_cancel("b1", cancelled(T1)).await.unwrap(), CancelOutcome::Running);
     assert!(s.cancel_requested("b1").await.unwrap());
-    assert_eq!(s.request_cancel("b2", T1).await.unwrap(), CancelOutcome::WasQueued);
+    assert_eq!(s.request_cancel("b2", cancelled(T1)).await.unwrap(), CancelOutcome::WasQueued);
     assert_eq!(s.build("b2").await.unwrap().end_reason.as_deref(), Some("cancelled"));
-    assert_eq!(s.request_cancel("b2", T1).await.unwrap(), CancelOutcome::AlreadyEnded);
-    assert!(matches!(s.request_cancel("nope", T1).await, Err(StoreError::NotFound(_))));
+    assert_eq!(s.request_cancel("b2", cancelled(T1)).await.unwrap(), CancelOutcome::AlreadyEnded);
+    assert!(matches!(s.request_cancel("nope", cancelled(T1)).await, Err(StoreError::NotFound(_))));
     assert!(s.claim_build("w2", LATER).await.unwrap().is_none(), "a cancelled build is never claimed");
 
     // The lease: renewed by its worker only; expired ones are taken by exactly one reaper.
@@ -207,14 +227,7 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
         tokens: Tokens::default(),
     };
     s.append_turn(&turn(0)).await.unwrap();
-    s.append_event(&Event {
-        seq: 2,
-        build: "b1".into(),
-        ts: T1.into(),
-        kind: EventKind::Status { message: "A worker started the build.".into(), level: Level::Info },
-    })
-    .await
-    .unwrap();
+    s.append("b1", Some("w1"), vec![Draft::now(EventKind::Started { worker: "w1".into() })]).await.unwrap();
 
     // A reaper spares its own process's workers (alive, their renewals held up).
     assert!(s.take_expired("2026-11-24T10:00:10.000Z", "r0", LATER, "w").await.unwrap().is_empty());
@@ -229,7 +242,7 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
             panic!("not re-queued")
         };
         // Stored with the build, right after the last event: the stream stays gapless.
-        let last = s.last_seq("b1").await.unwrap();
+        let last = s.events("b1", 0).await.unwrap().last().unwrap().seq;
         assert_eq!(event.seq, last);
         assert_eq!(event.kind, EventKind::Restarted { attempt, reason: "worker_lost".into() });
         assert_eq!(s.events("b1", last - 1).await.unwrap(), vec![*event]);
@@ -255,12 +268,12 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
     // A build someone asked to cancel is not run again.
     let b2 = claim("w3").await;
     assert_eq!(b2.start.id, "b2");
-    assert_eq!(s.request_cancel("b2", T2).await.unwrap(), CancelOutcome::Running);
+    assert_eq!(s.request_cancel("b2", cancelled(T2)).await.unwrap(), CancelOutcome::Running);
     assert_eq!(s.restart_build("b2", "w3", max_runs, "shutdown").await.unwrap(), Restart::Cancelled);
 }
 
 #[tokio::test]
-async fn a_retry_is_found_before_it_is_queued_and_streams_without_an_end_are_found() {
+async fn a_retry_is_found_before_it_is_queued() {
     let (_d, s) = store().await;
     s.enqueue_build(&queued("b1", "u1", Some("k"), "{\"a\":1}", T0)).await.unwrap();
     let found = |key: Option<&'static str>, dedup: &'static str| {
@@ -272,7 +285,7 @@ async fn a_retry_is_found_before_it_is_queued_and_streams_without_an_end_are_fou
     assert_eq!(found(Some("k2"), "other").await, None);
     assert_eq!(s.existing_build("u2", Some("k"), "u1:{\"a\":1}").await.unwrap(), None, "another user's");
 
-    // b1 ends in its record, and its process dies before `complete` is stored.
+    // b1 ends: its record and its `complete` together.
     let finish = BuildFinish {
         status: BuildStatus::Published,
         end_reason: None,
@@ -284,33 +297,11 @@ async fn a_retry_is_found_before_it_is_queued_and_streams_without_an_end_are_fou
         report: None,
         finished_at: T1.into(),
     };
-    s.finish_build("b1", None, &finish).await.unwrap();
+    s.finish("b1", None, RunEnd::of(finish, vec![])).await.unwrap();
     assert_eq!(found(None, "u1:{\"a\":1}").await, None, "an ended build is no twin");
     assert_eq!(found(Some("k"), "x").await.as_deref(), Some("b1"), "its key still names it");
-    let open = s.ended_without_complete(T0, T2).await.unwrap();
-    assert_eq!(open.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b1"]);
-    assert!(s.ended_without_complete(T2, LATER).await.unwrap().is_empty(), "outside the window");
-    s.append_event(&Event {
-        seq: 2,
-        build: "b1".into(),
-        ts: T2.into(),
-        kind: EventKind::Complete {
-            success: true,
-            files: vec![],
-            iterations: 0,
-            fix_attempts: 0,
-            duration_ms: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cached_tokens: 0,
-            cost_usd: 0.0,
-            browser_checked: false,
-            browser_reason: None,
-        },
-    })
-    .await
-    .unwrap();
-    assert!(s.ended_without_complete(T0, T2).await.unwrap().is_empty());
+    let events = s.events("b1", 0).await.unwrap();
+    assert_eq!(events.iter().map(|e| e.kind.type_name()).collect::<Vec<_>>(), ["status", "complete"]);
 }
 
 #[tokio::test]
@@ -353,15 +344,25 @@ async fn a_worker_that_lost_its_build_cannot_finish_it() {
     };
 
     let late = finish(BuildStatus::Failed, Some("cancelled"));
-    assert!(!s.finish_build("b1", Some("w1"), &late).await.unwrap(), "w1 no longer holds it");
-    assert!(!s.finish_build("b1", None, &late).await.unwrap(), "nor does a caller that holds nothing");
+    let end = |f: BuildFinish| RunEnd::of(f, vec![]);
+    assert!(
+        matches!(s.finish("b1", Some("w1"), end(late.clone())).await, Err(StoreError::NotHolder(_))),
+        "w1 no longer holds it"
+    );
+    assert!(
+        matches!(s.finish("b1", None, end(late.clone())).await, Err(StoreError::NotHolder(_))),
+        "nor does a caller that holds nothing"
+    );
     let b = s.build("b1").await.unwrap();
     assert_eq!((b.status, b.end_reason, b.finished_at), (BuildStatus::Running, None, None));
 
-    assert!(s.finish_build("b1", Some("w2"), &finish(BuildStatus::Published, None)).await.unwrap());
+    assert!(matches!(
+        s.finish("b1", Some("w2"), end(finish(BuildStatus::Published, None))).await.unwrap(),
+        Finished::Now(_)
+    ));
     assert_eq!(s.build("b1").await.unwrap().status, BuildStatus::Published);
     // Once ended, even its holder cannot change it again.
-    assert!(!s.finish_build("b1", Some("w2"), &late).await.unwrap());
+    assert!(matches!(s.finish("b1", Some("w2"), end(late)).await.unwrap(), Finished::Already { .. }));
     assert_eq!(s.build("b1").await.unwrap().status, BuildStatus::Published);
 }
 
@@ -390,6 +391,6 @@ async fn a_follow_up_is_refused_while_another_build_works_in_its_folder() {
         report: None,
         finished_at: T2.into(),
     };
-    assert!(s.finish_build("c1", Some("w1"), &done).await.unwrap());
+    assert!(matches!(s.finish("c1", Some("w1"), RunEnd::of(done, vec![])).await.unwrap(), Finished::Now(_)));
     assert_eq!(s.enqueue_build(&follow_up("c2", T2)).await.unwrap(), Enqueued::New, "free once it ended");
 }

@@ -8,6 +8,7 @@ use wright_store::*;
 fn new_build(id: &str, template: &str) -> NewBuild {
     NewBuild {
         id: id.into(),
+        kind: wright_events::RunKind::Build,
         parent_id: None,
         prompt: "a countdown timer".into(),
         template: template.into(),
@@ -49,7 +50,9 @@ async fn everything_survives_a_reopen() {
     {
         let s = open(&url).await.unwrap();
         s.create_build(&new_build("20261121-100000-aaaa", "interactive")).await.unwrap();
-        s.finish_build("20261121-100000-aaaa", None, &finish(BuildStatus::Published, 1, 1200)).await.unwrap();
+        s.finish("20261121-100000-aaaa", None, RunEnd::of(finish(BuildStatus::Published, 1, 1200), vec![]))
+            .await
+            .unwrap();
         s.put_note(&note("n-1", &["timer"], &[], &[])).await.unwrap();
         s.append_turn(&Turn {
             build_id: "20261121-100000-aaaa".into(),
@@ -73,7 +76,7 @@ async fn everything_survives_a_reopen() {
     assert_eq!(s.turns(&b.start.id).await.unwrap()[0].message["content"], "hi");
     assert!(matches!(s.build("nope").await, Err(StoreError::NotFound(_))));
     assert!(matches!(
-        s.finish_build("nope", None, &finish(BuildStatus::Failed, 0, 1)).await,
+        s.finish("nope", None, RunEnd::of(finish(BuildStatus::Failed, 0, 1), vec![])).await,
         Err(StoreError::NotFound(_))
     ));
 }
@@ -183,7 +186,7 @@ async fn stats_follow_the_builds() {
     ];
     for (id, t, st, fixes, ms) in rows {
         s.create_build(&new_build(id, t)).await.unwrap();
-        s.finish_build(id, None, &finish(st, fixes, ms)).await.unwrap();
+        s.finish(id, None, RunEnd::of(finish(st, fixes, ms), vec![])).await.unwrap();
     }
     s.create_build(&new_build("b5", "static")).await.unwrap(); // still running: not counted
     s.put_note(&note("n-1", &["x"], &[], &[])).await.unwrap();
@@ -209,14 +212,27 @@ async fn the_dashboard_counts_builds_per_day_and_the_problems_found() {
     let mut old = new_build("old", "static");
     old.started_at = "2001-01-01T00:00:00.000Z".into(); // outside any window
     s.create_build(&old).await.unwrap();
-    s.finish_build("old", None, &finish(BuildStatus::Published, 0, 10)).await.unwrap();
+    s.finish("old", None, RunEnd::of(finish(BuildStatus::Published, 0, 10), vec![])).await.unwrap();
     for (id, t, st, fixes) in [
         ("b1", "static", BuildStatus::Published, 0),
         ("b2", "static", BuildStatus::Failed, 3),
         ("b3", "interactive", BuildStatus::Published, 1),
     ] {
         s.create_build(&new_build(id, t)).await.unwrap();
-        s.finish_build(id, None, &finish(st, fixes, 100)).await.unwrap();
+        if id == "b2" {
+            for kind in ["test_failure", "runtime", "test_failure"] {
+                let kind = EventKind::ErrorDetected {
+                    iteration: 0,
+                    kind: kind.into(),
+                    error: "x".into(),
+                    file: None,
+                    line: None,
+                    column: None,
+                };
+                s.append("b2", None, vec![Draft::now(kind)]).await.unwrap();
+            }
+        }
+        s.finish(id, None, RunEnd::of(finish(st, fixes, 100), vec![])).await.unwrap();
     }
     s.create_build(&new_build("running", "static")).await.unwrap();
     let days = s.daily_stats(30).await.unwrap();
@@ -226,17 +242,6 @@ async fn the_dashboard_counts_builds_per_day_and_the_problems_found() {
     assert_eq!(per, [(today.as_str(), "interactive", 1, 1, 0), (today.as_str(), "static", 2, 1, 1)]);
     assert_eq!(days[1].input_tokens, 200, "tokens summed per day and template");
 
-    for (seq, kind) in [(1, "test_failure"), (2, "runtime"), (3, "test_failure")] {
-        let kind = EventKind::ErrorDetected {
-            iteration: 0,
-            kind: kind.into(),
-            error: "x".into(),
-            file: None,
-            line: None,
-            column: None,
-        };
-        s.append_event(&Event { seq, build: "b2".into(), ts: now(), kind }).await.unwrap();
-    }
     let kinds = s.error_kinds(30, 10).await.unwrap();
     let kinds: Vec<_> = kinds.iter().map(|k| (k.kind.as_str(), k.count)).collect();
     assert_eq!(kinds, [("test_failure", 2), ("runtime", 1)]);
@@ -314,19 +319,20 @@ impl EventSink for Witness {
 async fn events_are_stored_before_later_sinks_see_them() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&format!("sqlite://{}", dir.path().join("w.db").display())).await.unwrap();
-    let persist = Arc::new(PersistSink::new(store.clone()).unwrap());
+    store.create_build(&new_build("b-sink", "static")).await.unwrap();
     let witness = Arc::new(Witness { store: store.clone(), seen: Mutex::new(Vec::new()) });
-    let em = Emitter::new("b-sink", vec![persist.clone(), witness.clone()]);
+    let log: Arc<dyn RunLog> = store.clone();
+    let writer = LogWriter::start(log, "b-sink", None, vec![witness.clone()]);
+    let em = Emitter::new("b-sink", vec![writer.clone()]);
     em.status(Level::Info, "one");
     em.emit(EventKind::ErrorFixed { iteration: 1 });
     em.status(Level::Warning, "three");
+    writer.flush().await;
     assert_eq!(*witness.seen.lock().unwrap(), vec![(1, true), (2, true), (3, true)]);
     let stored = store.events("b-sink", 1).await.unwrap();
     assert_eq!(stored.iter().map(|e| e.seq).collect::<Vec<_>>(), [2, 3], "resume after seq 1");
     assert_eq!(stored[0].kind, EventKind::ErrorFixed { iteration: 1 });
-    assert_eq!(persist.failures(), 0);
-    // A duplicate seq cannot be stored; the failure is counted, the emitter carries on.
-    store.append_event(&stored[0]).await.unwrap_err();
+    assert_eq!(writer.failures(), 0);
 }
 
 fn task_record(run: &str, task: &str, position: u32, status: &str) -> TaskRecord {

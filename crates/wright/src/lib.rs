@@ -28,6 +28,8 @@
 //!         store: Some(db),
 //!         provider_label: "openai:local-model".into(),
 //!         holder: None,
+//!         // With no log writer the store gets the build's end, the sinks its events.
+//!         log: None,
 //!     },
 //! )
 //! .await;

@@ -13,18 +13,15 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use wright_agent::journal::Journal;
 use wright_agent::{AgentLoop, Pricing};
-use wright_events::{Emitter, Event, EventKind, EventSink, Level};
+use wright_events::{Emitter, Event, EventKind, EventSink, Level, RunKind};
 use wright_provider::RetryPolicy;
 use wright_sandbox::Workspace;
-use wright_store::{BuildFinish, BuildStatus, NewBuild, Store, TaskRecord, Tokens};
+use wright_store::{BuildFinish, BuildStatus, LogWriter, NewBuild, RunEnd, Store, TaskRecord, Tokens};
 use wright_tasks::{
     Earlier, Format, Handlers, ModelJudge, Plan, Recorder, RunOptions, RunSummary, TaskEnv, TaskOutcome, TaskResult,
     TaskStatus, run_plan,
 };
 use wright_tools::{ToolContext, builtin_registry};
-
-/// The template a task run is stored under.
-pub const TASK_TEMPLATE: &str = "task";
 
 /// One task run to prepare.
 #[derive(Debug, Clone)]
@@ -155,7 +152,7 @@ impl Engine {
             .resolve_build(id)
             .await
             .map_err(|e| usage(format!("--resume {id}: {e}; see `wright task list`")))?;
-        if run.start.template != TASK_TEMPLATE {
+        if run.start.kind != RunKind::Task {
             return Err(usage(format!("--resume {id}: {} is a build, not a task run", run.start.id)));
         }
         let same = Path::new(&run.start.workspace).canonicalize().ok().as_deref() == Some(workspace.root());
@@ -248,14 +245,12 @@ impl PreparedTasks {
     pub async fn run(self, sinks: Vec<Arc<dyn EventSink>>, cancel: CancellationToken) -> TasksFinished {
         let clock = Instant::now();
         let touched = Arc::new(Touched::default());
-        let mut all: Vec<Arc<dyn EventSink>> = vec![self.parts.persist.clone(), touched.clone()];
-        all.extend(sinks);
-        let emitter = Emitter::new(self.id.clone(), all);
         let record = NewBuild {
             id: self.id.clone(),
+            kind: RunKind::Task,
             parent_id: self.resumed.clone(),
             prompt: self.plan.goal.clone().unwrap_or_else(|| format!("tasks from {}", self.file.display())),
-            template: TASK_TEMPLATE.into(),
+            template: String::new(),
             lang: "en".into(),
             provider: self.parts.label.clone(),
             model: self.model.clone(),
@@ -265,6 +260,10 @@ impl PreparedTasks {
         if let Err(e) = self.parts.store.create_build(&record).await {
             tracing::warn!(run = %self.id, "task run not recorded: {e}");
         }
+        let mut behind: Vec<Arc<dyn EventSink>> = vec![touched.clone()];
+        behind.extend(sinks);
+        let log = LogWriter::start(self.parts.store.clone(), &self.id, None, behind);
+        let emitter = Emitter::new(self.id.clone(), vec![log.clone()]);
         // As root the sandbox user borrows the project; its owner gets it back afterwards, or,
         // if this run is killed first, on the next start of wright (the loan is in the store).
         // A shared folder is never lent (the sandbox refuses it), so it is never given back.
@@ -325,6 +324,8 @@ impl PreparedTasks {
                 format!("The project's files could not all be given back to their owner: {e}."),
             );
         }
+        // Every event is stored and seen (the files it wrote among them) before the end is made.
+        log.flush().await;
         let tokens = totals(self.parts.store.as_ref(), &self.id).await;
         let success = summary.success();
         let [passed, failed, skipped, not_run] = summary.counts();
@@ -357,10 +358,7 @@ impl PreparedTasks {
             )),
             finished_at: wright_events::now(),
         };
-        if let Err(e) = self.parts.store.finish_build(&self.id, None, &finish).await {
-            tracing::warn!(run = %self.id, "task run end not recorded: {e}");
-        }
-        emitter.emit(EventKind::Complete {
+        let complete = EventKind::Complete {
             success,
             files,
             iterations: u32::try_from(turns).unwrap_or(u32::MAX),
@@ -372,9 +370,12 @@ impl PreparedTasks {
             cost_usd: tokens.cost_usd,
             browser_checked: false,
             browser_reason: None,
-        });
+        };
+        if let Err(e) = log.finish(RunEnd { last_words: vec![], record: finish, complete }).await {
+            tracing::warn!(run = %self.id, "task run end not stored: {e}");
+        }
         drop(self.parts.scratch);
-        TasksFinished { summary, unsaved_events: self.parts.persist.failures() }
+        TasksFinished { summary, unsaved_events: log.failures() }
     }
 }
 

@@ -1,0 +1,236 @@
+//! A run's event log, owned by the store: the one place that numbers a run's events, the one
+//! place that ends a run, and the one way to follow it.
+//!
+//! - [`RunLog::append`] gives events their `seq` inside the store's transaction, so they are
+//!   gapless and unique per run however many processes write, and refuses a writer that no
+//!   longer holds the run (its lease is the fencing token).
+//! - [`RunLog::finish`] writes the run's final record and its `complete` event in one
+//!   transaction, exactly once: a kill -9 can never leave a record and a stream that disagree,
+//!   and a second `finish` returns the first outcome.
+//! - [`RunLog::subscribe`] yields the stored events after a `seq`, then live ones, with no gap
+//!   and no duplicate, woken by the store's [`Notifier`](crate::Notifier).
+
+use crate::types::{BuildFinish, BuildStatus};
+use crate::{Result, StoreError};
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc};
+use wright_events::{Event, EventKind};
+
+/// How long a follower waits without hearing of its run before it reads the store anyway: a
+/// safety net for notices that cannot reach it (a run written by another process on a shared
+/// SQLite file), not the way events normally arrive.
+pub const SAFETY_NET: Duration = Duration::from_secs(2);
+
+/// Frames a follower keeps for its reader before it waits for it.
+const FOLLOWER_BUFFER: usize = 256;
+
+/// An event before the store has numbered it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Draft {
+    pub ts: String,
+    pub kind: EventKind,
+}
+
+impl Draft {
+    pub fn now(kind: EventKind) -> Self {
+        Self { ts: wright_events::now(), kind }
+    }
+}
+
+/// A stored event, serialised at most once however many followers send it.
+#[derive(Debug)]
+pub struct Logged {
+    pub event: Event,
+    json: OnceLock<String>,
+}
+
+impl Logged {
+    pub fn new(event: Event) -> Self {
+        Self { event, json: OnceLock::new() }
+    }
+
+    /// The event as one line of JSON (`--events jsonl`, SSE `data:`).
+    pub fn json(&self) -> &str {
+        self.json.get_or_init(|| self.event.to_json_line())
+    }
+
+    pub fn is_complete(&self) -> bool {
+        matches!(self.event.kind, EventKind::Complete { .. })
+    }
+}
+
+/// How a run ends: what to say last, its final record, and its `complete` event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEnd {
+    /// Events stored just before `complete`, in the same transaction (an `error` saying why).
+    pub last_words: Vec<EventKind>,
+    pub record: BuildFinish,
+    /// Must be [`EventKind::Complete`].
+    pub complete: EventKind,
+}
+
+impl RunEnd {
+    /// The end `record` describes, its `complete` made from it (no browser check), after
+    /// `last_words`.
+    pub fn of(record: BuildFinish, last_words: Vec<EventKind>) -> Self {
+        let complete = EventKind::Complete {
+            success: record.status == BuildStatus::Published,
+            files: record.files.clone(),
+            iterations: record.turns,
+            fix_attempts: record.fix_attempts,
+            duration_ms: record.duration_ms,
+            input_tokens: record.tokens.input_tokens,
+            output_tokens: record.tokens.output_tokens,
+            cached_tokens: record.tokens.cached_tokens,
+            cost_usd: record.tokens.cost_usd,
+            browser_checked: false,
+            browser_reason: None,
+        };
+        Self { last_words, record, complete }
+    }
+}
+
+/// What [`RunLog::finish`] did.
+#[derive(Debug, Clone)]
+pub enum Finished {
+    /// This call ended the run; these are the events it stored, `complete` last.
+    Now(Vec<Arc<Logged>>),
+    /// The run had ended already; nothing changed. Its `complete` as first stored, and status.
+    Already { complete: Option<Event>, status: BuildStatus },
+}
+
+impl Finished {
+    /// The run's `complete`, whichever call stored it.
+    pub fn complete(&self) -> Option<&Event> {
+        match self {
+            Finished::Now(events) => events.last().map(|l| &l.event),
+            Finished::Already { complete, .. } => complete.as_ref(),
+        }
+    }
+}
+
+/// A run's event log. `writer` is the fencing token: the worker that holds the run under its
+/// lease (`wright serve`), or `None` for a run no worker holds (a local `wright run`, a build
+/// still queued). A call whose writer does not hold the run fails with
+/// [`StoreError::NotHolder`]; appending to a run that has ended fails with
+/// [`StoreError::Ended`].
+#[async_trait]
+pub trait RunLog: Send + Sync {
+    /// Store `events` after the run's last one, numbered in the same transaction.
+    async fn append(&self, run: &str, writer: Option<&str>, events: Vec<Draft>) -> Result<Vec<Arc<Logged>>>;
+    /// End the run: `end.last_words`, its record and `complete`, in one transaction, once.
+    async fn finish(&self, run: &str, writer: Option<&str>, end: RunEnd) -> Result<Finished>;
+    /// Stored events of a run with `seq > after`, in order.
+    async fn events(&self, run: &str, after: u64) -> Result<Vec<Event>>;
+    /// Whether the run has ended (its `complete` is stored); false for a run not stored.
+    async fn has_ended(&self, run: &str) -> Result<bool>;
+    /// Events after `after`, stored then live, ending after `complete` (or at once when the
+    /// run had ended before `after`). Dropping the stream stops the follower.
+    fn subscribe(&self, run: &str, after: u64) -> BoxStream<'static, Result<Arc<Logged>>>;
+    fn notifier(&self) -> Arc<dyn crate::Notifier>;
+}
+
+/// Check `end` before any transaction: a `complete` that is not one would end the stream of a
+/// run whose record says something else.
+pub(crate) fn check_end(end: &RunEnd) -> Result<()> {
+    if !matches!(end.complete, EventKind::Complete { .. }) {
+        return Err(StoreError::Invalid(format!("a run ends with `complete`, not `{}`", end.complete.type_name())));
+    }
+    if end.last_words.iter().any(|k| matches!(k, EventKind::Complete { .. })) || !end.record.status.is_final() {
+        return Err(StoreError::Invalid("a run's last words cannot end it, and its end must be final".into()));
+    }
+    Ok(())
+}
+
+/// [`RunLog::subscribe`] for any log that can be cloned into a task (the SQLite store is).
+pub(crate) fn follow<L: RunLog + Clone + 'static>(
+    log: L,
+    run: &str,
+    after: u64,
+) -> BoxStream<'static, Result<Arc<Logged>>> {
+    let (tx, rx) = mpsc::channel(FOLLOWER_BUFFER);
+    let run = run.to_string();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = pump(&log, &run, after, &tx) => {}
+            _ = tx.closed() => {}
+        }
+    });
+    Box::pin(futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) }))
+}
+
+type Out = mpsc::Sender<Result<Arc<Logged>>>;
+
+/// Send one event; `None` when the follower is done (its reader left, or this was `complete`).
+async fn send(tx: &Out, l: Arc<Logged>, last: &mut u64) -> Option<()> {
+    *last = l.event.seq;
+    let done = l.is_complete();
+    if tx.send(Ok(l)).await.is_err() || done { None } else { Some(()) }
+}
+
+async fn pump<L: RunLog>(log: &L, run: &str, mut last: u64, tx: &Out) {
+    // Join the live channel first: anything committed after this arrives live, anything
+    // committed before is in the read below, and a `seq` in both is sent once.
+    let notifier = log.notifier();
+    let mut live = notifier.follow(run);
+    loop {
+        // Asked before the read: `complete` and the final status commit together, so a run
+        // that had ended before the read has its `complete` in it (or sent before `after`).
+        let ended = match log.has_ended(run).await {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(run, "reading a run's state: {e}");
+                tokio::time::sleep(SAFETY_NET).await;
+                continue;
+            }
+        };
+        match log.events(run, last).await {
+            Ok(events) => {
+                let empty = events.is_empty();
+                for e in events {
+                    if e.seq != last + 1 {
+                        tracing::warn!(run, seq = e.seq, last, "stored events have a gap");
+                    }
+                    if send(tx, Arc::new(Logged::new(e)), &mut last).await.is_none() {
+                        return;
+                    }
+                }
+                if empty && ended {
+                    return;
+                }
+            }
+            Err(e) => {
+                // The reader hears of it; the follower tries again after the safety net.
+                if tx.send(Err(e)).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(SAFETY_NET).await;
+                continue;
+            }
+        }
+        // Then live, until something says "read the store again": a gap, a lag, a closed
+        // channel, or the safety net's quiet spell.
+        loop {
+            let next = match tokio::time::timeout(SAFETY_NET, live.recv()).await {
+                Ok(r) => r,
+                Err(_) => break,
+            };
+            match next {
+                Ok(l) if l.event.seq <= last => continue,
+                Ok(l) if l.event.seq == last + 1 => {
+                    if send(tx, l, &mut last).await.is_none() {
+                        return;
+                    }
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => break,
+                Err(broadcast::error::RecvError::Closed) => {
+                    live = notifier.follow(run);
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! [`RunLog`] on SQLite. Each call is one `BEGIN IMMEDIATE` transaction: it takes the write
+//! lock before it reads the run's last `seq` and holder, so two writers (threads, processes)
+//! can never number two events alike, and a writer that lost the run finds out in the same
+//! transaction that would have stored its events.
+
+use crate::runlog::{Draft, Finished, Logged, RunEnd, RunLog, check_end, follow};
+use crate::sqlite::{SqliteStore, u};
+use crate::types::BuildStatus;
+use crate::{Notifier, Result, StoreError};
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
+use std::sync::Arc;
+use wright_events::Event;
+
+/// Rows per `INSERT`: well under SQLite's limit of bound values (5 a row).
+const ROWS_PER_INSERT: usize = 200;
+
+/// The run's state as the transaction found it.
+struct Head {
+    status: BuildStatus,
+    last: u64,
+}
+
+/// Read the run's status and last `seq`, and check that `writer` may write to it.
+async fn head(tx: &mut SqliteConnection, run: &str, writer: Option<&str>, ending: bool) -> Result<Head> {
+    let row = sqlx::query(
+        "SELECT status, worker, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE build_id = ?1) AS last \
+         FROM builds WHERE id = ?1",
+    )
+    .bind(run)
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("run {run}")))?;
+    let status: String = row.try_get("status")?;
+    let status = BuildStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("run status `{status}`")))?;
+    let head = Head { status, last: u(row.try_get("last")?) };
+    if status.is_final() {
+        // `finish` answers an ended run with its first outcome; only appends are refused.
+        return if ending { Ok(head) } else { Err(StoreError::Ended(run.to_string())) };
+    }
+    let worker: Option<String> = row.try_get("worker")?;
+    let holds = match writer {
+        Some(w) => status == BuildStatus::Running && worker.as_deref() == Some(w),
+        None => worker.is_none(),
+    };
+    if !holds {
+        return Err(StoreError::NotHolder(run.to_string()));
+    }
+    Ok(head)
+}
+
+/// Store `events` as `seq` `after + 1…` of `run`, in the caller's transaction.
+async fn insert(tx: &mut SqliteConnection, run: &str, after: u64, events: Vec<Draft>) -> Result<Vec<Arc<Logged>>> {
+    let stamped: Vec<Event> = events
+        .into_iter()
+        .zip(after + 1..)
+        .map(|(d, seq)| Event { seq, build: run.to_string(), ts: d.ts, kind: d.kind })
+        .collect();
+    let mut logged = Vec::with_capacity(stamped.len());
+    for chunk in stamped.chunks(ROWS_PER_INSERT) {
+        let mut rows = Vec::with_capacity(chunk.len());
+        for e in chunk {
+            let l = Logged::new(e.clone());
+            rows.push((e.seq as i64, l.json().to_string()));
+            logged.push(Arc::new(l));
+        }
+        let mut q: QueryBuilder<Sqlite> = QueryBuilder::new("INSERT INTO events (build_id, seq, ts, type, data) ");
+        q.push_values(chunk.iter().zip(rows), |mut b, (e, (seq, json))| {
+            b.push_bind(run).push_bind(seq).push_bind(e.ts.clone()).push_bind(e.kind.type_name()).push_bind(json);
+        });
+        q.build().execute(&mut *tx).await?;
+    }
+    Ok(logged)
+}
+
+impl SqliteStore {
+    pub(crate) async fn log_append(
+        &self,
+        run: &str,
+        writer: Option<&str>,
+        events: Vec<Draft>,
+    ) -> Result<Vec<Arc<Logged>>> {
+        if events.iter().any(|d| matches!(d.kind, wright_events::EventKind::Complete { .. })) {
+            return Err(StoreError::Invalid("`complete` is stored by finishing the run, not appended".into()));
+        }
+        if events.is_empty() {
+            return Ok(vec![]);
+        }
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let head = head(&mut tx, run, writer, false).await?;
+        let logged = insert(&mut tx, run, head.last, events).await?;
+        tx.commit().await?;
+        self.notifier.appended(run, &logged);
+        Ok(logged)
+    }
+
+    pub(crate) async fn log_finish(&self, run: &str, writer: Option<&str>, end: RunEnd) -> Result<Finished> {
+        check_end(&end)?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let head = head(&mut tx, run, writer, true).await?;
+        if head.status.is_final() {
+            let complete =
+                sqlx::query("SELECT data FROM events WHERE build_id = ? AND type = 'complete' ORDER BY seq LIMIT 1")
+                    .bind(run)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .map(|r| r.try_get::<String, _>("data"))
+                    .transpose()?
+                    .map(|s| serde_json::from_str::<Event>(&s).map_err(|e| StoreError::Corrupt(format!("event: {e}"))))
+                    .transpose()?;
+            tx.rollback().await?;
+            return Ok(Finished::Already { complete, status: head.status });
+        }
+        let RunEnd { last_words, record: f, complete } = end;
+        let mut drafts: Vec<Draft> = last_words.into_iter().map(Draft::now).collect();
+        drafts.push(Draft::now(complete));
+        let logged = insert(&mut tx, run, head.last, drafts).await?;
+        sqlx::query(
+            "UPDATE builds SET status=?, end_reason=?, fix_attempts=?, turns=?, input_tokens=?, output_tokens=?, \
+             cached_tokens=?, cost_usd=?, duration_ms=?, files=?, report=?, finished_at=?, lease_until=NULL WHERE id=?",
+        )
+        .bind(f.status.as_str())
+        .bind(&f.end_reason)
+        .bind(i64::from(f.fix_attempts))
+        .bind(i64::from(f.turns))
+        .bind(f.tokens.input_tokens as i64)
+        .bind(f.tokens.output_tokens as i64)
+        .bind(f.tokens.cached_tokens as i64)
+        .bind(f.tokens.cost_usd)
+        .bind(f.duration_ms as i64)
+        .bind(serde_json::to_string(&f.files).map_err(|e| StoreError::Invalid(e.to_string()))?)
+        .bind(&f.report)
+        .bind(&f.finished_at)
+        .bind(run)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.notifier.appended(run, &logged);
+        self.notifier.ended(run);
+        Ok(Finished::Now(logged))
+    }
+
+    pub(crate) async fn log_has_ended(&self, run: &str) -> Result<bool> {
+        let status: Option<String> = sqlx::query("SELECT status FROM builds WHERE id = ?")
+            .bind(run)
+            .fetch_optional(&self.read)
+            .await?
+            .map(|r| r.try_get("status"))
+            .transpose()?;
+        Ok(status.as_deref().and_then(BuildStatus::parse).is_some_and(BuildStatus::is_final))
+    }
+}
+
+#[async_trait]
+impl RunLog for SqliteStore {
+    async fn append(&self, run: &str, writer: Option<&str>, events: Vec<Draft>) -> Result<Vec<Arc<Logged>>> {
+        self.log_append(run, writer, events).await
+    }
+
+    async fn finish(&self, run: &str, writer: Option<&str>, end: RunEnd) -> Result<Finished> {
+        self.log_finish(run, writer, end).await
+    }
+
+    async fn events(&self, run: &str, after: u64) -> Result<Vec<Event>> {
+        let rows = sqlx::query("SELECT data FROM events WHERE build_id = ? AND seq > ? ORDER BY seq")
+            .bind(run)
+            .bind(after as i64)
+            .fetch_all(&self.read)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let s: String = r.try_get("data")?;
+                serde_json::from_str(&s).map_err(|e| StoreError::Corrupt(format!("event: {e}")))
+            })
+            .collect()
+    }
+
+    async fn has_ended(&self, run: &str) -> Result<bool> {
+        self.log_has_ended(run).await
+    }
+
+    fn subscribe(&self, run: &str, after: u64) -> BoxStream<'static, Result<Arc<Logged>>> {
+        follow(self.clone(), run, after)
+    }
+
+    fn notifier(&self) -> Arc<dyn Notifier> {
+        self.notifier.clone()
+    }
+}

@@ -1,0 +1,304 @@
+//! The run log's contract, through the `Store` trait only, so every backend runs this one
+//! suite: numbering under concurrent writers, fencing, finishing exactly once, and following
+//! with no gap and no duplicate.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+use futures::StreamExt;
+use std::collections::HashSet;
+use std::sync::Arc;
+use wright_events::{EventKind, Level, RunKind};
+use wright_store::*;
+
+async fn sqlite() -> (tempfile::TempDir, Arc<dyn Store>) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&format!("sqlite://{}", dir.path().join("w.db").display())).await.unwrap();
+    (dir, s)
+}
+
+fn new_run(id: &str) -> NewBuild {
+    NewBuild {
+        id: id.into(),
+        kind: RunKind::Build,
+        parent_id: None,
+        prompt: "a countdown timer".into(),
+        template: "static".into(),
+        lang: "en".into(),
+        provider: "openai".into(),
+        model: "m".into(),
+        workspace: format!("/tmp/{id}"),
+        started_at: now(),
+    }
+}
+
+fn say(text: impl Into<String>) -> Draft {
+    Draft::now(EventKind::Status { message: text.into(), level: Level::Info })
+}
+
+fn end(status: BuildStatus) -> RunEnd {
+    RunEnd {
+        last_words: vec![EventKind::Error { message: "it ended".into() }],
+        record: BuildFinish {
+            status,
+            end_reason: (status == BuildStatus::Failed).then(|| "cancelled".into()),
+            fix_attempts: 1,
+            turns: 3,
+            tokens: Tokens::default(),
+            duration_ms: 42,
+            files: vec!["index.html".into()],
+            report: Some("done".into()),
+            finished_at: now(),
+        },
+        complete: EventKind::Complete {
+            success: status == BuildStatus::Published,
+            files: vec!["index.html".into()],
+            iterations: 3,
+            fix_attempts: 1,
+            duration_ms: 42,
+            input_tokens: 0,
+            output_tokens: 0,
+            cached_tokens: 0,
+            cost_usd: 0.0,
+            browser_checked: true,
+            browser_reason: None,
+        },
+    }
+}
+
+fn message(e: &wright_events::Event) -> String {
+    match &e.kind {
+        EventKind::Status { message, .. } => message.clone(),
+        other => other.type_name().to_string(),
+    }
+}
+
+/// Eight writers append to one run at once; the store numbers every event 1..n exactly once.
+async fn concurrent_appenders_get_gapless_unique_seqs(s: Arc<dyn Store>) {
+    s.create_build(&new_run("r8")).await.unwrap();
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                for i in 0..25 {
+                    // Groups of one to three events, like a log writer's.
+                    let group: Vec<Draft> = (0..=(i % 3)).map(|k| say(format!("w{w}-{i}-{k}"))).collect();
+                    s.append("r8", None, group).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.await.unwrap();
+    }
+    let events = s.events("r8", 0).await.unwrap();
+    let expected = 8 * (0..25).map(|i| i % 3 + 1).sum::<usize>();
+    assert_eq!(events.len(), expected);
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e.seq, i as u64 + 1, "seq {} at position {i}", e.seq);
+    }
+    let distinct: HashSet<String> = events.iter().map(message).collect();
+    assert_eq!(distinct.len(), expected, "an event was stored twice");
+    // Each writer's groups stay together and in its order.
+    for w in 0..8 {
+        let mine: Vec<String> = events.iter().map(message).filter(|m| m.starts_with(&format!("w{w}-"))).collect();
+        let mut sorted = mine.clone();
+        sorted.sort_by_key(|m| {
+            let parts: Vec<u32> = m[1..].split('-').map(|p| p.parse().unwrap()).collect();
+            (parts[1], parts[2])
+        });
+        assert_eq!(mine, sorted);
+    }
+}
+
+/// A worker whose lease ran out and whose run a reaper took over is refused, in the same
+/// transaction that would have stored its events; so is anyone after the end.
+async fn a_stale_writer_is_refused(s: Arc<dyn Store>) {
+    let queued = QueuedBuild {
+        build: new_run("rq"),
+        owner: "u1".into(),
+        request: "{}".into(),
+        idempotency_key: None,
+        dedup_key: "u1:rq".into(),
+        preview_key: "pk".into(),
+        first_event: None,
+    };
+    assert_eq!(s.enqueue_build(&queued).await.unwrap(), Enqueued::New);
+    // Nobody holds a queued build: the service may write its notices, a worker may not.
+    s.append("rq", None, vec![say("queued")]).await.unwrap();
+    assert!(matches!(s.append("rq", Some("w1"), vec![say("no")]).await, Err(StoreError::NotHolder(_))));
+    let past = "2000-01-01T00:00:00.000Z";
+    assert!(s.claim_build("w1", past).await.unwrap().is_some());
+    s.append("rq", Some("w1"), vec![say("w1 runs it")]).await.unwrap();
+    assert!(matches!(s.append("rq", None, vec![say("no")]).await, Err(StoreError::NotHolder(_))));
+    assert!(matches!(s.append("rq", Some("w2"), vec![say("no")]).await, Err(StoreError::NotHolder(_))));
+    // w1's lease is long over; the reaper takes the build.
+    let taken = s.take_expired(&now(), "reaper", "2099-01-01T00:00:00.000Z", "spare-").await.unwrap();
+    assert_eq!(taken.len(), 1);
+    assert!(matches!(s.append("rq", Some("w1"), vec![say("stale")]).await, Err(StoreError::NotHolder(_))));
+    assert!(matches!(s.finish("rq", Some("w1"), end(BuildStatus::Failed)).await, Err(StoreError::NotHolder(_))));
+    let done = s.finish("rq", Some("reaper"), end(BuildStatus::Failed)).await.unwrap();
+    assert!(matches!(done, Finished::Now(_)));
+    assert!(matches!(s.append("rq", Some("reaper"), vec![say("after")]).await, Err(StoreError::Ended(_))));
+    let said: Vec<String> = s.events("rq", 0).await.unwrap().iter().map(message).collect();
+    assert_eq!(said, ["queued", "w1 runs it", "error", "complete"]);
+    let record = s.build("rq").await.unwrap();
+    assert_eq!((record.status, record.end_reason.as_deref()), (BuildStatus::Failed, Some("cancelled")));
+}
+
+/// A run ends once: the second `finish` changes nothing and answers with the first outcome.
+async fn finish_twice_stores_one_complete(s: Arc<dyn Store>) {
+    s.create_build(&new_run("rf")).await.unwrap();
+    s.append("rf", None, vec![say("working")]).await.unwrap();
+    // A `complete` that is appended, or an end that is not one, is refused.
+    let forged = Draft::now(end(BuildStatus::Published).complete);
+    assert!(matches!(s.append("rf", None, vec![forged]).await, Err(StoreError::Invalid(_))));
+    let mut not_an_end = end(BuildStatus::Published);
+    not_an_end.complete = EventKind::Status { message: "x".into(), level: Level::Info };
+    assert!(matches!(s.finish("rf", None, not_an_end).await, Err(StoreError::Invalid(_))));
+
+    let first = s.finish("rf", None, end(BuildStatus::Published)).await.unwrap();
+    let Finished::Now(stored) = &first else { panic!("the first finish ends the run") };
+    assert_eq!(stored.iter().map(|l| l.event.seq).collect::<Vec<_>>(), [2, 3]);
+    let second = s.finish("rf", None, end(BuildStatus::Failed)).await.unwrap();
+    match &second {
+        Finished::Already { complete, status } => {
+            assert_eq!(*status, BuildStatus::Published);
+            assert_eq!(complete.as_ref(), first.complete());
+        }
+        Finished::Now(_) => panic!("a second finish must not end the run again"),
+    }
+    let events = s.events("rf", 0).await.unwrap();
+    assert_eq!(events.iter().filter(|e| e.kind.type_name() == "complete").count(), 1);
+    assert_eq!(events.last().unwrap().kind.type_name(), "complete");
+    let record = s.build("rf").await.unwrap();
+    assert_eq!((record.status, record.duration_ms, record.files.len()), (BuildStatus::Published, Some(42), 1));
+    assert!(s.has_ended("rf").await.unwrap());
+}
+
+/// Following from any `after` yields exactly the stored tail, through `complete`, whether the
+/// events were stored before the follower came or arrive while it follows.
+async fn subscribe_from_every_after_equals_the_stored_tail(s: Arc<dyn Store>) {
+    s.create_build(&new_run("rs")).await.unwrap();
+    for i in 0..10 {
+        s.append("rs", None, vec![say(format!("before {i}"))]).await.unwrap();
+    }
+    // Followers that join before the rest is written: from every point of what exists.
+    let followers: Vec<_> = (0..=10u64)
+        .map(|after| {
+            let stream = s.subscribe("rs", after);
+            tokio::spawn(async move { stream.map(|r| r.unwrap().event.seq).collect::<Vec<u64>>().await })
+        })
+        .collect();
+    let writer = {
+        let s = s.clone();
+        tokio::spawn(async move {
+            for i in 0..40 {
+                s.append("rs", None, vec![say(format!("live {i}")), say(format!("live {i}b"))]).await.unwrap();
+                if i % 8 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            s.finish("rs", None, end(BuildStatus::Published)).await.unwrap();
+        })
+    };
+    writer.await.unwrap();
+    let stored = s.events("rs", 0).await.unwrap();
+    let last = stored.last().unwrap().seq;
+    assert_eq!(last, 10 + 80 + 2);
+    for (after, f) in followers.into_iter().enumerate() {
+        let got = tokio::time::timeout(std::time::Duration::from_secs(20), f).await.unwrap().unwrap();
+        assert_eq!(got, ((after as u64 + 1)..=last).collect::<Vec<_>>(), "follower after {after}");
+    }
+    // Afterwards, from every point of the finished stream, including past its end.
+    for after in 0..=last {
+        let got: Vec<u64> = s.subscribe("rs", after).map(|r| r.unwrap().event.seq).collect().await;
+        assert_eq!(got, ((after + 1)..=last).collect::<Vec<_>>(), "late follower after {after}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_concurrent_appenders_get_gapless_unique_seqs() {
+    let (_d, s) = sqlite().await;
+    concurrent_appenders_get_gapless_unique_seqs(s).await;
+}
+
+#[tokio::test]
+async fn sqlite_a_stale_writer_is_refused() {
+    let (_d, s) = sqlite().await;
+    a_stale_writer_is_refused(s).await;
+}
+
+#[tokio::test]
+async fn sqlite_finish_twice_stores_one_complete() {
+    let (_d, s) = sqlite().await;
+    finish_twice_stores_one_complete(s).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_subscribe_from_every_after_equals_the_stored_tail() {
+    let (_d, s) = sqlite().await;
+    subscribe_from_every_after_equals_the_stored_tail(s).await;
+}
+
+/// Two stores on one file are two processes' worth of writers: the numbering still holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_two_handles_on_one_file_share_the_numbering() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("w.db").display());
+    let a = open(&url).await.unwrap();
+    let b = open(&url).await.unwrap();
+    a.create_build(&new_run("r2")).await.unwrap();
+    let tasks: Vec<_> = [a.clone(), b.clone()]
+        .into_iter()
+        .enumerate()
+        .map(|(n, s)| {
+            tokio::spawn(async move {
+                for i in 0..50 {
+                    s.append("r2", None, vec![say(format!("{n}-{i}"))]).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let seqs: Vec<u64> = b.events("r2", 0).await.unwrap().iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=100).collect::<Vec<_>>());
+}
+
+/// The log writer: emits return at once, events reach the sinks behind it numbered by the
+/// store and in order, and `finish` comes after everything emitted before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_writer_stores_in_groups_then_shows_in_order() {
+    let (_d, s) = sqlite().await;
+    s.create_build(&new_run("rw")).await.unwrap();
+    let shown = Arc::new(wright_events::MemorySink::new());
+    let log: Arc<dyn RunLog> = s.clone();
+    let writer = LogWriter::start(log, "rw", None, vec![shown.clone()]);
+    let emitter = wright_events::Emitter::new("rw", vec![writer.clone()]);
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let em = emitter.clone();
+            std::thread::spawn(move || {
+                for i in 0..250 {
+                    em.status(Level::Info, format!("t{t}-{i}"));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let finished = writer.finish(end(BuildStatus::Published)).await.unwrap();
+    assert_eq!(finished.complete().unwrap().seq, 1002);
+    assert_eq!(writer.failures(), 0);
+    let stored = s.events("rw", 0).await.unwrap();
+    assert_eq!(shown.events(), stored, "the sinks saw exactly what was stored, in order");
+    // Emitted order is kept: each thread's lines in its order.
+    let lines: Vec<String> = stored.iter().map(message).filter(|m| m.starts_with("t0-")).collect();
+    assert_eq!(lines, (0..250).map(|i| format!("t0-{i}")).collect::<Vec<_>>());
+    // After the end the store refuses more, and the writer counts them without stopping.
+    emitter.status(Level::Info, "too late");
+    writer.flush().await;
+    assert_eq!(writer.failures(), 1);
+    assert_eq!(s.events("rw", 1002).await.unwrap().len(), 0);
+}
