@@ -1,9 +1,9 @@
-//! What admins see across every user's builds: the dashboard's figures in one document, and
-//! the lessons, which an admin may correct or retire.
+//! What admins see across every user's builds: the dashboard's figures in one document, the
+//! statistics, and the lessons (which everyone may read and an admin may correct or retire).
 
-use crate::AppState;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiJson, ApiResult};
+use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::{Deserialize, Serialize};
@@ -92,4 +92,27 @@ pub async fn edit_note(
         other => ApiError::from(other),
     })?;
     Ok(Json(note))
+}
+
+/// The lessons wright learned from its fixes (`wright notes list`).
+#[utoipa::path(get, path = "/api/notes", security(("bearer" = [])), responses((status = 200, description = "the notes, best first")))]
+pub async fn notes(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Vec<Note>>> {
+    let mut notes = state.store.list_notes(&NoteFilter { status: None, limit: Some(500) }).await?;
+    // Lessons are shared; where each came from (another user's build and its error) is not.
+    if !caller.is_admin() {
+        for n in &mut notes {
+            n.source_build = None;
+            n.source_error = None;
+        }
+    }
+    Ok(Json(notes))
+}
+
+/// The statistics of `wright stats --json`, over every build (admins only).
+#[utoipa::path(get, path = "/api/stats", security(("bearer" = [])), responses((status = 200, description = "as `wright stats --json`"), (status = 403, body = crate::api::ErrorBody)))]
+pub async fn stats(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Stats>> {
+    if !caller.is_admin() {
+        return Err(ApiError::forbidden("the statistics cover every user's builds; only admins may see them"));
+    }
+    Ok(Json(state.store.stats().await?))
 }

@@ -1,8 +1,8 @@
-//! The API's request and response bodies, and the OpenAPI document generated from them and
-//! from the handlers' annotations (`GET /api/openapi.json`).
+//! The API's request and response bodies, and the error shape of every failed request: what
+//! the handlers, the workers and the OpenAPI document share. A leaf of the module graph.
 
 use serde::{Deserialize, Serialize};
-use utoipa::{OpenApi, ToSchema};
+use utoipa::ToSchema;
 use wright_store::BuildRecord;
 
 /// `POST /api/builds`. Unknown fields are refused (422), so a typo never silently does nothing.
@@ -81,7 +81,7 @@ impl BuildView {
         let id = b.start.id;
         Self {
             events_url: format!("/api/builds/{id}/events"),
-            preview_url: b.preview_key.as_ref().map(|k| crate::preview::url_for(preview_origin, &id, k)),
+            preview_url: b.preview_key.as_ref().map(|k| url_for(preview_origin, &id, k)),
             prompt: b.start.prompt,
             template: b.start.template,
             lang: b.start.lang,
@@ -105,6 +105,12 @@ impl BuildView {
             id,
         }
     }
+}
+
+/// The preview address of a build on the host-per-build scheme.
+pub fn url_for(base: &str, id: &str, key: &str) -> String {
+    let (scheme, rest) = base.split_once("://").unwrap_or(("http", base));
+    format!("{scheme}://{id}-{key}.{}/", rest.trim_end_matches('/'))
 }
 
 /// A file of a build.
@@ -149,25 +155,4 @@ pub struct ErrorInner {
     pub code: String,
     /// For people.
     pub message: String,
-}
-
-#[derive(OpenApi)]
-#[openapi(
-    info(title = "wright", description = "Builds for many users over HTTP, with resumable event streams."),
-    // Only the route whose path axum and OpenAPI spell differently (`{*path}`, a path of any
-    // depth): every other route is put in the document by the router that serves it (ops.rs).
-    paths(crate::builds::file),
-    components(schemas(BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner, crate::admin::Dashboard, crate::admin::NoteEdit, crate::explain::ExplainBody, crate::explain::Explanation)),
-    modifiers(&BearerAuth)
-)]
-pub struct ApiDoc;
-
-struct BearerAuth;
-
-impl utoipa::Modify for BearerAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme("bearer", SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)));
-    }
 }

@@ -2,7 +2,6 @@
 //! same sandbox its build ran in (network still denied), reached through a Unix socket that a
 //! small bridge inside the sandbox carries to the app's port, and stopped after an idle time.
 
-use crate::AppState;
 use crate::error::ApiError;
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode, header};
@@ -11,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
+use wright_engine::Engine;
 use wright_sandbox::{CommandRunner, CommandSpec, ProcessRunner, SocketDir, Workspace};
 
 const BRIDGE: &str = include_str!("preview_bridge.js");
@@ -50,7 +50,7 @@ impl Apps {
     }
 
     /// The app's socket, starting it if it is not running.
-    async fn socket(&self, state: &AppState, id: &str, ws: &Workspace) -> Result<Arc<SocketDir>, ApiError> {
+    async fn socket(&self, engine: &Engine, id: &str, ws: &Workspace) -> Result<Arc<SocketDir>, ApiError> {
         let live = self.with(|m| {
             let app = m.get_mut(id).filter(|a| !a.stop.is_cancelled())?;
             app.last_used = Instant::now();
@@ -63,7 +63,7 @@ impl Apps {
         if let Some(s) = self.with(|m| m.get(id).filter(|a| !a.stop.is_cancelled()).map(|a| a.socket.clone())) {
             return Ok(s);
         }
-        let app = start(state, id, ws).await?;
+        let app = start(engine, id, ws).await?;
         let socket = app.socket.clone();
         if let Some(old) = self.with(|m| m.insert(id.to_string(), app)) {
             old.stop.cancel();
@@ -90,14 +90,14 @@ impl Apps {
     }
 }
 
-async fn start(state: &AppState, id: &str, ws: &Workspace) -> Result<App, ApiError> {
+async fn start(engine: &Engine, id: &str, ws: &Workspace) -> Result<App, ApiError> {
     let unavailable = |why: String| ApiError::new(StatusCode::BAD_GATEWAY, "preview_app", why);
     let entry = wright_agent::verify::server_entry_in(ws)
         .ok_or_else(|| unavailable("this full-stack build has no server file to start".into()))?;
-    let scratch = state.engine.scratch("p").map_err(|e| unavailable(e.to_string()))?;
+    let scratch = engine.scratch("p").map_err(|e| unavailable(e.to_string()))?;
     // Reached by a short name whatever the data folder's length (a socket path must fit in 107 bytes).
     let socket = Arc::new(SocketDir::open(scratch.path()).map_err(|e| unavailable(e.to_string()))?);
-    let (exec, confinement) = state.engine.sandbox(ws, scratch.path()).map_err(|e| unavailable(e.to_string()))?;
+    let (exec, confinement) = engine.sandbox(ws, scratch.path()).map_err(|e| unavailable(e.to_string()))?;
     let [port] = wright_sandbox::loopback_ports::<1>().map_err(|e| unavailable(format!("no free port: {e}")))?;
     let args = vec![
         "-e".into(),
@@ -155,8 +155,14 @@ async fn send(socket: &SocketDir, req: Request<Body>) -> Result<Response<hyper::
 }
 
 /// Pass one preview request to the build's app and its answer back.
-pub async fn proxy(state: &AppState, id: &str, ws: &Workspace, req: Request<Body>) -> Result<Response<Body>, ApiError> {
-    let socket = state.apps.socket(state, id, ws).await?;
+pub async fn proxy(
+    apps: &Apps,
+    engine: &Engine,
+    id: &str,
+    ws: &Workspace,
+    req: Request<Body>,
+) -> Result<Response<Body>, ApiError> {
+    let socket = apps.socket(engine, id, ws).await?;
     let (parts, body) = req.into_parts();
     let body = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
         ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", "the request body is larger than 1 MiB")

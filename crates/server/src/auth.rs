@@ -2,8 +2,10 @@
 //! one-time login link sets. Only SHA-256 hashes of tokens are stored; tokens never reach
 //! logs or events (the request span records the route, not headers).
 
-use crate::AppState;
+use crate::api::Me;
 use crate::error::ApiError;
+use crate::state::AppState;
+use axum::Json;
 use axum::extract::{FromRequestParts, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -170,6 +172,13 @@ pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result
         HeaderValue::from_static("wright_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"),
     );
     Ok(res)
+}
+
+/// Who is calling.
+#[utoipa::path(get, path = "/api/me", security(("bearer" = [])), responses((status = 200, body = Me), (status = 401, body = crate::api::ErrorBody)))]
+pub async fn me(caller: Caller) -> Json<Me> {
+    let u = caller.0;
+    Json(Me { id: u.id, name: u.name, role: u.role.as_str().into() })
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
 //! `/api/builds`: queue, list, show, cancel, follow, and read a build's files.
 
-use crate::AppState;
 use crate::api::{BuildBody, BuildView, Cancelled, Created, FileEntry};
 use crate::auth::{Caller, hash_token};
 use crate::error::{ApiError, ApiJson, ApiResult};
+use crate::files::{on_disk, read_file};
 use crate::metrics::Following;
+use crate::state::AppState;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -16,7 +17,7 @@ use serde::Deserialize;
 use std::convert::Infallible;
 use std::io::Write;
 use wright_events::{EventKind, Level};
-use wright_sandbox::{PathError, Workspace, WorkspaceLimits};
+use wright_sandbox::{Workspace, WorkspaceLimits};
 use wright_store::{
     BuildFinish, BuildRecord, BuildStatus, CancelOutcome, Enqueued, NewBuild, QueuedBuild, RunEnd, Tokens,
 };
@@ -362,12 +363,6 @@ fn workspace_of(b: &BuildRecord) -> ApiResult<Workspace> {
         .map_err(|_| ApiError::not_found(format!("the files of build {}", b.start.id)))
 }
 
-/// Run file system work for a request on the blocking pool, so a slow disk never holds up the
-/// async workers that serve everyone else.
-pub async fn on_disk<T: Send + 'static>(work: impl FnOnce() -> ApiResult<T> + Send + 'static) -> ApiResult<T> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| ApiError::internal(e.to_string()))?
-}
-
 /// The build's files (generated folders such as `node_modules` left out).
 #[utoipa::path(get, path = "/api/builds/{id}/files", params(("id" = String, Path)), security(("bearer" = [])),
     responses((status = 200, body = [FileEntry]), (status = 404, body = crate::api::ErrorBody)))]
@@ -390,14 +385,6 @@ pub async fn files(
     })
     .await?;
     Ok(Json(entries))
-}
-
-/// Read a file of a workspace, refusing any path that leaves it (`..`, absolute, links out).
-pub fn read_file(ws: &Workspace, path: &str) -> ApiResult<Vec<u8>> {
-    ws.read(path).map_err(|e| match e {
-        PathError::NotFound(_) | PathError::IsDirectory(_) => ApiError::not_found(format!("file `{path}`")),
-        other => ApiError::new(StatusCode::BAD_REQUEST, "bad_path", other.to_string()),
-    })
 }
 
 /// One file's content, as plain text or bytes: never rendered on the API's origin (the

@@ -1,39 +1,15 @@
 //! `POST /api/builds/{id}/explain`: a build's code explained to a beginner, by the server's
 //! model (the same words as `wright explain`).
 
-use crate::AppState;
 use crate::auth::Caller;
 use crate::builds::visible;
 use crate::error::{ApiError, ApiJson, ApiResult};
+use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 use wright_engine::EngineError;
-
-/// Who is having a build explained right now: one explanation at a time per user, so a
-/// model call of up to a minute cannot be fired off in a loop.
-#[derive(Default)]
-pub struct Explaining(std::sync::Mutex<std::collections::HashSet<String>>);
-
-/// A user's place in [`Explaining`], given back when the request ends (or is dropped).
-struct Turn<'a> {
-    set: &'a Explaining,
-    user: String,
-}
-
-impl Explaining {
-    fn take(&self, user: &str) -> Option<Turn<'_>> {
-        let mut set = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        set.insert(user.to_string()).then(|| Turn { set: self, user: user.to_string() })
-    }
-}
-
-impl Drop for Turn<'_> {
-    fn drop(&mut self) {
-        self.set.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.user);
-    }
-}
 
 #[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -3,9 +3,10 @@
 //! - **Queue in the store.** `POST /api/builds` stores the request and answers at once; workers
 //!   claim queued builds from the store under a lease they renew, so several servers can share
 //!   one database and a build whose worker died is ended by whoever notices the lease ran out.
-//! - **Streams from the store.** Every event is stored before it is broadcast; a follower reads
-//!   the store, then live events, so a stream resumes exactly after any disconnect
-//!   (`Last-Event-ID`), for any build, finished or not ([`stream`]).
+//! - **Streams from the store.** Every event is stored before anyone is shown it; a follower is
+//!   the store's own subscription (stored events, then live ones from its notifier), so a
+//!   stream resumes exactly after any disconnect (`Last-Event-ID`), for any build, finished or
+//!   not ([`stream`]). Runs are numbered and ended by the store ([`wright_store::RunLog`]).
 //! - **Users.** Hashed tokens, one-time login links that become `HttpOnly` cookies, per-user
 //!   limits; keys and endpoints stay in the server's configuration.
 //! - **Preview on its own origin** with a restrictive CSP, so generated code never shares an
@@ -13,82 +14,49 @@
 //!
 //! Everything is wired from one [`wright_engine::Engine`], the same one `wright run` uses.
 
+// The modules import each other in one direction only (tests/module_graph.rs checks it):
+// - leaves: `error`, `api` (request and response bodies), `config`, `checks`, `rerun`,
+//   `stream`, `metrics`, `ratelimit` (its buckets), `running`, `apps`, `files`;
+// - `state` (what every handler shares), above the parts it holds;
+// - `queue` (the workers) and `auth` (who is calling), above `state`;
+// - the resources: `builds`, `explain`, `admin`, `ops`, `ui`, `preview`;
+// - `router`, the API origin's routes and OpenAPI document, above every resource;
+// - and this root, which starts it all and which no module imports.
 mod admin;
 mod api;
 mod apps;
 mod auth;
 mod builds;
 mod checks;
+mod config;
 mod error;
 mod explain;
+mod files;
 mod metrics;
 mod ops;
 mod preview;
 mod queue;
 mod ratelimit;
 mod rerun;
+mod router;
+mod running;
+mod state;
 mod stream;
 mod ui;
 
 pub use auth::{hash_token, login_link, new_token};
 pub use checks::Moderation;
+pub use config::ServeConfig;
 pub use error::ApiError;
 pub use ratelimit::{Cidr, IpLimit};
 
+use state::Shared;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use wright_engine::Engine;
-use wright_store::Store;
-
-/// How the service shares itself out. Built by the CLI from flags and `[serve]`.
-#[derive(Debug, Clone)]
-pub struct ServeConfig {
-    pub bind: SocketAddr,
-    pub preview_bind: SocketAddr,
-    /// Builds run at once by this process.
-    pub workers: usize,
-    pub builds_per_hour: u32,
-    pub max_concurrent_builds: u32,
-    pub prompt_chars: (usize, usize),
-    /// Models a request may pick (beside the configured one).
-    pub allowed_models: Vec<String>,
-    pub moderation: Option<Moderation>,
-    /// Between SSE heartbeat comments.
-    pub heartbeat: Duration,
-    /// How long running builds may go on after a shutdown signal before they are cancelled.
-    pub grace: Duration,
-    /// How long a claimed build stays claimed without its worker renewing it.
-    pub lease: Duration,
-    /// The address people use for the API (the login link and preview frame-ancestors);
-    /// `http://BIND` when unset.
-    pub public_url: Option<String>,
-    /// The preview origin people use: each build is at `{id}-{key}.` before its host name.
-    /// `http://localhost:PREVIEW_PORT` when unset (browsers resolve `*.localhost` to this machine).
-    pub preview_url: Option<String>,
-    /// A full-stack preview's app is stopped after this long without a request.
-    pub preview_idle: Duration,
-    /// Times an interrupted build (crash, kill -9, stop past the grace time) runs again before
-    /// it ends failed with `server_stopped`.
-    pub max_restarts: u32,
-    /// The per-address limit on requests that carry no valid credentials.
-    pub ip_limit: IpLimit,
-}
-
-impl ServeConfig {
-    pub fn api_origin(&self) -> String {
-        self.public_url.clone().unwrap_or_else(|| format!("http://{}", self.bind)).trim_end_matches('/').to_string()
-    }
-    pub fn preview_origin(&self) -> String {
-        self.preview_url
-            .clone()
-            .unwrap_or_else(|| format!("http://localhost:{}", self.preview_bind.port()))
-            .trim_end_matches('/')
-            .to_string()
-    }
-}
 
 /// Why the service could not run.
 #[derive(Debug, thiserror::Error)]
@@ -99,37 +67,6 @@ pub enum ServeError {
     Setup(String),
     #[error("the server stopped: {0}")]
     Io(#[from] std::io::Error),
-}
-
-/// What every handler shares.
-pub(crate) struct Shared {
-    pub engine: Arc<Engine>,
-    pub store: Arc<dyn Store>,
-    pub cfg: ServeConfig,
-    pub metrics: metrics::Metrics,
-    pub queue: queue::Queue,
-    /// Full-stack apps running for previews.
-    pub apps: apps::Apps,
-    /// Set once a shutdown began: no new builds, `/readyz` says 503.
-    pub stopping: AtomicBool,
-    /// Ends open event streams when the server goes away (clients resume elsewhere).
-    pub streams_stop: CancellationToken,
-    /// Redacts secret values of this host from prompts' error messages and finds secrets in prompts.
-    pub redactor: wright_sandbox::Redactor,
-    /// The model builds use when a request names none.
-    pub default_model: String,
-    /// Users whose explanation is being written (one at a time each).
-    pub explaining: explain::Explaining,
-    /// Requests without valid credentials, per client address.
-    pub ip_limiter: ratelimit::IpLimiter,
-}
-
-pub(crate) type AppState = Arc<Shared>;
-
-impl Shared {
-    pub fn is_stopping(&self) -> bool {
-        self.stopping.load(Ordering::SeqCst)
-    }
 }
 
 /// A listener with a long accept queue: a thousand followers reconnecting at once must not
@@ -177,13 +114,13 @@ pub async fn serve(
         engine: engine.clone(),
         store: store.clone(),
         metrics: metrics::Metrics::new(),
-        queue: queue::Queue::new(),
+        queue: running::Queue::new(),
         apps: apps::Apps::default(),
         stopping: AtomicBool::new(false),
         streams_stop: CancellationToken::new(),
         redactor: wright_engine::host_redactor(false),
         default_model,
-        explaining: explain::Explaining::default(),
+        explaining: state::Explaining::default(),
         ip_limiter: ratelimit::IpLimiter::new(cfg.ip_limit.clone()),
         cfg,
     });
@@ -200,7 +137,7 @@ pub async fn serve(
         })
     };
     let api =
-        axum::serve(api_listener, ops::router(shared.clone()).into_make_service_with_connect_info::<SocketAddr>())
+        axum::serve(api_listener, router::router(shared.clone()).into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(shared.streams_stop.clone().cancelled_owned());
     let preview = axum::serve(preview_listener, preview::router(shared.clone()))
         .with_graceful_shutdown(shared.streams_stop.clone().cancelled_owned());

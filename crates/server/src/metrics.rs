@@ -2,7 +2,6 @@
 //! template, queue depth, running builds, model tokens and cost, HTTP requests by route and
 //! status with latency, SSE followers, refusals by limit.
 
-use crate::AppState;
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -162,12 +161,12 @@ impl Drop for Following {
 
 /// Middleware: count every request by its route pattern (never its concrete path, which
 /// would hold ids and tokens) and time it to the response head.
-pub async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn track(State(metrics): State<Metrics>, req: Request, next: Next) -> Response {
     let route = req.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str()).to_string();
     let method = req.method().to_string();
     let started = Instant::now();
     let res = next.run(req).await;
-    let m = &state.metrics;
+    let m = &metrics;
     m.latency.get_or_create(&RouteLabels { route: route.clone() }).observe(started.elapsed().as_secs_f64());
     m.http.get_or_create(&HttpLabels { route, method, status: res.status().as_u16() }).inc();
     res

@@ -8,9 +8,9 @@
 //! path (relative links only) with an opaque origin. Either way the CSP's `frame-ancestors`
 //! lets only the API's pages frame it.
 
-use crate::AppState;
-use crate::builds::read_file;
 use crate::error::ApiError;
+use crate::files::{on_disk, read_file};
+use crate::state::AppState;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
@@ -33,12 +33,6 @@ pub fn host_build(host: &str) -> Option<(String, String)> {
     let (id, key) = label.rsplit_once('-')?;
     (key.len() == 32 && key.bytes().all(|b| b.is_ascii_hexdigit()) && !id.is_empty())
         .then(|| (id.to_string(), key.to_ascii_lowercase()))
-}
-
-/// The preview address of a build on the host-per-build scheme.
-pub fn url_for(base: &str, id: &str, key: &str) -> String {
-    let (scheme, rest) = base.split_once("://").unwrap_or(("http", base));
-    format!("{scheme}://{id}-{key}.{}/", rest.trim_end_matches('/'))
 }
 
 async fn by_host(State(state): State<AppState>, req: Request) -> Response {
@@ -106,7 +100,7 @@ async fn serve(
     }
     let (ws, app) = {
         let (folder, fullstack) = (build.start.workspace.clone(), build.start.template == "fullstack");
-        crate::builds::on_disk(move || {
+        on_disk(move || {
             let ws = Workspace::existing(&folder, WorkspaceLimits::default()).map_err(|_| missing())?;
             let app = fullstack && ws.root().join("package.json").is_file();
             Ok((ws, app))
@@ -118,10 +112,10 @@ async fn serve(
         let (mut parts, body) = req.into_parts();
         let query = parts.uri.query().map(|q| format!("?{q}")).unwrap_or_default();
         parts.uri = format!("/{path}{query}").parse::<Uri>().map_err(|_| missing())?;
-        crate::apps::proxy(state, id, &ws, Request::from_parts(parts, body)).await?
+        crate::apps::proxy(&state.apps, &state.engine, id, &ws, Request::from_parts(parts, body)).await?
     } else {
         let asked = path.trim_end_matches('/').to_string();
-        let (path, bytes) = crate::builds::on_disk(move || {
+        let (path, bytes) = on_disk(move || {
             let mut path = asked;
             // A folder (or the root) shows its index.html; a full-stack build keeps its page in client/.
             if path.is_empty() {
@@ -162,6 +156,7 @@ async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::url_for;
 
     #[test]
     fn keys_compare_whole() {

@@ -5,14 +5,13 @@
 //! with a `restarted` event; only past the server's limit of re-runs does it end failed
 //! (`server_stopped`).
 
-use crate::AppState;
 use crate::api::BuildBody;
 use crate::metrics::UsageSink;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use crate::running::Handles;
+use crate::state::AppState;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use tokio::sync::Notify;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -27,53 +26,6 @@ use wright_store::{
 /// stopped while the build ran past the grace time.
 pub const WORKER_LOST: &str = "worker_lost";
 pub const SHUTDOWN: &str = "shutdown";
-
-/// How a running build can be stopped: `cancel` is the user's stop button (the build ends,
-/// with `complete`); `interrupt` drops the run as a crash would, to run it again later.
-#[derive(Clone, Default)]
-struct Handles {
-    cancel: CancellationToken,
-    interrupt: CancellationToken,
-    /// Set with `interrupt` when the lease was lost, so the `restarted` event says why.
-    lost: Arc<AtomicBool>,
-}
-
-/// The builds this process runs, and the bell that wakes idle workers.
-pub struct Queue {
-    pub wake: Notify,
-    running: Mutex<HashMap<String, Handles>>,
-    /// Names this process's workers and reaper in the store (`host-pid-random`).
-    pub instance: String,
-}
-
-impl Queue {
-    pub fn new() -> Self {
-        let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
-        let tag = uuid::Uuid::new_v4().simple().to_string();
-        Self {
-            wake: Notify::new(),
-            running: Mutex::new(HashMap::new()),
-            instance: format!("{host}-{}-{}", std::process::id(), &tag[..6]),
-        }
-    }
-
-    fn with<R>(&self, f: impl FnOnce(&mut HashMap<String, Handles>) -> R) -> R {
-        let mut m = match self.running.lock() {
-            Ok(m) => m,
-            Err(p) => p.into_inner(),
-        };
-        f(&mut m)
-    }
-
-    /// Stop a build this process runs; false when it runs elsewhere (or not at all).
-    pub fn cancel(&self, id: &str) -> bool {
-        self.with(|m| m.get(id).map(|t| t.cancel.cancel()).is_some())
-    }
-
-    pub fn running(&self) -> usize {
-        self.with(|m| m.len())
-    }
-}
 
 /// Store time `d` from now.
 pub fn time_from_now(d: Duration) -> String {

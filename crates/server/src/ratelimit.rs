@@ -10,14 +10,9 @@
 //! it back: only failed sign-ins from its address do, as they are how credentials are guessed.
 //! `X-Forwarded-For` is believed only from the proxies the configuration names.
 
-use crate::AppState;
-use crate::error::ApiError;
-use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -136,7 +131,7 @@ impl IpLimiter {
         }
     }
 
-    fn enabled(&self) -> bool {
+    pub fn enabled(&self) -> bool {
         self.cfg.per_minute > 0
     }
 
@@ -237,48 +232,6 @@ fn evict_oldest(map: &mut HashMap<IpAddr, Bucket>) {
     for (_, ip) in by_age.iter().take(map.len().saturating_sub(keep)) {
         map.remove(ip);
     }
-}
-
-fn refused(retry: u64) -> Response {
-    ApiError::too_many(
-        "rate_limited",
-        format!("too many requests without a valid sign-in from your address; try again in {retry} s"),
-        retry,
-    )
-    .into_response()
-}
-
-/// The middleware: see the module's description.
-pub async fn limit(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let limiter = &state.ip_limiter;
-    let Some(peer) = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip()) else {
-        return next.run(req).await;
-    };
-    if !limiter.enabled() {
-        return next.run(req).await;
-    }
-    let ip = limiter.client(peer, req.headers());
-    let now = Instant::now();
-    let bearer = req.headers().contains_key(header::AUTHORIZATION);
-    let cookie = crate::auth::cookie_value(req.headers(), crate::auth::COOKIE).is_some();
-    if !bearer && !cookie {
-        if let Err(retry) = limiter.take(ip, now) {
-            state.metrics.refused("per_address");
-            return refused(retry);
-        }
-        return next.run(req).await;
-    }
-    // Tokens and session cookies are guessed by sending them: an address out of tokens may
-    // not try more; a refused one spends a token below.
-    if let Some(retry) = limiter.exhausted(ip, now) {
-        state.metrics.refused("per_address");
-        return refused(retry);
-    }
-    let res = next.run(req).await;
-    if res.status() == StatusCode::UNAUTHORIZED {
-        limiter.charge(ip, Instant::now());
-    }
-    res
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! the binary (wright-webui). The page may load only its own files and frame only the preview
 //! origins, so nothing a build wrote can run on the origin that holds the session cookie.
 
-use crate::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};

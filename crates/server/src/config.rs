@@ -1,0 +1,53 @@
+//! How the service is set up: built by the CLI from flags and `[serve]`.
+
+use crate::checks::Moderation;
+use crate::ratelimit::IpLimit;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// How the service shares itself out. Built by the CLI from flags and `[serve]`.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub bind: SocketAddr,
+    pub preview_bind: SocketAddr,
+    /// Builds run at once by this process.
+    pub workers: usize,
+    pub builds_per_hour: u32,
+    pub max_concurrent_builds: u32,
+    pub prompt_chars: (usize, usize),
+    /// Models a request may pick (beside the configured one).
+    pub allowed_models: Vec<String>,
+    pub moderation: Option<Moderation>,
+    /// Between SSE heartbeat comments.
+    pub heartbeat: Duration,
+    /// How long running builds may go on after a shutdown signal before they are cancelled.
+    pub grace: Duration,
+    /// How long a claimed build stays claimed without its worker renewing it.
+    pub lease: Duration,
+    /// The address people use for the API (the login link and preview frame-ancestors);
+    /// `http://BIND` when unset.
+    pub public_url: Option<String>,
+    /// The preview origin people use: each build is at `{id}-{key}.` before its host name.
+    /// `http://localhost:PREVIEW_PORT` when unset (browsers resolve `*.localhost` to this machine).
+    pub preview_url: Option<String>,
+    /// A full-stack preview's app is stopped after this long without a request.
+    pub preview_idle: Duration,
+    /// Times an interrupted build (crash, kill -9, stop past the grace time) runs again before
+    /// it ends failed with `server_stopped`.
+    pub max_restarts: u32,
+    /// The per-address limit on requests that carry no valid credentials.
+    pub ip_limit: IpLimit,
+}
+
+impl ServeConfig {
+    pub fn api_origin(&self) -> String {
+        self.public_url.clone().unwrap_or_else(|| format!("http://{}", self.bind)).trim_end_matches('/').to_string()
+    }
+    pub fn preview_origin(&self) -> String {
+        self.preview_url
+            .clone()
+            .unwrap_or_else(|| format!("http://localhost:{}", self.preview_bind.port()))
+            .trim_end_matches('/')
+            .to_string()
+    }
+}
