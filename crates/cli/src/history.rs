@@ -254,7 +254,7 @@ pub async fn builds(cmd: BuildsCommand, store: &dyn Store, out: &mut dyn Write) 
                         vec![
                             b.start.id.clone(),
                             b.status.as_str().to_string(),
-                            b.start.template.clone(),
+                            b.shown_template().to_string(),
                             b.fix_attempts.to_string(),
                             b.duration_ms.map_or_else(|| "-".to_string(), duration),
                             cost(b.tokens.cost_usd),
@@ -708,7 +708,7 @@ fn show_build(
         BuildStatus::Queued => "queued, waiting for a worker of `wright serve`".to_string(),
     };
     field(out, "outcome", &outcome)?;
-    field(out, "template", &format!("{} · language {}", b.start.template, b.start.lang))?;
+    field(out, "template", &format!("{} · language {}", b.shown_template(), b.start.lang))?;
     field(out, "model", &format!("{} {}", b.start.provider, b.start.model))?;
     let took = b.duration_ms.map(|ms| format!(" · took {}", duration(ms))).unwrap_or_default();
     field(out, "started", &format!("{}{took}", when(&b.start.started_at)))?;

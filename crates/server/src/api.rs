@@ -44,7 +44,10 @@ pub struct Created {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BuildView {
     pub id: String,
+    /// `build`, `task` (a task run) or `chat`.
+    pub kind: String,
     pub prompt: String,
+    /// The template of a build; for other kinds of run, the kind.
     pub template: String,
     pub lang: String,
     pub model: String,
@@ -78,12 +81,15 @@ pub struct BuildView {
 
 impl BuildView {
     pub fn of(b: BuildRecord, preview_origin: &str, with_report: bool) -> Self {
+        let template = b.shown_template().to_string();
+        let kind = b.start.kind.as_str().to_string();
         let id = b.start.id;
         Self {
+            kind,
             events_url: format!("/api/builds/{id}/events"),
             preview_url: b.preview_key.as_ref().map(|k| url_for(preview_origin, &id, k)),
             prompt: b.start.prompt,
-            template: b.start.template,
+            template,
             lang: b.start.lang,
             model: b.start.model,
             status: b.status.as_str().to_string(),

@@ -108,6 +108,17 @@ pub struct BuildRecord {
     pub attempt: u32,
 }
 
+impl BuildRecord {
+    /// What a list shows in its template column: the template of a build, the kind of any
+    /// other run (`task`).
+    pub fn shown_template(&self) -> &str {
+        match self.start.kind {
+            wright_events::RunKind::Build => &self.start.template,
+            other => other.as_str(),
+        }
+    }
+}
+
 fn first_attempt() -> u32 {
     1
 }

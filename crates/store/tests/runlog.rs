@@ -302,3 +302,82 @@ async fn the_log_writer_stores_in_groups_then_shows_in_order() {
     assert_eq!(writer.failures(), 1);
     assert_eq!(s.events("rw", 1002).await.unwrap().len(), 0);
 }
+
+/// Data from before the run log is carried over by migration 0006: task runs become runs of
+/// kind `task`, and a run that ended without a stored `complete` (a kill between the two old
+/// writes) gets the one its record says, so every ended run has one.
+#[tokio::test]
+async fn the_migration_carries_old_runs_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("w.db").display());
+    let s = open(&url).await.unwrap();
+    // Rows as the previous version wrote them, straight into the file.
+    let raw = sqlx::SqlitePool::connect(&url).await.unwrap();
+    for (id, template, status, finished) in [
+        ("old-task", "task", "published", Some("2026-11-20T10:00:05.000Z")),
+        ("old-build", "static", "failed", Some("2026-11-20T10:00:09.000Z")),
+        ("old-running", "static", "running", None),
+    ] {
+        sqlx::query(
+            "INSERT INTO builds (id, prompt, template, lang, provider, model, workspace, status, started_at, finished_at, \
+             files, turns, duration_ms, end_reason) VALUES (?, 'p', ?, 'en', 'openai', 'm', '/tmp/x', ?, \
+             '2026-11-20T10:00:00.000Z', ?, '[\"index.html\"]', 4, 900, ?)",
+        )
+        .bind(id)
+        .bind(template)
+        .bind(status)
+        .bind(finished)
+        .bind((status == "failed").then_some("verification_failed"))
+        .execute(&raw)
+        .await
+        .unwrap();
+    }
+    sqlx::query("UPDATE builds SET kind = 'build'").execute(&raw).await.unwrap();
+    let said = serde_json::json!({"seq": 1, "build": "old-build", "ts": "2026-11-20T10:00:01.000Z",
+        "type": "status", "message": "working", "level": "info"});
+    sqlx::query("INSERT INTO events (build_id, seq, ts, type, data) VALUES ('old-build', 1, 't', 'status', ?)")
+        .bind(said.to_string())
+        .execute(&raw)
+        .await
+        .unwrap();
+    // The migration's data steps, as an upgrade runs them (the column exists already here).
+    let migration = include_str!("../migrations/0006_run_log.sql");
+    let steps: String = migration.lines().filter(|l| !l.starts_with("ALTER TABLE")).collect::<Vec<_>>().join("\n");
+    sqlx::raw_sql(&steps).execute(&raw).await.unwrap();
+
+    let task = s.build("old-task").await.unwrap();
+    assert_eq!((task.start.kind, task.start.template.as_str(), task.shown_template()), (RunKind::Task, "", "task"));
+    let events = s.events("old-build", 0).await.unwrap();
+    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
+    match &events[1].kind {
+        EventKind::Complete { success, files, iterations, duration_ms, .. } => {
+            assert_eq!(
+                (*success, files.as_slice(), *iterations, *duration_ms),
+                (false, &["index.html".to_string()][..], 4, 900)
+            );
+        }
+        other => panic!("not a complete: {other:?}"),
+    }
+    assert_eq!(s.events("old-task", 0).await.unwrap().len(), 1, "its complete");
+    assert!(s.events("old-running", 0).await.unwrap().is_empty(), "a running one is left to run");
+    // Run again, the migration adds nothing twice.
+    sqlx::raw_sql(&steps).execute(&raw).await.unwrap();
+    assert_eq!(s.events("old-build", 0).await.unwrap().len(), 2);
+}
+
+/// A run written by another process on the same file (here: another store handle, which shares
+/// no notifier) is still followed to its end, through the follower's safety-net reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_written_elsewhere_is_followed_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("w.db").display());
+    let (writer, reader) = (open(&url).await.unwrap(), open(&url).await.unwrap());
+    writer.create_build(&new_run("far")).await.unwrap();
+    let follower = tokio::spawn(reader.subscribe("far", 0).map(|r| r.unwrap().event.seq).collect::<Vec<u64>>());
+    for i in 0..5 {
+        writer.append("far", None, vec![say(format!("far {i}"))]).await.unwrap();
+    }
+    writer.finish("far", None, end(BuildStatus::Published)).await.unwrap();
+    let got = tokio::time::timeout(SAFETY_NET * 4, follower).await.expect("followed to the end").unwrap();
+    assert_eq!(got, (1..=7).collect::<Vec<_>>());
+}
