@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use wright_events::{Emitter, EventKind, Level, Phase};
+use wright_events::{Emitter, EndReason, EventKind, Level, Phase};
 use wright_memory::{LessonInput, Query};
 use wright_provider::{ChatRequest, Message, Provider, ProviderError, RetryPolicy, Role, Usage, complete};
-use wright_store::{Attempt, AttemptError, BuildFinish, BuildStatus, Finished, NewBuild, Note, RunEnd, Store};
+use wright_store::{Attempt, AttemptError, BuildFinish, Finished, NewBuild, Note, RunEnd, RunStatus, Store};
 use wright_tools::{Registry, ToolContext};
 
 /// Price of a model per million tokens, in USD.
@@ -167,15 +167,15 @@ pub enum BuildEnd {
 
 impl BuildEnd {
     /// The stored `end_reason` of a build that did not publish.
-    pub fn reason(&self) -> Option<&'static str> {
+    pub fn reason(&self) -> Option<EndReason> {
         match self {
             Self::Published => None,
-            Self::VerificationFailed => Some("verification_failed"),
-            Self::ProviderUnusable(_) => Some("provider_unusable"),
-            Self::ContextFull(_) => Some("context_full"),
-            Self::TimedOut(_) => Some("timed_out"),
-            Self::Cancelled => Some("cancelled"),
-            Self::BudgetSpent(_) => Some("budget_spent"),
+            Self::VerificationFailed => Some(EndReason::VerificationFailed),
+            Self::ProviderUnusable(_) => Some(EndReason::ProviderUnusable),
+            Self::ContextFull(_) => Some(EndReason::ContextFull),
+            Self::TimedOut(_) => Some(EndReason::TimedOut),
+            Self::Cancelled => Some(EndReason::Cancelled),
+            Self::BudgetSpent(_) => Some(EndReason::BudgetSpent),
         }
     }
 }
@@ -472,8 +472,8 @@ impl Ending<'_> {
             tracing::warn!(build = %build_id, "attempt not stored: {e}");
         }
         let finish = BuildFinish {
-            status: if *end == BuildEnd::Published { BuildStatus::Published } else { BuildStatus::Failed },
-            end_reason: end.reason().map(str::to_string),
+            status: if *end == BuildEnd::Published { RunStatus::Published } else { RunStatus::Failed },
+            end_reason: end.reason(),
             fix_attempts: p.fix_attempts,
             turns: p.stats.turns,
             tokens,
@@ -507,7 +507,7 @@ impl Ending<'_> {
         let Ending { req, template, build_id, end, p, files, .. } = *self;
         let outcome = match end {
             BuildEnd::Published => "PUBLISHED (verification passed)".to_string(),
-            other => format!("FAILED ({})", other.reason().unwrap_or("unknown").replace('_', " ")),
+            other => format!("FAILED ({})", other.reason().map_or("unknown", EndReason::as_str).replace('_', " ")),
         };
         let mut r = format!(
             "# Build {build_id}\n\nRequest: {}\nTemplate: {}\nModel: {}\nOutcome: {outcome}\nFix attempts: {}\nModel calls: {}, tokens in/out: {}/{}, cost: ${:.4}\n\n## What happened\n",
@@ -1070,7 +1070,7 @@ mod tests {
         let emitter = wright_events::Emitter::new("b", vec![]);
         let full = PhaseEnd::Provider(ProviderError::ContextTooLong("exceeds the context".into()));
         assert_eq!(phase_end(full, &emitter), Some(BuildEnd::ContextFull("exceeds the context".into())));
-        assert_eq!(BuildEnd::ContextFull(String::new()).reason(), Some("context_full"));
+        assert_eq!(BuildEnd::ContextFull(String::new()).reason(), Some(EndReason::ContextFull));
         let auth = PhaseEnd::Provider(ProviderError::Auth("401".into()));
         assert_eq!(phase_end(auth, &emitter), Some(BuildEnd::ProviderUnusable(ProviderError::Auth("401".into()))));
     }

@@ -12,104 +12,15 @@
 
 use crate::verify::Failure;
 
-/// What kind of project to build; each kind has its own rules and checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Template {
-    Static,
-    Interactive,
-    Fullstack,
-    Auto,
+pub use wright_events::{Lang, Template};
+
+/// Prompt text per narration language.
+trait LangText {
+    fn instruction(self) -> &'static str;
+    fn layers(self) -> &'static Layers;
 }
 
-impl Template {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "static" => Some(Self::Static),
-            "interactive" => Some(Self::Interactive),
-            "fullstack" | "full-stack" => Some(Self::Fullstack),
-            "auto" => Some(Self::Auto),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Static => "static",
-            Self::Interactive => "interactive",
-            Self::Fullstack => "fullstack",
-            Self::Auto => "auto",
-        }
-    }
-
-    /// Pick a concrete template from the request's words (`auto`).
-    pub fn resolve(self, prompt: &str) -> Self {
-        if self != Self::Auto {
-            return self;
-        }
-        let p = prompt.to_lowercase();
-        let has = |words: &[&str]| words.iter().any(|w| p.contains(w));
-        if has(&[
-            "server",
-            "backend",
-            "back-end",
-            "api",
-            "database",
-            "full-stack",
-            "fullstack",
-            "full stack",
-            "express",
-            "servidor",
-        ]) {
-            Self::Fullstack
-        } else if has(&[
-            "landing",
-            "portfolio",
-            "static",
-            "résumé",
-            "resume",
-            "cv ",
-            "bio",
-            "página pessoal",
-            "about me",
-        ]) && !has(&["button", "click", "botão", "game", "jogo", "timer", "counter", "contador"])
-        {
-            Self::Static
-        } else {
-            Self::Interactive
-        }
-    }
-
-    /// The page wright checks for this kind of project.
-    pub fn entry_page(self) -> &'static str {
-        match self {
-            Self::Fullstack => "client/index.html",
-            _ => "index.html",
-        }
-    }
-
-    /// Whether a build of this kind must have tests to count as verified.
-    pub fn requires_tests(self) -> bool {
-        matches!(self, Self::Interactive | Self::Fullstack)
-    }
-}
-
-/// Narration language.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Lang {
-    #[default]
-    En,
-    Pt,
-}
-
-impl Lang {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "en" | "en-us" | "en-gb" => Some(Self::En),
-            "pt" | "pt-br" | "pt-pt" => Some(Self::Pt),
-            _ => None,
-        }
-    }
+impl LangText for Lang {
     fn instruction(self) -> &'static str {
         match self {
             Self::En => "Write every announceStatus message and your final answer in English.",
@@ -243,7 +154,13 @@ pub enum Narration {
     Stopped,
 }
 
-impl Template {
+/// How narration names a template.
+trait TemplateText {
+    fn with_article_en(self) -> &'static str;
+    fn name_pt(self) -> &'static str;
+}
+
+impl TemplateText for Template {
     fn with_article_en(self) -> &'static str {
         match self {
             Self::Static => "a static page",

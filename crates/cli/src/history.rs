@@ -5,7 +5,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use wright_store::{BuildRecord, BuildStatus, Note, NoteFilter, NoteStatus, Stats, Store, StoreError};
+use wright_store::{BuildRecord, Note, NoteFilter, NoteStatus, RunStatus, Stats, Store, StoreError};
 
 /// `wright notes …`
 #[derive(clap::Subcommand)]
@@ -698,14 +698,14 @@ fn show_build(
     field(out, "request", &b.start.prompt)?;
     let fixes = count(b.fix_attempts as usize, "fix attempt", "fix attempts");
     let outcome = match b.status {
-        BuildStatus::Published if b.fix_attempts == 0 => "published on the first try".to_string(),
-        BuildStatus::Published => format!("published after {fixes}"),
-        BuildStatus::Failed => match &b.end_reason {
-            Some(reason) => format!("failed ({}) after {fixes}", reason.replace('_', " ")),
+        RunStatus::Published if b.fix_attempts == 0 => "published on the first try".to_string(),
+        RunStatus::Published => format!("published after {fixes}"),
+        RunStatus::Failed => match &b.end_reason {
+            Some(reason) => format!("failed ({}) after {fixes}", reason.as_str().replace('_', " ")),
             None => format!("failed after {fixes}"),
         },
-        BuildStatus::Running => "running, or stopped before it could finish".to_string(),
-        BuildStatus::Queued => "queued, waiting for a worker of `wright serve`".to_string(),
+        RunStatus::Running => "running, or stopped before it could finish".to_string(),
+        RunStatus::Queued => "queued, waiting for a worker of `wright serve`".to_string(),
     };
     field(out, "outcome", &outcome)?;
     field(out, "template", &format!("{} · language {}", b.shown_template(), b.start.lang))?;
@@ -1245,10 +1245,10 @@ mod tests {
         }
     }
 
-    fn finish(status: BuildStatus, fixes: u32, ms: u64) -> BuildFinish {
+    fn finish(status: RunStatus, fixes: u32, ms: u64) -> BuildFinish {
         BuildFinish {
             status,
-            end_reason: (status == BuildStatus::Failed).then(|| "verification_failed".into()),
+            end_reason: (status == RunStatus::Failed).then_some(wright_events::EndReason::VerificationFailed),
             fix_attempts: fixes,
             turns: 6,
             tokens: Tokens { input_tokens: 12_000, output_tokens: 3_000, cached_tokens: 1_000, cost_usd: 0.0123 },
@@ -1267,14 +1267,14 @@ mod tests {
             "and a big display that turns red in the last ten seconds"
         );
         store.create_build(&new_build("b1", "interactive", long)).await.unwrap();
-        store.finish("b1", None, RunEnd::of(finish(BuildStatus::Published, 0, 12_300), vec![])).await.unwrap();
+        store.finish("b1", None, RunEnd::of(finish(RunStatus::Published, 0, 12_300), vec![])).await.unwrap();
         store.create_build(&new_build("b22", "interactive", "a counter app")).await.unwrap();
         let said = [
             EventKind::Phase { phase: Phase::Generating, iteration: 0, message: "Writing the code".into() },
             EventKind::FileWritten { path: "index.html".into(), bytes: 120, created: true },
         ];
         store.append("b22", None, said.into_iter().map(Draft::now).collect()).await.unwrap();
-        let mut end = RunEnd::of(finish(BuildStatus::Published, 2, 65_000), vec![]);
+        let mut end = RunEnd::of(finish(RunStatus::Published, 2, 65_000), vec![]);
         end.complete = EventKind::Complete {
             success: true,
             files: vec!["index.html".into()],
@@ -1312,7 +1312,7 @@ mod tests {
             .await
             .unwrap();
         store.create_build(&new_build("b333", "static", "a landing page")).await.unwrap();
-        store.finish("b333", None, RunEnd::of(finish(BuildStatus::Failed, 3, 200_000), vec![])).await.unwrap();
+        store.finish("b333", None, RunEnd::of(finish(RunStatus::Failed, 3, 200_000), vec![])).await.unwrap();
         store.create_build(&new_build("b4444", "static", "still going")).await.unwrap();
     }
 

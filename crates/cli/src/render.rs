@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::Mutex;
 use std::time::Duration;
 use wright_agent::Lang;
-use wright_events::{Event, EventKind, EventSink, Level, Phase};
+use wright_events::{Event, EventKind, EventSink, Level, Phase, TaskStatus};
 
 /// Writes each event as one JSON line on stdout. A closed stdout is ignored, never a crash.
 pub struct JsonlSink;
@@ -250,7 +250,7 @@ impl HumanSink {
                 Some(self.t("Working on the task…", "Trabalhando na tarefa…").to_string()),
             ),
             EventKind::TaskFinished { task, status, message, duration_ms, .. } => {
-                let icon = task_icon(status);
+                let icon = task_icon(*status);
                 (vec![format!("{icon} {task}: {message} ({:.1}s)", *duration_ms as f64 / 1000.0)], None)
             }
             EventKind::Complete {
@@ -349,11 +349,11 @@ fn human_bytes(n: u64) -> String {
 
 /// How a task's end looks in narration and in `wright task show`: passed, nothing to check,
 /// not run, failed.
-pub fn task_icon(status: &str) -> &'static str {
+pub fn task_icon(status: TaskStatus) -> &'static str {
     match status {
-        "passed" => "✅",
-        "skipped" => "➖",
-        "not_run" => "⏭ ",
-        _ => "❌",
+        TaskStatus::Passed => "✅",
+        TaskStatus::Skipped => "➖",
+        TaskStatus::NotRun => "⏭ ",
+        TaskStatus::Failed => "❌",
     }
 }

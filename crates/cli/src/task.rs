@@ -292,7 +292,7 @@ async fn show(store: &dyn Store, id: &str, json: bool, out: &mut impl Write) -> 
         writeln!(out, "  resumed from {p}")?;
     }
     for t in &tasks {
-        let icon = render::task_icon(&t.status);
+        let icon = render::task_icon(t.status);
         writeln!(out, "{icon} {} ({}): {}", t.task_id, t.kind, t.message)?;
         let commands = t.result["validation_details"]["commands_executed"].as_array().cloned().unwrap_or_default();
         for c in commands {

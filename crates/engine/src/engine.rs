@@ -100,14 +100,14 @@ pub struct Engine {
 
 /// A template name as users type it.
 pub fn parse_template(name: &str) -> Result<Template, EngineError> {
-    Template::parse(name).ok_or_else(|| {
+    Template::parse_loose(name).ok_or_else(|| {
         EngineError::Usage(format!("unknown template `{name}`; use static, interactive, fullstack or auto"))
     })
 }
 
 /// A narration language as users type it.
 pub fn parse_lang(name: &str) -> Result<Lang, EngineError> {
-    Lang::parse(name).ok_or_else(|| EngineError::Usage(format!("unknown language `{name}`; use en or pt")))
+    Lang::parse_loose(name).ok_or_else(|| EngineError::Usage(format!("unknown language `{name}`; use en or pt")))
 }
 
 fn lang_code(lang: Lang) -> &'static str {

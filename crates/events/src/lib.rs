@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
 mod run;
-pub use run::RunKind;
+pub use run::{EndReason, Lang, RunKind, RunStatus, TaskStatus, Template};
 
 /// The build state machine's phases; serialised in upper case as the contract shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -202,7 +202,7 @@ pub enum EventKind {
     /// `not_run` (a dependency failed, or the run stopped first).
     TaskFinished {
         task: String,
-        status: String,
+        status: TaskStatus,
         message: String,
         duration_ms: u64,
         /// The task's result in the seed's shape: `{message, ai_result, validation_details}`.

@@ -1,36 +1,222 @@
-//! What kind of run a stream belongs to. Builds, task runs and (next) chat turns are kinds of
-//! one run: the same store rows, stream, cancel and limits; the kind says which engine drives
-//! it and how a list shows it.
+//! The words a run's life is told in, typed once for every front end: what kind of run it is,
+//! where it stands, why it ended, how each of its tasks went, and the build's template and
+//! narration language. Each is parsed once, where a string comes in (a stored row, a request,
+//! a flag), and travels typed from there.
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum RunKind {
-    /// PLANNING → … → PUBLISHED | FAILED from a prompt (`wright run`, `POST /api/builds`).
-    #[default]
-    Build,
-    /// The tasks of a task file on an existing project (`wright task run`).
-    Task,
-    /// One turn of a chat.
-    Chat,
+/// Defines a string-named enum: its wire names, `as_str`, and a strict `parse` of those names.
+macro_rules! named {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            /// The wire name, exactly; `None` for anything else.
+            pub fn parse(s: &str) -> Option<Self> {
+                match s {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
 }
 
-impl RunKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunKind::Build => "build",
-            RunKind::Task => "task",
-            RunKind::Chat => "chat",
+named! {
+    /// Builds, task runs and chat turns are kinds of one run: the same stored rows, stream,
+    /// cancel and limits; the kind says which engine drives it and how a list shows it.
+    RunKind {
+        /// PLANNING → … → PUBLISHED | FAILED from a prompt (`wright run`, `POST /api/builds`).
+        Build = "build",
+        /// The tasks of a task file on an existing project (`wright task run`).
+        Task = "task",
+        /// One turn of a chat.
+        Chat = "chat",
+    }
+}
+
+// The macro derives no `Default`; a build is what a run is unless it says otherwise.
+#[allow(clippy::derivable_impls)]
+impl Default for RunKind {
+    fn default() -> Self {
+        RunKind::Build
+    }
+}
+
+named! {
+    /// Where a run stands.
+    RunStatus {
+        /// Waiting for a worker (`wright serve`).
+        Queued = "queued",
+        Running = "running",
+        Published = "published",
+        Failed = "failed",
+    }
+}
+
+impl RunStatus {
+    /// Published or failed: nothing more happens to it.
+    pub fn is_final(self) -> bool {
+        matches!(self, RunStatus::Published | RunStatus::Failed)
+    }
+}
+
+named! {
+    /// Why a run that did not publish stopped.
+    EndReason {
+        /// Verification still failed after the last fix attempt.
+        VerificationFailed = "verification_failed",
+        /// The model could not be used (unreachable, refused the key, rejected the request).
+        ProviderUnusable = "provider_unusable",
+        /// The conversation outgrew the model's context window even after compaction.
+        ContextFull = "context_full",
+        TimedOut = "timed_out",
+        /// Someone pressed stop.
+        Cancelled = "cancelled",
+        /// The run's money limit was reached.
+        BudgetSpent = "budget_spent",
+        /// Interrupted once more than the server may run it again.
+        ServerStopped = "server_stopped",
+        /// The stored request could not be run (a model or template no longer allowed).
+        InvalidRequest = "invalid_request",
+        /// The run's folder could not be made ready.
+        WorkspaceUnusable = "workspace_unusable",
+        /// A task run in which some task did not pass.
+        TasksFailed = "tasks_failed",
+    }
+}
+
+named! {
+    /// How a task of a task run ended.
+    TaskStatus {
+        Passed = "passed",
+        Failed = "failed",
+        /// It ran and had nothing to check.
+        Skipped = "skipped",
+        /// It did not run: a dependency did not pass, or the run stopped first.
+        NotRun = "not_run",
+    }
+}
+
+impl TaskStatus {
+    /// Whether the tasks depending on it may run.
+    pub fn ok(self) -> bool {
+        matches!(self, TaskStatus::Passed | TaskStatus::Skipped)
+    }
+}
+
+named! {
+    /// What kind of project a build makes; each kind has its own rules and checks.
+    Template {
+        Static = "static",
+        Interactive = "interactive",
+        Fullstack = "fullstack",
+        /// Chosen from the request's words when the build starts ([`Template::resolve`]).
+        Auto = "auto",
+    }
+}
+
+impl Template {
+    /// Parse what a person typed: any case, and `full-stack` too.
+    pub fn parse_loose(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "full-stack" => Some(Template::Fullstack),
+            other => Template::parse(other),
         }
     }
 
-    /// Parsed once, where it comes in (a stored row, a request).
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "build" => Some(RunKind::Build),
-            "task" => Some(RunKind::Task),
-            "chat" => Some(RunKind::Chat),
+    /// Pick a concrete template from the request's words (`auto`).
+    pub fn resolve(self, prompt: &str) -> Self {
+        if self != Self::Auto {
+            return self;
+        }
+        let p = prompt.to_lowercase();
+        let has = |words: &[&str]| words.iter().any(|w| p.contains(w));
+        if has(&[
+            "server",
+            "backend",
+            "back-end",
+            "api",
+            "database",
+            "full-stack",
+            "fullstack",
+            "full stack",
+            "express",
+            "servidor",
+        ]) {
+            Self::Fullstack
+        } else if has(&[
+            "landing",
+            "portfolio",
+            "static",
+            "résumé",
+            "resume",
+            "cv ",
+            "bio",
+            "página pessoal",
+            "about me",
+        ]) && !has(&["button", "click", "botão", "game", "jogo", "timer", "counter", "contador"])
+        {
+            Self::Static
+        } else {
+            Self::Interactive
+        }
+    }
+
+    /// The page wright checks for this kind of project.
+    pub fn entry_page(self) -> &'static str {
+        match self {
+            Self::Fullstack => "client/index.html",
+            _ => "index.html",
+        }
+    }
+
+    /// Whether a build of this kind must have tests to count as verified.
+    pub fn requires_tests(self) -> bool {
+        matches!(self, Self::Interactive | Self::Fullstack)
+    }
+}
+
+named! {
+    /// The language a run is narrated in.
+    Lang {
+        En = "en",
+        Pt = "pt",
+    }
+}
+
+#[allow(clippy::derivable_impls)]
+impl Default for Lang {
+    fn default() -> Self {
+        Lang::En
+    }
+}
+
+impl Lang {
+    /// Parse what a person typed: any case, with a region (`pt-BR`).
+    pub fn parse_loose(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "en" | "en-us" | "en-gb" => Some(Lang::En),
+            "pt" | "pt-br" | "pt-pt" => Some(Lang::Pt),
             _ => None,
         }
     }
@@ -40,12 +226,42 @@ impl RunKind {
 mod tests {
     use super::*;
 
-    #[test]
-    fn names_round_trip() {
-        for k in [RunKind::Build, RunKind::Task, RunKind::Chat] {
-            assert_eq!(RunKind::parse(k.as_str()), Some(k));
-            assert_eq!(serde_json::to_value(k).unwrap(), serde_json::Value::String(k.as_str().into()));
+    fn round_trip<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug + Copy>(
+        all: &[T],
+        name: impl Fn(T) -> &'static str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) {
+        for &v in all {
+            assert_eq!(parse(name(v)), Some(v));
+            assert_eq!(serde_json::to_value(v).unwrap(), serde_json::Value::String(name(v).into()));
+            assert_eq!(serde_json::from_value::<T>(serde_json::Value::String(name(v).into())).unwrap(), v);
         }
+    }
+
+    #[test]
+    fn every_name_round_trips_through_text_and_json() {
+        round_trip(RunKind::ALL, RunKind::as_str, RunKind::parse);
+        round_trip(RunStatus::ALL, RunStatus::as_str, RunStatus::parse);
+        round_trip(EndReason::ALL, EndReason::as_str, EndReason::parse);
+        round_trip(TaskStatus::ALL, TaskStatus::as_str, TaskStatus::parse);
+        round_trip(Template::ALL, Template::as_str, Template::parse);
+        round_trip(Lang::ALL, Lang::as_str, Lang::parse);
+    }
+
+    #[test]
+    fn parsing_is_strict_at_the_store_and_loose_for_people() {
         assert_eq!(RunKind::parse("Build"), None);
+        assert_eq!(EndReason::parse("cancelled "), None);
+        assert_eq!(Template::parse_loose("Full-Stack"), Some(Template::Fullstack));
+        assert_eq!(Lang::parse_loose("pt-BR"), Some(Lang::Pt));
+        assert_eq!(Lang::parse_loose("fr"), None);
+    }
+
+    #[test]
+    fn auto_picks_a_template_from_the_words() {
+        assert_eq!(Template::Auto.resolve("a landing page for a bakery"), Template::Static);
+        assert_eq!(Template::Auto.resolve("a todo app with an API and a database"), Template::Fullstack);
+        assert_eq!(Template::Auto.resolve("a countdown timer"), Template::Interactive);
+        assert_eq!(Template::Static.resolve("an api"), Template::Static);
     }
 }

@@ -93,7 +93,7 @@ impl BuildView {
             lang: b.start.lang,
             model: b.start.model,
             status: b.status.as_str().to_string(),
-            end_reason: b.end_reason,
+            end_reason: b.end_reason.map(|r| r.as_str().to_string()),
             attempt: b.attempt,
             parent_id: b.start.parent_id,
             owner: b.owner,

@@ -19,7 +19,7 @@ use std::io::Write;
 use wright_events::{EventKind, Level};
 use wright_sandbox::{Workspace, WorkspaceLimits};
 use wright_store::{
-    BuildFinish, BuildRecord, BuildStatus, CancelOutcome, Enqueued, NewBuild, QueuedBuild, RunEnd, Tokens,
+    BuildFinish, BuildRecord, CancelOutcome, Enqueued, NewBuild, QueuedBuild, RunEnd, RunStatus, Tokens,
 };
 
 /// Most acceptance commands one request may add, and the longest one.
@@ -243,7 +243,7 @@ pub async fn list(
     responses((status = 200, body = BuildView), (status = 404, body = crate::api::ErrorBody)))]
 pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<BuildView>> {
     let b = visible(&state, &caller, &id).await?;
-    let queued = b.status == wright_store::BuildStatus::Queued;
+    let queued = b.status == wright_store::RunStatus::Queued;
     let mut view = BuildView::of(b, &state.cfg.preview_origin(), true);
     if queued {
         view.queue_position = Some(state.store.queue_position(&id).await?);
@@ -284,8 +284,8 @@ pub async fn cancel(
 /// How a build cancelled before any worker took it ends: a warning, its record, `complete`.
 fn cancelled_while_queued() -> RunEnd {
     let record = BuildFinish {
-        status: BuildStatus::Failed,
-        end_reason: Some("cancelled".into()),
+        status: RunStatus::Failed,
+        end_reason: Some(wright_events::EndReason::Cancelled),
         fix_attempts: 0,
         turns: 0,
         tokens: Tokens::default(),

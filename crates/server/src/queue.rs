@@ -17,10 +17,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wright_engine::Job;
-use wright_events::{EventKind, Level};
-use wright_store::{
-    BuildFinish, BuildStatus, Draft, Finished, Restart, RunEnd, SAFETY_NET, Signal, StoreError, Tokens,
-};
+use wright_events::{EndReason, EventKind, Level};
+use wright_store::{BuildFinish, Draft, Finished, Restart, RunEnd, RunStatus, SAFETY_NET, Signal, StoreError, Tokens};
 
 /// `restarted` reasons: the worker vanished (crash, kill -9: its lease ran out), or the server
 /// stopped while the build ran past the grace time.
@@ -104,12 +102,12 @@ pub async fn append(shared: &AppState, build: &str, writer: Option<&str>, kinds:
 
 /// End a build the engine never ran (or whose worker is gone) that `holder` holds: `error`
 /// saying why, its record and `complete`, in one step of the store ([`RunLog::finish`]).
-pub async fn end_build(shared: &AppState, build: &str, holder: &str, message: &str, reason: &str) {
+pub async fn end_build(shared: &AppState, build: &str, holder: &str, message: &str, reason: EndReason) {
     let record = shared.store.build(build).await.ok();
     let files = record.as_ref().map(|b| b.files.clone()).unwrap_or_default();
     let finish = BuildFinish {
-        status: BuildStatus::Failed,
-        end_reason: Some(reason.to_string()),
+        status: RunStatus::Failed,
+        end_reason: Some(reason),
         fix_attempts: 0,
         turns: 0,
         tokens: Tokens::default(),
@@ -149,7 +147,7 @@ pub async fn end_build(shared: &AppState, build: &str, holder: &str, message: &s
         Some(r) => restore_and_discard(shared, build, r.start.workspace).await,
         None => crate::rerun::discard(shared.engine.data_dir(), build),
     }
-    shared.metrics.build_ended(reason, "unknown");
+    shared.metrics.build_ended(reason.as_str(), "unknown");
 }
 
 /// [`crate::rerun::restore_and_discard`] on the blocking pool, errors logged.
@@ -179,11 +177,17 @@ pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason
         }
         Ok(Restart::Exhausted { attempts }) => {
             tracing::warn!(build, attempts, "interrupted once more than it may be run again; ending it");
-            end_build(shared, build, holder, "the server stopped during this build", "server_stopped").await;
+            end_build(shared, build, holder, "the server stopped during this build", EndReason::ServerStopped).await;
         }
         Ok(Restart::Cancelled) => {
-            end_build(shared, build, holder, "the server stopped while the build was being cancelled", "cancelled")
-                .await;
+            end_build(
+                shared,
+                build,
+                holder,
+                "the server stopped while the build was being cancelled",
+                EndReason::Cancelled,
+            )
+            .await;
         }
         Ok(Restart::NotHeld) => {}
         // The lease runs out (again) and a reaper tries once more.
@@ -196,10 +200,10 @@ pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason
 }
 
 /// Why a build could not run, as its `end_reason`.
-fn engine_reason(e: &wright_engine::EngineError) -> &'static str {
+fn engine_reason(e: &wright_engine::EngineError) -> EndReason {
     match e {
-        wright_engine::EngineError::Usage(_) => "invalid_request",
-        wright_engine::EngineError::Provider(_) => "provider_unusable",
+        wright_engine::EngineError::Usage(_) => EndReason::InvalidRequest,
+        wright_engine::EngineError::Provider(_) => EndReason::ProviderUnusable,
     }
 }
 
@@ -212,7 +216,14 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     let body: Result<BuildBody, _> = serde_json::from_str(record.request.as_deref().unwrap_or("{}"));
     match body {
         Err(e) => {
-            end_build(shared, &id, worker, &format!("the stored request cannot be read: {e}"), "invalid_request").await
+            end_build(
+                shared,
+                &id,
+                worker,
+                &format!("the stored request cannot be read: {e}"),
+                EndReason::InvalidRequest,
+            )
+            .await
         }
         Ok(body) => {
             append(shared, &id, Some(worker), vec![EventKind::Started { worker: worker.to_string() }]).await;
@@ -239,8 +250,12 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                     .prepare(job)
                     .await
                     .map_err(|e| (format!("the build could not start: {e}"), engine_reason(&e))),
-                Ok(Err(e)) => Err((format!("the build's folder could not be made ready: {e}"), "workspace_unusable")),
-                Err(e) => Err((format!("the build's folder could not be made ready: {e}"), "workspace_unusable")),
+                Ok(Err(e)) => {
+                    Err((format!("the build's folder could not be made ready: {e}"), EndReason::WorkspaceUnusable))
+                }
+                Err(e) => {
+                    Err((format!("the build's folder could not be made ready: {e}"), EndReason::WorkspaceUnusable))
+                }
             };
             match prepared {
                 Err((message, reason)) => end_build(shared, &id, worker, &message, reason).await,
@@ -263,7 +278,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                     // are killed with it); every event it emitted is stored already.
                     tokio::select! {
                         finished = prepared.run(vec![usage], handles.cancel.clone()) => {
-                            let outcome = finished.report.end.reason().unwrap_or("published");
+                            let outcome = finished.report.end.reason().map_or("published", EndReason::as_str);
                             shared.metrics.build_ended(outcome, template);
                             crate::rerun::discard(shared.engine.data_dir(), &id);
                             tracing::info!(outcome, "build ended");

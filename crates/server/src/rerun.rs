@@ -192,7 +192,7 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use wright_store::{BuildStatus, NewBuild, Tokens};
+    use wright_store::{NewBuild, RunStatus, Tokens};
 
     fn record(id: &str, workspace: &Path, attempt: u32) -> BuildRecord {
         BuildRecord {
@@ -208,7 +208,7 @@ mod tests {
                 workspace: workspace.display().to_string(),
                 started_at: wright_events::now(),
             },
-            status: BuildStatus::Running,
+            status: RunStatus::Running,
             end_reason: None,
             fix_attempts: 0,
             turns: 0,

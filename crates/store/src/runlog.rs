@@ -10,7 +10,7 @@
 //! - [`RunLog::subscribe`] yields the stored events after a `seq`, then live ones, with no gap
 //!   and no duplicate, woken by the store's [`Notifier`](crate::Notifier).
 
-use crate::types::{BuildFinish, BuildStatus};
+use crate::types::{BuildFinish, RunStatus};
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
@@ -77,7 +77,7 @@ impl RunEnd {
     /// `last_words`.
     pub fn of(record: BuildFinish, last_words: Vec<EventKind>) -> Self {
         let complete = EventKind::Complete {
-            success: record.status == BuildStatus::Published,
+            success: record.status == RunStatus::Published,
             files: record.files.clone(),
             iterations: record.turns,
             fix_attempts: record.fix_attempts,
@@ -99,7 +99,7 @@ pub enum Finished {
     /// This call ended the run; these are the events it stored, `complete` last.
     Now(Vec<Arc<Logged>>),
     /// The run had ended already; nothing changed. Its `complete` as first stored, and status.
-    Already { complete: Option<Event>, status: BuildStatus },
+    Already { complete: Option<Event>, status: RunStatus },
 }
 
 impl Finished {

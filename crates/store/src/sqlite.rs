@@ -119,8 +119,11 @@ pub(crate) fn build_row(r: &SqliteRow) -> Result<BuildRecord> {
             workspace: r.try_get("workspace")?,
             started_at: r.try_get("started_at")?,
         },
-        status: BuildStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("build status `{status}`")))?,
-        end_reason: r.try_get("end_reason")?,
+        status: RunStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("build status `{status}`")))?,
+        end_reason: r
+            .try_get::<Option<String>, _>("end_reason")?
+            .map(|e| EndReason::parse(&e).ok_or_else(|| StoreError::Corrupt(format!("end reason `{e}`"))))
+            .transpose()?,
         fix_attempts: u(r.try_get("fix_attempts")?) as u32,
         turns: u(r.try_get("turns")?) as u32,
         tokens: tokens(r)?,

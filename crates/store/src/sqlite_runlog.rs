@@ -5,7 +5,7 @@
 
 use crate::runlog::{Draft, Finished, Logged, RunEnd, RunLog, check_end, follow};
 use crate::sqlite::{SqliteStore, u};
-use crate::types::BuildStatus;
+use crate::types::{EndReason, RunStatus};
 use crate::{Notifier, Result, StoreError};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
@@ -18,7 +18,7 @@ const ROWS_PER_INSERT: usize = 200;
 
 /// The run's state as the transaction found it.
 struct Head {
-    status: BuildStatus,
+    status: RunStatus,
     last: u64,
 }
 
@@ -33,7 +33,7 @@ async fn head(tx: &mut SqliteConnection, run: &str, writer: Option<&str>, ending
     .await?
     .ok_or_else(|| StoreError::NotFound(format!("run {run}")))?;
     let status: String = row.try_get("status")?;
-    let status = BuildStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("run status `{status}`")))?;
+    let status = RunStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("run status `{status}`")))?;
     let head = Head { status, last: u(row.try_get("last")?) };
     if status.is_final() {
         // `finish` answers an ended run with its first outcome; only appends are refused.
@@ -41,7 +41,7 @@ async fn head(tx: &mut SqliteConnection, run: &str, writer: Option<&str>, ending
     }
     let worker: Option<String> = row.try_get("worker")?;
     let holds = match writer {
-        Some(w) => status == BuildStatus::Running && worker.as_deref() == Some(w),
+        Some(w) => status == RunStatus::Running && worker.as_deref() == Some(w),
         None => worker.is_none(),
     };
     if !holds {
@@ -121,7 +121,7 @@ impl SqliteStore {
              cached_tokens=?, cost_usd=?, duration_ms=?, files=?, report=?, finished_at=?, lease_until=NULL WHERE id=?",
         )
         .bind(f.status.as_str())
-        .bind(&f.end_reason)
+        .bind(f.end_reason.map(EndReason::as_str))
         .bind(i64::from(f.fix_attempts))
         .bind(i64::from(f.turns))
         .bind(f.tokens.input_tokens as i64)
@@ -148,7 +148,7 @@ impl SqliteStore {
             .await?
             .map(|r| r.try_get("status"))
             .transpose()?;
-        Ok(status.as_deref().and_then(BuildStatus::parse).is_some_and(BuildStatus::is_final))
+        Ok(status.as_deref().and_then(RunStatus::parse).is_some_and(RunStatus::is_final))
     }
 }
 

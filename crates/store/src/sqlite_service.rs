@@ -159,7 +159,7 @@ impl SqliteStore {
 
     pub(crate) async fn svc_request_cancel(&self, id: &str, if_queued: crate::RunEnd) -> Result<CancelOutcome> {
         let status = self.svc_build(id).await?.status;
-        if status == BuildStatus::Queued {
+        if status == RunStatus::Queued {
             // Ended through the run log (no worker holds a queued build); a worker that
             // claimed it meanwhile holds it now, and it is cancelled as a running one.
             match self.log_finish(id, None, if_queued).await {

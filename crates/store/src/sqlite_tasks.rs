@@ -2,7 +2,7 @@
 //! runs again (a resumed run, `--rerun`).
 
 use crate::sqlite::{SqliteStore, u};
-use crate::types::TaskRecord;
+use crate::types::{TaskRecord, TaskStatus};
 use crate::{Result, StoreError};
 use sqlx::Row;
 
@@ -20,7 +20,7 @@ impl SqliteStore {
         .bind(&t.task_id)
         .bind(i64::from(t.position))
         .bind(&t.kind)
-        .bind(&t.status)
+        .bind(t.status.as_str())
         .bind(&t.message)
         .bind(result)
         .bind(&t.task_hash)
@@ -44,7 +44,10 @@ impl SqliteStore {
                     task_id: r.try_get("task_id")?,
                     position: u32::try_from(u(r.try_get("position")?)).unwrap_or(u32::MAX),
                     kind: r.try_get("kind")?,
-                    status: r.try_get("status")?,
+                    status: {
+                        let s: String = r.try_get("status")?;
+                        TaskStatus::parse(&s).ok_or_else(|| StoreError::Corrupt(format!("task status `{s}`")))?
+                    },
                     message: r.try_get("message")?,
                     result: serde_json::from_str(&result)
                         .map_err(|e| StoreError::Corrupt(format!("task result: {e}")))?,

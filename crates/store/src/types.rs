@@ -3,36 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Where a build stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BuildStatus {
-    /// Waiting for a worker (`wright serve`).
-    Queued,
-    Running,
-    Published,
-    Failed,
-}
-
-impl BuildStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Queued => "queued",
-            Self::Running => "running",
-            Self::Published => "published",
-            Self::Failed => "failed",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "queued" => Some(Self::Queued),
-            "running" => Some(Self::Running),
-            "published" => Some(Self::Published),
-            "failed" => Some(Self::Failed),
-            _ => None,
-        }
-    }
-}
+pub use wright_events::{EndReason, RunStatus, TaskStatus};
 
 /// What is known about a build when it starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,10 +36,9 @@ pub struct Tokens {
 /// How a build ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildFinish {
-    pub status: BuildStatus,
-    /// Why a failed build stopped: `verification_failed`, `timed_out`, `cancelled`, `budget_spent`,
-    /// `provider_unusable`, `context_full`.
-    pub end_reason: Option<String>,
+    pub status: RunStatus,
+    /// Why a failed build stopped.
+    pub end_reason: Option<EndReason>,
     pub fix_attempts: u32,
     pub turns: u32,
     pub tokens: Tokens,
@@ -84,8 +54,8 @@ pub struct BuildFinish {
 pub struct BuildRecord {
     #[serde(flatten)]
     pub start: NewBuild,
-    pub status: BuildStatus,
-    pub end_reason: Option<String>,
+    pub status: RunStatus,
+    pub end_reason: Option<EndReason>,
     pub fix_attempts: u32,
     pub turns: u32,
     pub tokens: Tokens,
@@ -148,13 +118,6 @@ pub struct LentProject {
     pub pid: u32,
     pub pid_start: String,
     pub lent_at: String,
-}
-
-impl BuildStatus {
-    /// Whether the build has ended (published or failed).
-    pub fn is_final(self) -> bool {
-        matches!(self, Self::Published | Self::Failed)
-    }
 }
 
 /// A build asked for over HTTP, waiting for a worker.
@@ -308,9 +271,7 @@ pub struct TaskRecord {
     pub position: u32,
     /// The task's `type`.
     pub kind: String,
-    /// `passed`, `failed`, `skipped` (nothing to check) or `not_run` (a dependency failed, or
-    /// the run stopped first).
-    pub status: String,
+    pub status: TaskStatus,
     pub message: String,
     /// The task's result in the seed's shape: `{message, ai_result, validation_details}`.
     pub result: serde_json::Value,

@@ -34,12 +34,12 @@ fn say(text: impl Into<String>) -> Draft {
     Draft::now(EventKind::Status { message: text.into(), level: Level::Info })
 }
 
-fn end(status: BuildStatus) -> RunEnd {
+fn end(status: RunStatus) -> RunEnd {
     RunEnd {
         last_words: vec![EventKind::Error { message: "it ended".into() }],
         record: BuildFinish {
             status,
-            end_reason: (status == BuildStatus::Failed).then(|| "cancelled".into()),
+            end_reason: (status == RunStatus::Failed).then_some(EndReason::Cancelled),
             fix_attempts: 1,
             turns: 3,
             tokens: Tokens::default(),
@@ -49,7 +49,7 @@ fn end(status: BuildStatus) -> RunEnd {
             finished_at: now(),
         },
         complete: EventKind::Complete {
-            success: status == BuildStatus::Published,
+            success: status == RunStatus::Published,
             files: vec!["index.html".into()],
             iterations: 3,
             fix_attempts: 1,
@@ -134,14 +134,14 @@ async fn a_stale_writer_is_refused(s: Arc<dyn Store>) {
     let taken = s.take_expired(&now(), "reaper", "2099-01-01T00:00:00.000Z", "spare-").await.unwrap();
     assert_eq!(taken.len(), 1);
     assert!(matches!(s.append("rq", Some("w1"), vec![say("stale")]).await, Err(StoreError::NotHolder(_))));
-    assert!(matches!(s.finish("rq", Some("w1"), end(BuildStatus::Failed)).await, Err(StoreError::NotHolder(_))));
-    let done = s.finish("rq", Some("reaper"), end(BuildStatus::Failed)).await.unwrap();
+    assert!(matches!(s.finish("rq", Some("w1"), end(RunStatus::Failed)).await, Err(StoreError::NotHolder(_))));
+    let done = s.finish("rq", Some("reaper"), end(RunStatus::Failed)).await.unwrap();
     assert!(matches!(done, Finished::Now(_)));
     assert!(matches!(s.append("rq", Some("reaper"), vec![say("after")]).await, Err(StoreError::Ended(_))));
     let said: Vec<String> = s.events("rq", 0).await.unwrap().iter().map(message).collect();
     assert_eq!(said, ["queued", "w1 runs it", "error", "complete"]);
     let record = s.build("rq").await.unwrap();
-    assert_eq!((record.status, record.end_reason.as_deref()), (BuildStatus::Failed, Some("cancelled")));
+    assert_eq!((record.status, record.end_reason), (RunStatus::Failed, Some(EndReason::Cancelled)));
 }
 
 /// A run ends once: the second `finish` changes nothing and answers with the first outcome.
@@ -149,19 +149,19 @@ async fn finish_twice_stores_one_complete(s: Arc<dyn Store>) {
     s.create_build(&new_run("rf")).await.unwrap();
     s.append("rf", None, vec![say("working")]).await.unwrap();
     // A `complete` that is appended, or an end that is not one, is refused.
-    let forged = Draft::now(end(BuildStatus::Published).complete);
+    let forged = Draft::now(end(RunStatus::Published).complete);
     assert!(matches!(s.append("rf", None, vec![forged]).await, Err(StoreError::Invalid(_))));
-    let mut not_an_end = end(BuildStatus::Published);
+    let mut not_an_end = end(RunStatus::Published);
     not_an_end.complete = EventKind::Status { message: "x".into(), level: Level::Info };
     assert!(matches!(s.finish("rf", None, not_an_end).await, Err(StoreError::Invalid(_))));
 
-    let first = s.finish("rf", None, end(BuildStatus::Published)).await.unwrap();
+    let first = s.finish("rf", None, end(RunStatus::Published)).await.unwrap();
     let Finished::Now(stored) = &first else { panic!("the first finish ends the run") };
     assert_eq!(stored.iter().map(|l| l.event.seq).collect::<Vec<_>>(), [2, 3]);
-    let second = s.finish("rf", None, end(BuildStatus::Failed)).await.unwrap();
+    let second = s.finish("rf", None, end(RunStatus::Failed)).await.unwrap();
     match &second {
         Finished::Already { complete, status } => {
-            assert_eq!(*status, BuildStatus::Published);
+            assert_eq!(*status, RunStatus::Published);
             assert_eq!(complete.as_ref(), first.complete());
         }
         Finished::Now(_) => panic!("a second finish must not end the run again"),
@@ -170,7 +170,7 @@ async fn finish_twice_stores_one_complete(s: Arc<dyn Store>) {
     assert_eq!(events.iter().filter(|e| e.kind.type_name() == "complete").count(), 1);
     assert_eq!(events.last().unwrap().kind.type_name(), "complete");
     let record = s.build("rf").await.unwrap();
-    assert_eq!((record.status, record.duration_ms, record.files.len()), (BuildStatus::Published, Some(42), 1));
+    assert_eq!((record.status, record.duration_ms, record.files.len()), (RunStatus::Published, Some(42), 1));
     assert!(s.has_ended("rf").await.unwrap());
 }
 
@@ -197,7 +197,7 @@ async fn subscribe_from_every_after_equals_the_stored_tail(s: Arc<dyn Store>) {
                     tokio::task::yield_now().await;
                 }
             }
-            s.finish("rs", None, end(BuildStatus::Published)).await.unwrap();
+            s.finish("rs", None, end(RunStatus::Published)).await.unwrap();
         })
     };
     writer.await.unwrap();
@@ -288,7 +288,7 @@ async fn the_log_writer_stores_in_groups_then_shows_in_order() {
     for t in threads {
         t.join().unwrap();
     }
-    let finished = writer.finish(end(BuildStatus::Published)).await.unwrap();
+    let finished = writer.finish(end(RunStatus::Published)).await.unwrap();
     assert_eq!(finished.complete().unwrap().seq, 1002);
     assert_eq!(writer.failures(), 0);
     let stored = s.events("rw", 0).await.unwrap();
@@ -377,7 +377,7 @@ async fn a_run_written_elsewhere_is_followed_from_the_store() {
     for i in 0..5 {
         writer.append("far", None, vec![say(format!("far {i}"))]).await.unwrap();
     }
-    writer.finish("far", None, end(BuildStatus::Published)).await.unwrap();
+    writer.finish("far", None, end(RunStatus::Published)).await.unwrap();
     let got = tokio::time::timeout(SAFETY_NET * 4, follower).await.expect("followed to the end").unwrap();
     assert_eq!(got, (1..=7).collect::<Vec<_>>());
 }

@@ -43,8 +43,8 @@ fn queued(id: &str, owner: &str, key: Option<&str>, request: &str, at: &str) -> 
 /// How the service ends a build cancelled while it waits.
 fn cancelled(at: &str) -> RunEnd {
     let record = BuildFinish {
-        status: BuildStatus::Failed,
-        end_reason: Some("cancelled".into()),
+        status: RunStatus::Failed,
+        end_reason: Some(EndReason::Cancelled),
         fix_attempts: 0,
         turns: 0,
         tokens: Tokens::default(),
@@ -76,7 +76,7 @@ async fn the_queue_runs_in_order_and_each_build_is_claimed_once() {
     let b = s.build("b1").await.unwrap();
     assert_eq!(
         (b.status, b.owner.as_deref(), b.preview_key.as_deref()),
-        (BuildStatus::Queued, Some("u1"), Some("pk-b1"))
+        (RunStatus::Queued, Some("u1"), Some("pk-b1"))
     );
 
     // Many workers at once: every build is claimed by exactly one, oldest first.
@@ -86,7 +86,7 @@ async fn the_queue_runs_in_order_and_each_build_is_claimed_once() {
     ids.sort();
     assert_eq!(ids, ["b1", "b2", "b3"]);
     assert_eq!(s.queue_depth().await.unwrap(), 0);
-    assert_eq!(s.build("b1").await.unwrap().status, BuildStatus::Running);
+    assert_eq!(s.build("b1").await.unwrap().status, RunStatus::Running);
     // run_build's create_build on a claimed build keeps it (an upsert), with its owner.
     s.create_build(&queued("b1", "u1", None, "{}", T0).build).await.unwrap();
     assert_eq!(s.build("b1").await.unwrap().owner.as_deref(), Some("u1"));
@@ -126,7 +126,7 @@ async fn idempotency_keys_and_identical_active_requests_are_one_build() {
     assert_eq!(s.request_cancel("b1", cancelled(T2)).await.unwrap(), CancelOutcome::WasQueued);
     assert_eq!(s.enqueue_build(&queued("b5", "u1", None, "{\"a\":1}", T2)).await.unwrap(), Enqueued::New);
     match s.enqueue_build(&queued("b6", "u1", Some("k"), "{}", T2)).await.unwrap() {
-        Enqueued::Existing(b) => assert_eq!((b.start.id.as_str(), b.status), ("b1", BuildStatus::Failed)),
+        Enqueued::Existing(b) => assert_eq!((b.start.id.as_str(), b.status), ("b1", RunStatus::Failed)),
         other => panic!("{other:?}"),
     }
     assert!(s.build("b2").await.is_err() && s.build("b3").await.is_err(), "refused twins leave nothing");
@@ -145,7 +145,7 @@ async fn cancel_leases_and_the_reaper() {
     assert_eq!(s.request_cancel("b1", cancelled(T1)).await.unwrap(), CancelOutcome::Running);
     assert!(s.cancel_requested("b1").await.unwrap());
     assert_eq!(s.request_cancel("b2", cancelled(T1)).await.unwrap(), CancelOutcome::WasQueued);
-    assert_eq!(s.build("b2").await.unwrap().end_reason.as_deref(), Some("cancelled"));
+    assert_eq!(s.build("b2").await.unwrap().end_reason, Some(EndReason::Cancelled));
     assert_eq!(s.request_cancel("b2", cancelled(T1)).await.unwrap(), CancelOutcome::AlreadyEnded);
     assert!(matches!(s.request_cancel("nope", cancelled(T1)).await, Err(StoreError::NotFound(_))));
     assert!(s.claim_build("w2", LATER).await.unwrap().is_none(), "a cancelled build is never claimed");
@@ -247,7 +247,7 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
         assert_eq!(event.kind, EventKind::Restarted { attempt, reason: "worker_lost".into() });
         assert_eq!(s.events("b1", last - 1).await.unwrap(), vec![*event]);
         let b = s.build("b1").await.unwrap();
-        assert_eq!((b.status, b.attempt), (BuildStatus::Queued, attempt));
+        assert_eq!((b.status, b.attempt), (RunStatus::Queued, attempt));
         assert!(s.turns("b1").await.unwrap().is_empty(), "the re-run writes its conversation anew");
         assert_eq!(s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap(), Restart::NotHeld, "once");
         // It keeps its place: ahead of b2, which was queued after it.
@@ -263,7 +263,7 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
         s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap(),
         Restart::Exhausted { attempts: max_runs }
     );
-    assert_eq!(s.build("b1").await.unwrap().status, BuildStatus::Running, "until the caller ends it");
+    assert_eq!(s.build("b1").await.unwrap().status, RunStatus::Running, "until the caller ends it");
 
     // A build someone asked to cancel is not run again.
     let b2 = claim("w3").await;
@@ -287,7 +287,7 @@ async fn a_retry_is_found_before_it_is_queued() {
 
     // b1 ends: its record and its `complete` together.
     let finish = BuildFinish {
-        status: BuildStatus::Published,
+        status: RunStatus::Published,
         end_reason: None,
         fix_attempts: 0,
         turns: 2,
@@ -331,9 +331,9 @@ async fn a_worker_that_lost_its_build_cannot_finish_it() {
     s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
     assert!(matches!(s.restart_build("b1", "r1", 3, "worker_lost").await.unwrap(), Restart::Requeued(_)));
     s.claim_build("w2", LATER).await.unwrap().unwrap();
-    let finish = |status: BuildStatus, reason: Option<&str>| BuildFinish {
+    let finish = |status: RunStatus, reason: Option<EndReason>| BuildFinish {
         status,
-        end_reason: reason.map(String::from),
+        end_reason: reason,
         fix_attempts: 1,
         turns: 3,
         tokens: Tokens::default(),
@@ -343,7 +343,7 @@ async fn a_worker_that_lost_its_build_cannot_finish_it() {
         finished_at: T2.into(),
     };
 
-    let late = finish(BuildStatus::Failed, Some("cancelled"));
+    let late = finish(RunStatus::Failed, Some(EndReason::Cancelled));
     let end = |f: BuildFinish| RunEnd::of(f, vec![]);
     assert!(
         matches!(s.finish("b1", Some("w1"), end(late.clone())).await, Err(StoreError::NotHolder(_))),
@@ -354,16 +354,16 @@ async fn a_worker_that_lost_its_build_cannot_finish_it() {
         "nor does a caller that holds nothing"
     );
     let b = s.build("b1").await.unwrap();
-    assert_eq!((b.status, b.end_reason, b.finished_at), (BuildStatus::Running, None, None));
+    assert_eq!((b.status, b.end_reason, b.finished_at), (RunStatus::Running, None, None));
 
     assert!(matches!(
-        s.finish("b1", Some("w2"), end(finish(BuildStatus::Published, None))).await.unwrap(),
+        s.finish("b1", Some("w2"), end(finish(RunStatus::Published, None))).await.unwrap(),
         Finished::Now(_)
     ));
-    assert_eq!(s.build("b1").await.unwrap().status, BuildStatus::Published);
+    assert_eq!(s.build("b1").await.unwrap().status, RunStatus::Published);
     // Once ended, even its holder cannot change it again.
     assert!(matches!(s.finish("b1", Some("w2"), end(late)).await.unwrap(), Finished::Already { .. }));
-    assert_eq!(s.build("b1").await.unwrap().status, BuildStatus::Published);
+    assert_eq!(s.build("b1").await.unwrap().status, RunStatus::Published);
 }
 
 #[tokio::test]
@@ -381,7 +381,7 @@ async fn a_follow_up_is_refused_while_another_build_works_in_its_folder() {
     s.claim_build("w1", LATER).await.unwrap().unwrap();
     assert_eq!(s.enqueue_build(&follow_up("c2", T1)).await.unwrap(), Enqueued::FolderBusy("c1".into()), "running");
     let done = BuildFinish {
-        status: BuildStatus::Published,
+        status: RunStatus::Published,
         end_reason: None,
         fix_attempts: 0,
         turns: 1,

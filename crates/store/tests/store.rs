@@ -20,10 +20,10 @@ fn new_build(id: &str, template: &str) -> NewBuild {
     }
 }
 
-fn finish(status: BuildStatus, fixes: u32, ms: u64) -> BuildFinish {
+fn finish(status: RunStatus, fixes: u32, ms: u64) -> BuildFinish {
     BuildFinish {
         status,
-        end_reason: (status == BuildStatus::Failed).then(|| "verification_failed".into()),
+        end_reason: (status == RunStatus::Failed).then_some(EndReason::VerificationFailed),
         fix_attempts: fixes,
         turns: 4,
         tokens: Tokens { input_tokens: 100, output_tokens: 50, cached_tokens: 10, cost_usd: 0.25 },
@@ -50,7 +50,7 @@ async fn everything_survives_a_reopen() {
     {
         let s = open(&url).await.unwrap();
         s.create_build(&new_build("20261121-100000-aaaa", "interactive")).await.unwrap();
-        s.finish("20261121-100000-aaaa", None, RunEnd::of(finish(BuildStatus::Published, 1, 1200), vec![]))
+        s.finish("20261121-100000-aaaa", None, RunEnd::of(finish(RunStatus::Published, 1, 1200), vec![]))
             .await
             .unwrap();
         s.put_note(&note("n-1", &["timer"], &[], &[])).await.unwrap();
@@ -68,7 +68,7 @@ async fn everything_survives_a_reopen() {
     }
     let s = open(&url).await.unwrap();
     let b = s.build("20261121-100000-aaaa").await.unwrap();
-    assert_eq!(b.status, BuildStatus::Published);
+    assert_eq!(b.status, RunStatus::Published);
     assert_eq!((b.fix_attempts, b.duration_ms, b.files.len()), (1, Some(1200), 1));
     assert_eq!(b.tokens.cost_usd, 0.25);
     assert_eq!(s.resolve_build("20261121-1000").await.unwrap().start.id, b.start.id, "prefix lookup");
@@ -76,7 +76,7 @@ async fn everything_survives_a_reopen() {
     assert_eq!(s.turns(&b.start.id).await.unwrap()[0].message["content"], "hi");
     assert!(matches!(s.build("nope").await, Err(StoreError::NotFound(_))));
     assert!(matches!(
-        s.finish("nope", None, RunEnd::of(finish(BuildStatus::Failed, 0, 1), vec![])).await,
+        s.finish("nope", None, RunEnd::of(finish(RunStatus::Failed, 0, 1), vec![])).await,
         Err(StoreError::NotFound(_))
     ));
 }
@@ -179,10 +179,10 @@ async fn a_common_key_yields_its_best_notes_and_outcomes_rerank_them() {
 async fn stats_follow_the_builds() {
     let s = SqliteStore::memory().await.unwrap();
     let rows = [
-        ("b1", "interactive", BuildStatus::Published, 0, 1000),
-        ("b2", "interactive", BuildStatus::Published, 1, 3000),
-        ("b3", "static", BuildStatus::Failed, 3, 9000),
-        ("b4", "static", BuildStatus::Published, 0, 2000),
+        ("b1", "interactive", RunStatus::Published, 0, 1000),
+        ("b2", "interactive", RunStatus::Published, 1, 3000),
+        ("b3", "static", RunStatus::Failed, 3, 9000),
+        ("b4", "static", RunStatus::Published, 0, 2000),
     ];
     for (id, t, st, fixes, ms) in rows {
         s.create_build(&new_build(id, t)).await.unwrap();
@@ -212,11 +212,11 @@ async fn the_dashboard_counts_builds_per_day_and_the_problems_found() {
     let mut old = new_build("old", "static");
     old.started_at = "2001-01-01T00:00:00.000Z".into(); // outside any window
     s.create_build(&old).await.unwrap();
-    s.finish("old", None, RunEnd::of(finish(BuildStatus::Published, 0, 10), vec![])).await.unwrap();
+    s.finish("old", None, RunEnd::of(finish(RunStatus::Published, 0, 10), vec![])).await.unwrap();
     for (id, t, st, fixes) in [
-        ("b1", "static", BuildStatus::Published, 0),
-        ("b2", "static", BuildStatus::Failed, 3),
-        ("b3", "interactive", BuildStatus::Published, 1),
+        ("b1", "static", RunStatus::Published, 0),
+        ("b2", "static", RunStatus::Failed, 3),
+        ("b3", "interactive", RunStatus::Published, 1),
     ] {
         s.create_build(&new_build(id, t)).await.unwrap();
         if id == "b2" {
@@ -341,7 +341,7 @@ fn task_record(run: &str, task: &str, position: u32, status: &str) -> TaskRecord
         task_id: task.into(),
         position,
         kind: "validation".into(),
-        status: status.into(),
+        status: TaskStatus::parse(status).unwrap(),
         message: format!("{task} {status}"),
         result: serde_json::json!({"message": format!("{task} {status}"), "ai_result": null,
             "validation_details": {"commands_executed": [], "overall_status": status}}),
@@ -369,7 +369,7 @@ async fn task_results_are_kept_in_run_order_and_replaced_when_a_task_runs_again(
     s.put_task_result(&task_record("run-1", "tests", 1, "passed")).await.unwrap();
     let tasks = s.task_results("run-1").await.unwrap();
     assert_eq!(tasks.len(), 2, "a task run again replaces its row");
-    assert_eq!(tasks[1].status, "passed");
+    assert_eq!(tasks[1].status, TaskStatus::Passed);
     assert_eq!(tasks[1].result["validation_details"]["overall_status"], "passed");
     assert!(s.task_results("run-2").await.unwrap().is_empty());
 }

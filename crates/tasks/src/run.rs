@@ -10,42 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 use wright_events::{EventKind, Level};
 
-/// How a task of a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskStatus {
-    Passed,
-    Failed,
-    /// It ran and had nothing to check.
-    Skipped,
-    /// It did not run: a dependency did not pass, or the run stopped first.
-    NotRun,
-}
-
-impl TaskStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Passed => "passed",
-            Self::Failed => "failed",
-            Self::Skipped => "skipped",
-            Self::NotRun => "not_run",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "passed" => Some(Self::Passed),
-            "failed" => Some(Self::Failed),
-            "skipped" => Some(Self::Skipped),
-            "not_run" => Some(Self::NotRun),
-            _ => None,
-        }
-    }
-
-    /// Whether the tasks depending on it may run.
-    pub fn ok(self) -> bool {
-        matches!(self, Self::Passed | Self::Skipped)
-    }
-}
+pub use wright_events::TaskStatus;
 
 /// What an earlier run of the plan left for one task.
 #[derive(Debug, Clone)]
@@ -199,7 +164,7 @@ pub async fn run_plan(
         recorder.record(&outcome).await;
         emitter.emit(EventKind::TaskFinished {
             task: outcome.task_id.clone(),
-            status: status.as_str().to_string(),
+            status,
             message: outcome.result.message.clone(),
             duration_ms: outcome.duration_ms,
             result: serde_json::to_value(&outcome.result).unwrap_or_default(),

@@ -13,13 +13,13 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use wright_agent::journal::Journal;
 use wright_agent::{AgentLoop, Pricing};
-use wright_events::{Emitter, Event, EventKind, EventSink, Level, RunKind};
+use wright_events::{Emitter, EndReason, Event, EventKind, EventSink, Level, RunKind};
 use wright_provider::RetryPolicy;
 use wright_sandbox::Workspace;
-use wright_store::{BuildFinish, BuildStatus, LogWriter, NewBuild, RunEnd, Store, TaskRecord, Tokens};
+use wright_store::{BuildFinish, LogWriter, NewBuild, RunEnd, RunStatus, Store, TaskRecord, Tokens};
 use wright_tasks::{
     Earlier, Format, Handlers, ModelJudge, Plan, Recorder, RunOptions, RunSummary, TaskEnv, TaskOutcome, TaskResult,
-    TaskStatus, run_plan,
+    run_plan,
 };
 use wright_tools::{ToolContext, builtin_registry};
 
@@ -174,9 +174,7 @@ impl Engine {
             .map_err(|e| usage(format!("--resume {id}: reading its tasks: {e}")))?;
         let mut earlier = HashMap::new();
         for r in records {
-            let (Some(status), Ok(result)) =
-                (TaskStatus::parse(&r.status), serde_json::from_value::<TaskResult>(r.result.clone()))
-            else {
+            let (status, Ok(result)) = (r.status, serde_json::from_value::<TaskResult>(r.result.clone())) else {
                 tracing::warn!(run = %run.start.id, task = %r.task_id, "a stored task result could not be read; it runs again");
                 continue;
             };
@@ -211,7 +209,7 @@ impl Recorder for StoreRecorder {
             task_id: o.task_id.clone(),
             position: o.position,
             kind: o.kind.clone(),
-            status: o.status.as_str().to_string(),
+            status: o.status,
             message: o.result.message.clone(),
             result: serde_json::to_value(&o.result).unwrap_or_default(),
             task_hash: o.task_hash.clone(),
@@ -341,12 +339,12 @@ impl PreparedTasks {
         let end_reason = if success {
             None
         } else if ctx.cancel.is_cancelled() {
-            Some("cancelled".to_string())
+            Some(EndReason::Cancelled)
         } else {
-            Some("tasks_failed".to_string())
+            Some(EndReason::TasksFailed)
         };
         let finish = BuildFinish {
-            status: if success { BuildStatus::Published } else { BuildStatus::Failed },
+            status: if success { RunStatus::Published } else { RunStatus::Failed },
             end_reason,
             fix_attempts: 0,
             turns: u32::try_from(turns).unwrap_or(u32::MAX),
