@@ -107,6 +107,22 @@ struct Inner {
     fallback: Turn,
     received: Mutex<Vec<Received>>,
     counter: Mutex<u64>,
+    /// OpenAI wire: report `prompt_tokens` from the request's size (a quarter of its bytes), as
+    /// a real server would, instead of the fixed `1000 + n`.
+    sized_usage: bool,
+    timings: Mutex<Vec<Timing>>,
+}
+
+/// When the mock got a request and how long it took to answer it (benches).
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// Wall-clock arrival (ms since the Unix epoch, µs precision), when the handler started,
+    /// the body already read.
+    pub arrived_ms: f64,
+    /// The mock's own work: the handler's time from arrival until its response was built.
+    pub work_ms: f64,
+    /// The request body's size.
+    pub bytes: usize,
 }
 
 #[derive(Clone)]
@@ -135,13 +151,25 @@ impl MockLlm {
         Self::serve(Wire::OpenAi, turns, fallback, Some(props)).await
     }
 
+    /// An OpenAI-wire mock whose `prompt_tokens` follow the request's size, so long
+    /// conversations look like what a server would report (benches).
+    pub async fn start_sized(turns: Vec<Turn>, fallback: Turn) -> Self {
+        Self::serve_with(Wire::OpenAi, turns, fallback, None, true).await
+    }
+
     async fn serve(wire: Wire, turns: Vec<Turn>, fallback: Turn, props: Option<Value>) -> Self {
+        Self::serve_with(wire, turns, fallback, props, false).await
+    }
+
+    async fn serve_with(wire: Wire, turns: Vec<Turn>, fallback: Turn, props: Option<Value>, sized_usage: bool) -> Self {
         let inner = Arc::new(Inner {
             wire,
             turns: Mutex::new(turns.into()),
             fallback,
             received: Mutex::default(),
             counter: Mutex::new(0),
+            sized_usage,
+            timings: Mutex::default(),
         });
         let route = match wire {
             Wire::OpenAi => "/v1/chat/completions",
@@ -171,6 +199,11 @@ impl MockLlm {
     pub fn received(&self) -> Vec<Received> {
         self.inner.received.lock().unwrap().clone()
     }
+
+    /// When each request arrived and how long the mock took over it, in order of arrival.
+    pub fn timings(&self) -> Vec<Timing> {
+        self.inner.timings.lock().unwrap().clone()
+    }
 }
 
 async fn handle(
@@ -179,6 +212,17 @@ async fn handle(
     headers: HeaderMap,
     body: String,
 ) -> axum::response::Response {
+    let started = std::time::Instant::now();
+    let arrived_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64() * 1000.0;
+    let bytes = body.len();
+    let inner_for_timing = inner.clone();
+    let response = answer(inner, uri, headers, body).await;
+    let work_ms = started.elapsed().as_secs_f64() * 1000.0;
+    inner_for_timing.timings.lock().unwrap().push(Timing { arrived_ms, work_ms, bytes });
+    response
+}
+
+async fn answer(inner: Arc<Inner>, uri: Uri, headers: HeaderMap, body: String) -> axum::response::Response {
     let req: Value = match serde_json::from_str(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -232,9 +276,10 @@ async fn handle(
         }
         Turn::When { .. } => unreachable!("resolved above"),
         Turn::Say { text, calls } => {
+            let prompt_tokens = if inner.sized_usage { body.len() as u64 / 4 } else { 1000 + n };
             let body = match (inner.wire, sse) {
-                (Wire::OpenAi, false) => json_body(n, text, calls),
-                (Wire::OpenAi, true) => sse_body(n, text, calls),
+                (Wire::OpenAi, false) => json_body(n, prompt_tokens, text, calls),
+                (Wire::OpenAi, true) => sse_body(n, prompt_tokens, text, calls),
                 (Wire::Anthropic, false) => anthropic_json_body(n, text, calls),
                 (Wire::Anthropic, true) => anthropic_sse_body(n, text, calls),
                 (Wire::Gemini, false) if gemini_method == "streamGenerateContent" => {
@@ -265,7 +310,7 @@ pub fn pieces(s: &str, k: usize) -> Vec<&str> {
 // ---------------------------------------------------------------------------------------------
 // OpenAI
 
-fn json_body(n: u64, text: Option<String>, calls: Vec<(String, String)>) -> String {
+fn json_body(n: u64, prompt_tokens: u64, text: Option<String>, calls: Vec<(String, String)>) -> String {
     let tool_calls: Vec<Value> = calls
         .iter()
         .enumerate()
@@ -278,13 +323,13 @@ fn json_body(n: u64, text: Option<String>, calls: Vec<(String, String)>) -> Stri
     json!({
         "id": format!("chatcmpl-{n}"), "object": "chat.completion", "created": 1_700_000_000u64, "model": "mock-model",
         "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": if calls.is_empty() { "stop" } else { "tool_calls" }}],
-        "usage": {"prompt_tokens": 1000 + n, "completion_tokens": 100, "total_tokens": 1100 + n, "prompt_tokens_details": {"cached_tokens": 512, "audio_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}},
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 100, "total_tokens": prompt_tokens + 100, "prompt_tokens_details": {"cached_tokens": 512, "audio_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}},
         "system_fingerprint": "fp_mock"
     })
     .to_string()
 }
 
-fn sse_body(n: u64, text: Option<String>, calls: Vec<(String, String)>) -> String {
+fn sse_body(n: u64, prompt_tokens: u64, text: Option<String>, calls: Vec<(String, String)>) -> String {
     let chunk = |delta: Value, finish: Value| {
         json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 1_700_000_000u64, "model": "mock-model", "system_fingerprint": "fp_mock",
                "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}], "usage": null})
@@ -315,7 +360,7 @@ fn sse_body(n: u64, text: Option<String>, calls: Vec<(String, String)>) -> Strin
     push(chunk(json!({}), json!(if calls.is_empty() { "stop" } else { "tool_calls" })));
     push(
         json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 1_700_000_000u64, "model": "mock-model", "choices": [],
-                "usage": {"prompt_tokens": 1000 + n, "completion_tokens": 100, "total_tokens": 1100 + n, "prompt_tokens_details": {"cached_tokens": 512}, "completion_tokens_details": {"reasoning_tokens": 0}}}),
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 100, "total_tokens": prompt_tokens + 100, "prompt_tokens_details": {"cached_tokens": 512}, "completion_tokens_details": {"reasoning_tokens": 0}}}),
     );
     out.push_str("data: [DONE]\n\n");
     out
