@@ -316,9 +316,10 @@ impl Engine {
     }
 
     /// Where a build's browser screenshot is kept (outside its workspace, so it is never part
-    /// of the project or its archive).
+    /// of the project or its archive): the file [`LocalArtifacts`](crate::LocalArtifacts) over
+    /// the data directory reads back.
     pub fn screenshot_path(&self, build_id: &str) -> PathBuf {
-        self.data_dir.join("screenshots").join(format!("{build_id}.png"))
+        crate::artifacts::screenshot_file(&self.data_dir, build_id)
     }
 
     /// How commands run for a workspace: their environment (HOME and TMPDIR in `scratch`,

@@ -7,6 +7,7 @@
 //! ends only add what is theirs: flags, rendering, HTTP. Nothing here is global; every setting is
 //! passed in through [`FileConfig`](config::FileConfig) and [`Overrides`].
 
+pub mod artifacts;
 pub mod config;
 mod engine;
 mod explain;
@@ -14,6 +15,7 @@ pub mod local;
 pub mod providers;
 pub mod sandbox;
 
+pub use artifacts::{ArtifactError, Artifacts, LocalArtifacts, RunRef};
 pub use engine::tasks::{PreparedTasks, TaskJob, TasksFinished, load_task_file};
 pub use engine::{
     Engine, Finished, Job, Overrides, Prepared, database_url, host_redactor, new_build_id, open_store, parse_lang,

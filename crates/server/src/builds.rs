@@ -3,7 +3,7 @@
 use crate::api::{BuildBody, BuildView, Cancelled, Created, FileEntry};
 use crate::auth::{Caller, hash_token};
 use crate::error::{ApiError, ApiJson, ApiResult};
-use crate::files::{on_disk, read_file};
+use crate::files::file_error;
 use crate::metrics::Following;
 use crate::state::AppState;
 use axum::Json;
@@ -15,9 +15,8 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
 use std::convert::Infallible;
-use std::io::Write;
+use wright_engine::{ArtifactError, RunRef};
 use wright_events::{EventKind, Level};
-use wright_sandbox::{Workspace, WorkspaceLimits};
 use wright_store::{
     BuildFinish, BuildRecord, CancelOutcome, Enqueued, NewBuild, QueuedBuild, RunEnd, RunStatus, Tokens,
 };
@@ -356,13 +355,6 @@ pub async fn events(
     Ok(res)
 }
 
-/// The build's folder as it is: never created by a reader (blocking: call it off the async
-/// workers, as [`on_disk`] does).
-fn workspace_of(b: &BuildRecord) -> ApiResult<Workspace> {
-    Workspace::existing(&b.start.workspace, WorkspaceLimits::default())
-        .map_err(|_| ApiError::not_found(format!("the files of build {}", b.start.id)))
-}
-
 /// The build's files (generated folders such as `node_modules` left out).
 #[utoipa::path(get, path = "/api/builds/{id}/files", params(("id" = String, Path)), security(("bearer" = [])),
     responses((status = 200, body = [FileEntry]), (status = 404, body = crate::api::ErrorBody)))]
@@ -372,18 +364,12 @@ pub async fn files(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Vec<FileEntry>>> {
     let b = visible(&state, &caller, &id).await?;
-    let entries = on_disk(move || {
-        let Ok(ws) = workspace_of(&b) else { return Ok(vec![]) };
-        let root = ws.root();
-        Ok(wright_tools::project_files(root)
-            .into_iter()
-            .map(|path| {
-                let bytes = std::fs::symlink_metadata(root.join(&path)).map(|m| m.len()).unwrap_or(0);
-                FileEntry { path, bytes }
-            })
-            .collect::<Vec<_>>())
-    })
-    .await?;
+    let entries = match state.artifacts.list(&RunRef::from(&b)).await {
+        Ok(files) => files.into_iter().map(|f| FileEntry { path: f.path, bytes: f.bytes }).collect(),
+        // A build whose folder is gone (or was never made) has no files.
+        Err(ArtifactError::NoFiles(_)) => vec![],
+        Err(e) => return Err(ApiError::internal(format!("listing the files: {e}"))),
+    };
     Ok(Json(entries))
 }
 
@@ -398,7 +384,7 @@ pub async fn file(
     Path((id, path)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     let b = visible(&state, &caller, &id).await?;
-    let bytes = on_disk(move || read_file(&workspace_of(&b)?, &path)).await?;
+    let bytes = state.artifacts.read(&RunRef::from(&b), &path).await.map_err(|e| file_error(e, &id))?;
     let kind =
         if std::str::from_utf8(&bytes).is_ok() { "text/plain; charset=utf-8" } else { "application/octet-stream" };
     Ok((
@@ -417,12 +403,11 @@ pub async fn file(
     responses((status = 200, description = "image/png"), (status = 404, body = crate::api::ErrorBody)))]
 pub async fn screenshot(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
     visible(&state, &caller, &id).await?;
-    let path = state.engine.screenshot_path(&id);
-    match tokio::fs::read(&path).await {
-        Ok(bytes) => {
+    match state.artifacts.screenshot(&id).await {
+        Ok(Some(bytes)) => {
             Ok(([(header::CONTENT_TYPE, "image/png"), (header::CACHE_CONTROL, "no-cache")], bytes).into_response())
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Ok(None) => {
             Err(ApiError::not_found(format!("a screenshot of build {id} (the browser check has not taken one)")))
         }
         Err(e) => Err(ApiError::internal(format!("reading the screenshot: {e}"))),
@@ -434,26 +419,14 @@ pub async fn screenshot(State(state): State<AppState>, caller: Caller, Path(id):
     responses((status = 200, description = "application/zip"), (status = 404, body = crate::api::ErrorBody)))]
 pub async fn archive(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
     let b = visible(&state, &caller, &id).await?;
-    let bytes = on_disk(move || {
-        zip_project(&workspace_of(&b)?).map_err(|e| ApiError::internal(format!("making the archive: {e}")))
-    })
-    .await?;
+    let bytes = state.artifacts.archive(&RunRef::from(&b)).await.map_err(|e| match e {
+        ArtifactError::NoFiles(_) => ApiError::not_found(format!("the files of build {id}")),
+        e => ApiError::internal(format!("making the archive: {e}")),
+    })?;
     let disposition = format!("attachment; filename=\"wright-{id}.zip\"");
     let mut res = ([(header::CONTENT_TYPE, "application/zip")], bytes).into_response();
     if let Ok(v) = HeaderValue::from_str(&disposition) {
         res.headers_mut().insert(header::CONTENT_DISPOSITION, v);
     }
     Ok(res)
-}
-
-fn zip_project(ws: &Workspace) -> Result<Vec<u8>, String> {
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    for path in wright_tools::project_files(ws.root()) {
-        // Links and anything else that is not a plain file inside the project stay out.
-        let Ok(bytes) = ws.read(&path) else { continue };
-        zip.start_file(path.as_str(), options).map_err(|e| e.to_string())?;
-        zip.write_all(&bytes).map_err(|e| e.to_string())?;
-    }
-    zip.finish().map(|c| c.into_inner()).map_err(|e| e.to_string())
 }

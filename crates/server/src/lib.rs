@@ -110,9 +110,13 @@ pub async fn serve(
     let login_url = auth::bootstrap_admin(store.as_ref(), &cfg.api_origin())
         .await
         .map_err(|e| ServeError::Setup(format!("creating the first user: {e}")))?;
+    // Files, archives and screenshots are kept under the engine's data directory, where its
+    // builds write them.
+    let artifacts = Arc::new(wright_engine::LocalArtifacts::new(engine.data_dir()));
     let shared = Arc::new(Shared {
         engine: engine.clone(),
         store: store.clone(),
+        artifacts,
         metrics: metrics::Metrics::new(),
         queue: running::Queue::new(),
         apps: apps::Apps::default(),

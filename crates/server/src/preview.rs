@@ -9,7 +9,7 @@
 //! lets only the API's pages frame it.
 
 use crate::error::ApiError;
-use crate::files::{on_disk, read_file};
+use crate::files::{file_error, on_disk};
 use crate::state::AppState;
 use axum::Router;
 use axum::body::Body;
@@ -17,6 +17,7 @@ use axum::extract::{Path, Request, State};
 use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use wright_engine::{ArtifactError, RunRef};
 use wright_sandbox::{Workspace, WorkspaceLimits};
 
 pub fn router(state: AppState) -> Router {
@@ -98,39 +99,29 @@ async fn serve(
         Some(k) if same(k, key) => {}
         _ => return Err(missing()),
     }
-    let (ws, app) = {
-        let (folder, fullstack) = (build.start.workspace.clone(), build.start.template == "fullstack");
+    let run = RunRef::from(&build);
+    // Only a full-stack build with a package.json runs its own server; its folder must be here.
+    let app = if build.start.template == "fullstack" {
+        let folder = run.workspace.clone();
         on_disk(move || {
             let ws = Workspace::existing(&folder, WorkspaceLimits::default()).map_err(|_| missing())?;
-            let app = fullstack && ws.root().join("package.json").is_file();
-            Ok((ws, app))
+            Ok(ws.root().join("package.json").is_file().then_some(ws))
         })
         .await?
+    } else {
+        None
     };
-    let mut res = if app {
+    let mut res = if let Some(ws) = app {
         // The app's own server answers, started on demand in the build's sandbox.
         let (mut parts, body) = req.into_parts();
         let query = parts.uri.query().map(|q| format!("?{q}")).unwrap_or_default();
         parts.uri = format!("/{path}{query}").parse::<Uri>().map_err(|_| missing())?;
         crate::apps::proxy(&state.apps, &state.engine, id, &ws, Request::from_parts(parts, body)).await?
     } else {
-        let asked = path.trim_end_matches('/').to_string();
-        let (path, bytes) = on_disk(move || {
-            let mut path = asked;
-            // A folder (or the root) shows its index.html; a full-stack build keeps its page in client/.
-            if path.is_empty() {
-                path = ["index.html", "client/index.html", "public/index.html"]
-                    .into_iter()
-                    .find(|p| ws.root().join(p).is_file())
-                    .unwrap_or("index.html")
-                    .to_string();
-            } else if ws.root().join(&path).is_dir() {
-                path = format!("{path}/index.html");
-            }
-            let bytes = read_file(&ws, &path)?;
-            Ok((path, bytes))
-        })
-        .await?;
+        let (path, bytes) = static_file(state, &run, path.trim_end_matches('/')).await.map_err(|e| match e {
+            ArtifactError::NoFiles(_) => missing(),
+            e => file_error(e, id),
+        })?;
         ([(header::CONTENT_TYPE, content_type(&path))], Body::from(bytes)).into_response()
     };
     let h = res.headers_mut();
@@ -151,6 +142,32 @@ async fn serve(
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.remove(header::SET_COOKIE);
     Ok(res)
+}
+
+/// The file a static preview shows for `asked`: a folder (or the root) shows its index.html; a
+/// full-stack build keeps its page in client/. Gives the path shown and its bytes.
+async fn static_file(state: &AppState, run: &RunRef, asked: &str) -> Result<(String, Vec<u8>), ArtifactError> {
+    let artifacts = &state.artifacts;
+    if asked.is_empty() {
+        let pages = ["index.html", "client/index.html", "public/index.html"];
+        for page in pages {
+            match artifacts.read(run, page).await {
+                Ok(bytes) => return Ok((page.to_string(), bytes)),
+                Err(ArtifactError::NotFound(_) | ArtifactError::IsDirectory(_)) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        return Err(ArtifactError::NotFound("index.html".into()));
+    }
+    match artifacts.read(run, asked).await {
+        Ok(bytes) => Ok((asked.to_string(), bytes)),
+        Err(ArtifactError::IsDirectory(_)) => {
+            let page = format!("{asked}/index.html");
+            let bytes = artifacts.read(run, &page).await?;
+            Ok((page, bytes))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]

@@ -10,13 +10,16 @@ use crate::running::Queue;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio_util::sync::CancellationToken;
-use wright_engine::Engine;
+use wright_engine::{Artifacts, Engine};
 use wright_store::Store;
 
 /// What every handler shares.
 pub(crate) struct Shared {
     pub engine: Arc<Engine>,
     pub store: Arc<dyn Store>,
+    /// Builds' files, archives and screenshots (a local folder now; any backend of
+    /// [`Artifacts`] later, so any server can answer for any run).
+    pub artifacts: Arc<dyn Artifacts>,
     pub cfg: ServeConfig,
     pub metrics: Metrics,
     pub queue: Queue,
