@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
+pub mod api;
 mod run;
 pub use run::{EndReason, Lang, RunKind, RunStatus, TaskStatus, Template};
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 macro_rules! named {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
         pub enum $name {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
         }

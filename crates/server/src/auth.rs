@@ -178,7 +178,7 @@ pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result
 #[utoipa::path(get, path = "/api/me", security(("bearer" = [])), responses((status = 200, body = Me), (status = 401, body = crate::api::ErrorBody)))]
 pub async fn me(caller: Caller) -> Json<Me> {
     let u = caller.0;
-    Json(Me { id: u.id, name: u.name, role: u.role.as_str().into() })
+    Json(Me { id: wright_events::api::UserId(u.id), name: u.name, role: u.role.as_str().into() })
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use futures::StreamExt;
 use serde::Deserialize;
 use std::convert::Infallible;
 use wright_engine::{ArtifactError, RunRef};
+use wright_events::api::{CancelState, RunId};
 use wright_events::{EventKind, Level};
 use wright_store::{
     BuildFinish, BuildRecord, CancelOutcome, Enqueued, NewBuild, QueuedBuild, RunEnd, RunStatus, Tokens,
@@ -199,7 +200,8 @@ pub async fn create(
             state.queue.wake.notify_one();
             tracing::info!(build = %id, user = %caller.0.name, "queued");
             let events_url = format!("/api/builds/{id}/events");
-            Ok((StatusCode::ACCEPTED, Json(Created { id, status: "queued".into(), events_url, deduplicated: false })))
+            let created = Created { id: RunId(id), status: RunStatus::Queued, events_url, deduplicated: false };
+            Ok((StatusCode::ACCEPTED, Json(created)))
         }
         Enqueued::Existing(b) => Ok(existing(*b)),
         Enqueued::FolderBusy(other) => Err(ApiError::new(
@@ -214,7 +216,7 @@ pub async fn create(
 fn existing(b: BuildRecord) -> (StatusCode, Json<Created>) {
     let id = b.start.id;
     let events_url = format!("/api/builds/{id}/events");
-    (StatusCode::ACCEPTED, Json(Created { id, status: b.status.as_str().into(), events_url, deduplicated: true }))
+    (StatusCode::ACCEPTED, Json(Created { id: RunId(id), status: b.status, events_url, deduplicated: true }))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -234,7 +236,7 @@ pub async fn list(
     let owner = (!caller.is_admin()).then_some(caller.0.id.as_str());
     let builds = state.store.builds_of(owner, q.limit.unwrap_or(50).clamp(1, 500)).await?;
     let origin = state.cfg.preview_origin();
-    Ok(Json(builds.into_iter().map(|b| BuildView::of(b, &origin, false)).collect()))
+    Ok(Json(builds.into_iter().map(|b| crate::api::view_of(b, &origin, false)).collect()))
 }
 
 /// One build with its outcome and report.
@@ -243,7 +245,7 @@ pub async fn list(
 pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<BuildView>> {
     let b = visible(&state, &caller, &id).await?;
     let queued = b.status == wright_store::RunStatus::Queued;
-    let mut view = BuildView::of(b, &state.cfg.preview_origin(), true);
+    let mut view = crate::api::view_of(b, &state.cfg.preview_origin(), true);
     if queued {
         view.queue_position = Some(state.store.queue_position(&id).await?);
     }
@@ -268,16 +270,16 @@ pub async fn cancel(
                 Err(_) => crate::rerun::discard(state.engine.data_dir(), &id),
             }
             state.metrics.build_ended("cancelled", "unknown");
-            "cancelled"
+            CancelState::Cancelled
         }
         CancelOutcome::Running => {
             // At once when it runs here; another server's worker sees the flag within a second.
             state.queue.cancel(&id);
-            "cancelling"
+            CancelState::Cancelling
         }
-        CancelOutcome::AlreadyEnded => "ended",
+        CancelOutcome::AlreadyEnded => CancelState::Ended,
     };
-    Ok(Json(Cancelled { id, status: status.into() }))
+    Ok(Json(Cancelled { id: RunId(id), status }))
 }
 
 /// How a build cancelled before any worker took it ends: a warning, its record, `complete`.

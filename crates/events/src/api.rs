@@ -1,0 +1,159 @@
+//! The service's request and response bodies (`wright serve`'s HTTP API), defined once for the
+//! server, its clients (the CLI, a future MCP server) and the OpenAPI document, which is
+//! generated from these types. Ids travel as [`RunId`] and [`UserId`]; the words of a run's
+//! life as the enums of [`crate::run`].
+
+use crate::{EndReason, RunKind, RunStatus};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A run's id (`20261124-151203-9c1e`): a build, a task run or a chat turn.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+#[serde(transparent)]
+#[schema(value_type = String)]
+pub struct RunId(pub String);
+
+/// A user's id (`u-3fa2c1d09e4b`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(transparent)]
+#[schema(value_type = String)]
+pub struct UserId(pub String);
+
+impl std::fmt::Display for RunId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::fmt::Display for UserId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// `POST /api/builds`. Unknown fields are refused (422), so a typo never silently does nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BuildBody {
+    /// What to build, in plain words (10 to 2,000 characters unless configured otherwise).
+    pub prompt: String,
+    /// `static`, `interactive`, `fullstack` or `auto`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+    /// Narration language: `en` or `pt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
+    /// One of the models the server allows (`GET /api/models`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Extra acceptance commands run in the build's sandbox; each must exit 0.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
+    /// Keep working on one of your earlier builds (its id), in its folder and conversation.
+    #[serde(default, rename = "continue", skip_serializing_if = "Option::is_none")]
+    pub r#continue: Option<String>,
+}
+
+/// `202` answer to `POST /api/builds`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Created {
+    pub id: RunId,
+    /// `queued`, or where the same earlier request stands.
+    pub status: RunStatus,
+    /// Where its events stream (SSE, or JSON lines with `Accept: application/x-ndjson`).
+    pub events_url: String,
+    /// The same request was already there (same `Idempotency-Key`, or identical and still active).
+    pub deduplicated: bool,
+}
+
+/// One build, as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BuildView {
+    pub id: RunId,
+    pub kind: RunKind,
+    pub prompt: String,
+    /// The template of a build; for other kinds of run, the kind.
+    pub template: String,
+    pub lang: String,
+    pub model: String,
+    pub status: RunStatus,
+    /// Why a failed build stopped.
+    pub end_reason: Option<EndReason>,
+    /// Which run of the build this is: 1, or more once it ran again after an interruption.
+    pub attempt: u32,
+    pub parent_id: Option<RunId>,
+    pub owner: Option<UserId>,
+    pub fix_attempts: u32,
+    pub turns: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    pub duration_ms: Option<u64>,
+    pub files: Vec<String>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// Builds ahead of it while queued.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_position: Option<u64>,
+    pub events_url: String,
+    /// The project on its own preview origin (a full-stack build's app runs there on demand).
+    pub preview_url: Option<String>,
+    /// What was tried (Markdown); in `GET /api/builds/{id}` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
+}
+
+/// A file of a build.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FileEntry {
+    pub path: String,
+    pub bytes: u64,
+}
+
+/// `POST /api/builds/{id}/cancel`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Cancelled {
+    pub id: RunId,
+    pub status: CancelState,
+}
+
+/// What a cancel request did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CancelState {
+    /// It was queued and has ended.
+    Cancelled,
+    /// It was running and is being stopped; `complete` follows.
+    Cancelling,
+    /// It had ended already.
+    Ended,
+}
+
+/// Who is calling.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Me {
+    pub id: UserId,
+    pub name: String,
+    pub role: String,
+}
+
+/// Models a request may name.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Models {
+    pub default: String,
+    pub allowed: Vec<String>,
+}
+
+/// The error shape of every failed request.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorInner,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorInner {
+    /// Stable, for programs: `unauthorized`, `not_found`, `rate_limited`, `prompt_length`, …
+    pub code: String,
+    /// For people.
+    pub message: String,
+}
