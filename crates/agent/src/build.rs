@@ -241,7 +241,10 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     let emitter = ctx.emitter.clone();
     let build_id = emitter.build_id().to_string();
     let template = req.template.resolve(&req.prompt);
-    let journal = deps.store.as_ref().map(|s| Arc::new(Journal::new(s.clone(), &build_id, &deps.provider_label)));
+    let journal = deps
+        .store
+        .as_ref()
+        .map(|s| Arc::new(Journal::for_writer(s.clone(), &build_id, &deps.provider_label, deps.holder.clone())));
     if let Some(store) = &deps.store {
         let record = NewBuild {
             id: build_id.clone(),
@@ -346,6 +349,10 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         browser_checked: p.browser == crate::verify::BrowserStatus::Checked,
         browser_reason: p.browser.reason().map(str::to_string),
     };
+    // The build's record is whole before it ends.
+    if let Some(j) = &journal {
+        j.flush().await;
+    }
     match &deps.store {
         Some(store) => {
             ending

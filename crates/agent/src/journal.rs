@@ -2,9 +2,13 @@
 //! of the call that produced it) and every model call's usage.
 //!
 //! Store failures are logged and never end a build: the build is what the person asked for,
-//! the record is a by-product.
+//! the record is a by-product. The writes are made by a task of their own, in order, so a
+//! step of the agent never waits for the database (the events, which people are shown, are
+//! stored first by the run's log writer; this record only serves `--continue`, re-runs and
+//! statistics). [`Journal::flush`] waits for them: a build ends only once its record is whole.
 
 use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
 use wright_events::Phase;
 use wright_provider::{Message, Usage};
 use wright_store::{Store, Tokens, Turn, UsageEntry};
@@ -17,21 +21,61 @@ struct State {
     recorded: usize,
 }
 
+enum Write {
+    Turn(Turn),
+    Usage(UsageEntry),
+    Flush(oneshot::Sender<()>),
+}
+
 /// Writes a build's turns and usage to a [`Store`].
 pub struct Journal {
     store: Arc<dyn Store>,
     build_id: String,
     provider: String,
     state: Mutex<State>,
+    writes: mpsc::UnboundedSender<Write>,
 }
 
+/// Who writes the journal: the worker holding the run (`wright serve`), or nobody's (`None`).
+type Writer = Option<String>;
+
 impl Journal {
+    /// Start the journal and its writer task (on the current tokio runtime) for a run no worker
+    /// holds.
     pub fn new(store: Arc<dyn Store>, build_id: impl Into<String>, provider: impl Into<String>) -> Self {
+        Self::for_writer(store, build_id, provider, None)
+    }
+
+    /// The journal of a run `writer` holds (its lease fences the turns it stores).
+    pub fn for_writer(
+        store: Arc<dyn Store>,
+        build_id: impl Into<String>,
+        provider: impl Into<String>,
+        writer: Writer,
+    ) -> Self {
+        let build_id = build_id.into();
+        let (writes, rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_all(store.clone(), build_id.clone(), writer, rx));
         Self {
             store,
-            build_id: build_id.into(),
+            build_id,
             provider: provider.into(),
             state: Mutex::new(State { phase: Phase::Planning, next_idx: 0, recorded: 0 }),
+            writes,
+        }
+    }
+
+    /// Wait until everything recorded so far is in the store.
+    pub async fn flush(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.writes.send(Write::Flush(done)).is_ok() {
+            let _ = wait.await;
+        }
+    }
+
+    fn write(&self, w: Write) {
+        if self.writes.send(w).is_err() {
+            tracing::warn!(build = %self.build_id, "the journal's writer has stopped; a record was not stored");
         }
     }
 
@@ -92,9 +136,7 @@ impl Journal {
                 ts: ts.clone(),
                 tokens,
             };
-            if let Err(e) = self.store.append_turn(&turn).await {
-                tracing::warn!(build = %self.build_id, "conversation turn not stored: {e}");
-            }
+            self.write(Write::Turn(turn));
         }
     }
 
@@ -108,8 +150,27 @@ impl Journal {
             tokens: tokens(usage, cost),
             ts: wright_store::now(),
         };
-        if let Err(e) = self.store.log_usage(&entry).await {
-            tracing::warn!(build = %self.build_id, "usage not stored: {e}");
+        self.write(Write::Usage(entry));
+    }
+}
+
+/// The journal's writer: stores what it is given, in order, until the journal is dropped.
+async fn write_all(store: Arc<dyn Store>, build: String, writer: Writer, mut rx: mpsc::UnboundedReceiver<Write>) {
+    while let Some(w) = rx.recv().await {
+        match w {
+            Write::Turn(turn) => {
+                if let Err(e) = store.append_turn(&turn, writer.as_deref()).await {
+                    tracing::warn!(build, "conversation turn not stored: {e}");
+                }
+            }
+            Write::Usage(entry) => {
+                if let Err(e) = store.log_usage(&entry).await {
+                    tracing::warn!(build, "usage not stored: {e}");
+                }
+            }
+            Write::Flush(done) => {
+                let _ = done.send(());
+            }
         }
     }
 }
@@ -144,6 +205,19 @@ mod tests {
     #[tokio::test]
     async fn turns_are_recorded_once_with_usage_and_the_latest_context_comes_back() {
         let store: Arc<dyn Store> = Arc::new(wright_store::SqliteStore::memory().await.unwrap());
+        let run = wright_store::NewBuild {
+            id: "b1".into(),
+            kind: wright_events::RunKind::Build,
+            parent_id: None,
+            prompt: "p".into(),
+            template: "static".into(),
+            lang: "en".into(),
+            provider: "openai".into(),
+            model: "m".into(),
+            workspace: "/tmp/b1".into(),
+            started_at: wright_store::now(),
+        };
+        store.create_build(&run).await.unwrap();
         let j = Journal::new(store.clone(), "b1", "openai:m");
         j.set_phase(Phase::Generating);
         let mut msgs = vec![Message::system("s"), Message::user("build it")];
@@ -159,6 +233,7 @@ mod tests {
         let fresh = vec![Message::system("s"), Message::user("fix it from scratch")];
         j.sync(&fresh, None).await;
         j.usage("m", usage, 0.5).await;
+        j.flush().await;
 
         let turns = store.turns("b1").await.unwrap();
         assert_eq!(turns.iter().map(|t| t.idx).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);

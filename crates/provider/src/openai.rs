@@ -9,6 +9,7 @@ use crate::{
     ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage, local_server,
 };
 use futures::{StreamExt, TryStreamExt};
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -137,54 +138,118 @@ impl Provider for OpenAiProvider {
 
 /// The JSON body for a request; public so wire tests can assert on exactly what is sent.
 pub fn request_body(req: &ChatRequest, stream: bool) -> Value {
-    request_body_for(req, stream, true)
+    serde_json::from_slice(&wire_body(req, stream, true)).unwrap_or(Value::Null)
 }
 
-/// [`request_body`], leaving out `stream_options` for servers that refuse it.
-fn request_body_for(req: &ChatRequest, stream: bool, stream_options: bool) -> Value {
-    let messages: Vec<Value> = req.messages.iter().map(message_to_wire).collect();
-    let mut body = json!({ "model": req.model, "messages": messages });
-    if !req.tools.is_empty() {
-        body["tools"] = req
+/// The request as the OpenAI wire has it, borrowing from the conversation: serialised straight
+/// to bytes, with no copy of the history and no intermediate JSON tree. The history is sent
+/// whole on every call (the wire is stateless), so this is most of a step's own work late in
+/// a long build.
+#[derive(Serialize)]
+struct Wire<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: Role,
+    /// Never null: llama-cpp-python rejects a null content (its schema wants a string) and its
+    /// chat templates fail on a missing one; "" is accepted by every server.
+    content: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+    /// Present (possibly null) on tool results only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<Option<&'a str>>,
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    r#type: &'static str,
+    function: WireToolSpec<'a>,
+}
+
+#[derive(Serialize)]
+struct WireToolSpec<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+/// [`request_body`] as bytes; `stream_options` left out for servers that refuse it.
+fn wire_body(req: &ChatRequest, stream: bool, stream_options: bool) -> Vec<u8> {
+    let wire = Wire {
+        model: &req.model,
+        messages: req.messages.iter().map(message_to_wire).collect(),
+        tools: req
             .tools
             .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-            .collect();
-        body["tool_choice"] = json!("auto");
-    }
-    if let Some(t) = req.temperature {
-        body["temperature"] = json!(t);
-    }
-    if let Some(m) = req.max_tokens {
-        body["max_tokens"] = json!(m);
-    }
-    if stream {
-        body["stream"] = json!(true);
-        if stream_options {
-            body["stream_options"] = json!({"include_usage": true});
-        }
-    }
-    body
+            .map(|t| WireTool {
+                r#type: "function",
+                function: WireToolSpec { name: &t.name, description: &t.description, parameters: &t.parameters },
+            })
+            .collect(),
+        tool_choice: (!req.tools.is_empty()).then_some("auto"),
+        temperature: req.temperature,
+        max_tokens: req.max_tokens,
+        stream: stream.then_some(true),
+        stream_options: (stream && stream_options).then_some(StreamOptions { include_usage: true }),
+    };
+    // Plain data with string keys: serialising cannot fail.
+    serde_json::to_vec(&wire).unwrap_or_default()
 }
 
-fn message_to_wire(m: &Message) -> Value {
+fn message_to_wire(m: &Message) -> WireMessage<'_> {
+    let content = m.content.as_deref().unwrap_or_default();
     match m.role {
-        Role::System | Role::User => json!({"role": m.role, "content": m.content.clone().unwrap_or_default()}),
-        Role::Assistant => {
-            // Never null: llama-cpp-python rejects a null content (its schema wants a string)
-            // and its chat templates fail on a missing one; "" is accepted by every server.
-            let mut v = json!({"role": "assistant", "content": m.content.clone().unwrap_or_default()});
-            if !m.tool_calls.is_empty() {
-                v["tool_calls"] = m
-                    .tool_calls
-                    .iter()
-                    .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-                    .collect();
-            }
-            v
-        }
+        Role::System | Role::User => WireMessage { role: m.role, content, tool_calls: vec![], tool_call_id: None },
+        Role::Assistant => WireMessage {
+            role: Role::Assistant,
+            content,
+            tool_calls: m
+                .tool_calls
+                .iter()
+                .map(|c| WireCall {
+                    id: &c.id,
+                    r#type: "function",
+                    function: WireFunction { name: &c.name, arguments: &c.arguments },
+                })
+                .collect(),
+            tool_call_id: None,
+        },
         Role::Tool => {
-            json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content.clone().unwrap_or_default()})
+            WireMessage { role: Role::Tool, content, tool_calls: vec![], tool_call_id: Some(m.tool_call_id.as_deref()) }
         }
     }
 }
@@ -321,13 +386,13 @@ impl Inner {
         Ok(Box::pin(futures::stream::iter(notice.map(Ok)).chain(whole)))
     }
 
-    fn post(&self, body: &Value) -> (reqwest::RequestBuilder, String) {
+    fn post(&self, body: Vec<u8>) -> (reqwest::RequestBuilder, String) {
         self.post_with(&self.http, body)
     }
 
-    fn post_with(&self, http: &reqwest::Client, body: &Value) -> (reqwest::RequestBuilder, String) {
+    fn post_with(&self, http: &reqwest::Client, body: Vec<u8>) -> (reqwest::RequestBuilder, String) {
         let url = format!("{}/chat/completions", self.cfg.base_url.trim_end_matches('/'));
-        let mut builder = http.post(&url).json(body);
+        let mut builder = http.post(&url).header(reqwest::header::CONTENT_TYPE, "application/json").body(body);
         if let Some(key) = self.cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
             builder = builder.bearer_auth(key);
         }
@@ -340,14 +405,14 @@ impl Inner {
         let base = self.cfg.base_url.trim_end_matches('/');
         let timeout = self.cfg.call_timeout;
         let options = !self.cfg.memory.has(base, Quirk::NoStreamOptions);
-        let (builder, url) = self.post(&request_body_for(req, true, options));
+        let (builder, url) = self.post(wire_body(req, true, options));
         let resp = match send_request(builder, &url, timeout, classify_status).await {
             // A server that refuses the field gets the request again without it (usage is then
             // whatever it reports, often nothing), and never sees the field again.
             Err(SendError::Answered(ProviderError::BadRequest(m))) if options && m.contains("stream_options") => {
                 self.cfg.memory.learn(base, Quirk::NoStreamOptions);
                 tracing::warn!(endpoint = base, "the server refuses stream_options; leaving it out");
-                let (builder, url) = self.post(&request_body_for(req, true, false));
+                let (builder, url) = self.post(wire_body(req, true, false));
                 send_request(builder, &url, timeout, classify_status).await.map_err(StreamFailure::sent)?
             }
             other => other.map_err(StreamFailure::sent)?,
@@ -367,7 +432,7 @@ impl Inner {
         req: &ChatRequest,
         sized: Option<u32>,
     ) -> Result<DeltaStream, SendError> {
-        let (builder, url) = self.post_with(http, &request_body(req, false));
+        let (builder, url) = self.post_with(http, wire_body(req, false, false));
         let wait = whole_answer_wait(self.cfg.call_timeout, self.cfg.generation_timeout, sized);
         let late = |e: SendError| match e {
             SendError::NoAnswer(ProviderError::Timeout(_)) => {

@@ -216,7 +216,9 @@ impl Workspace {
         let real = self.resolve(rel)?;
         let mut tmp = tempfile_in(parent).map_err(|e| io_err("write", Path::new(rel), &e))?;
         tmp.1.write_all(content).map_err(|e| io_err("write", Path::new(rel), &e))?;
-        tmp.1.sync_data().ok();
+        // No fsync: the rename already makes the write all-or-nothing for every reader, and a
+        // project is rebuilt from the start after a crash, so waiting for the disk (about a
+        // millisecond a write here) would buy nothing a user keeps.
         drop(tmp.1);
         std::fs::rename(&tmp.0, &real).map_err(|e| {
             let _ = std::fs::remove_file(&tmp.0);

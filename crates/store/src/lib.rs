@@ -83,7 +83,9 @@ pub trait Store: RunLog {
     async fn resolve_build(&self, id_or_prefix: &str) -> Result<BuildRecord>;
 
     // Conversation.
-    async fn append_turn(&self, turn: &Turn) -> Result<()>;
+    /// Store one message of a run's conversation for `writer` (the worker that holds the run,
+    /// `None` for one no worker holds); [`StoreError::NotHolder`] when it does not hold it.
+    async fn append_turn(&self, turn: &Turn, writer: Option<&str>) -> Result<()>;
     async fn turns(&self, build_id: &str) -> Result<Vec<Turn>>;
 
     // Attempts and usage.

@@ -282,10 +282,11 @@ impl Store for SqliteStore {
         }
     }
 
-    async fn append_turn(&self, t: &Turn) -> Result<()> {
-        sqlx::query(
+    async fn append_turn(&self, t: &Turn, writer: Option<&str>) -> Result<()> {
+        // Fenced like events: a dropped run's late turns never land in the run that replaced it.
+        let stored = sqlx::query(
             "INSERT INTO turns (build_id, idx, phase, role, message, ts, input_tokens, output_tokens, cached_tokens) \
-             VALUES (?,?,?,?,?,?,?,?,?)",
+             SELECT ?,?,?,?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM builds WHERE id = ? AND worker IS ?)",
         )
         .bind(&t.build_id)
         .bind(i64::from(t.idx))
@@ -296,8 +297,14 @@ impl Store for SqliteStore {
         .bind(t.tokens.input_tokens as i64)
         .bind(t.tokens.output_tokens as i64)
         .bind(t.tokens.cached_tokens as i64)
+        .bind(&t.build_id)
+        .bind(writer)
         .execute(&self.pool)
-        .await?;
+        .await?
+        .rows_affected();
+        if stored == 0 {
+            return Err(StoreError::NotHolder(t.build_id.clone()));
+        }
         Ok(())
     }
 

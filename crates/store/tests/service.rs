@@ -226,7 +226,8 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
         ts: T1.into(),
         tokens: Tokens::default(),
     };
-    s.append_turn(&turn(0)).await.unwrap();
+    s.append_turn(&turn(0), Some("w1")).await.unwrap();
+    assert!(matches!(s.append_turn(&turn(1), Some("w9")).await, Err(StoreError::NotHolder(_))), "fenced");
     s.append("b1", Some("w1"), vec![Draft::now(EventKind::Started { worker: "w1".into() })]).await.unwrap();
 
     // A reaper spares its own process's workers (alive, their renewals held up).
@@ -254,8 +255,9 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
         assert_eq!(s.queue_position("b1").await.unwrap(), 0);
         let again = claim("w2").await;
         assert_eq!((again.start.id.as_str(), again.attempt), ("b1", attempt));
-        // The re-run's conversation starts at turn 0 again.
-        s.append_turn(&turn(0)).await.unwrap();
+        // The re-run's conversation starts at turn 0 again; the dropped run's late turns are refused.
+        assert!(matches!(s.append_turn(&turn(5), Some("w1")).await, Err(StoreError::NotHolder(_))));
+        s.append_turn(&turn(0), Some("w2")).await.unwrap();
     }
     // Past the limit: the caller ends it.
     s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();

@@ -54,15 +54,18 @@ async fn everything_survives_a_reopen() {
             .await
             .unwrap();
         s.put_note(&note("n-1", &["timer"], &[], &[])).await.unwrap();
-        s.append_turn(&Turn {
-            build_id: "20261121-100000-aaaa".into(),
-            idx: 0,
-            phase: "GENERATING".into(),
-            role: "user".into(),
-            message: serde_json::json!({"role": "user", "content": "hi"}),
-            ts: now(),
-            tokens: Tokens::default(),
-        })
+        s.append_turn(
+            &Turn {
+                build_id: "20261121-100000-aaaa".into(),
+                idx: 0,
+                phase: "GENERATING".into(),
+                role: "user".into(),
+                message: serde_json::json!({"role": "user", "content": "hi"}),
+                ts: now(),
+                tokens: Tokens::default(),
+            },
+            None,
+        )
         .await
         .unwrap();
     }

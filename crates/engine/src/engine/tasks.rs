@@ -285,7 +285,7 @@ impl PreparedTasks {
             max_turns: self.max_turns,
             pricing: self.pricing.clone(),
             max_cost_usd: self.max_cost_usd,
-            journal: Some(journal),
+            journal: Some(journal.clone()),
             fit: Default::default(),
         };
         let env = TaskEnv {
@@ -322,8 +322,10 @@ impl PreparedTasks {
                 format!("The project's files could not all be given back to their owner: {e}."),
             );
         }
-        // Every event is stored and seen (the files it wrote among them) before the end is made.
+        // Every event is stored and seen (the files it wrote among them), and every turn and
+        // model call recorded, before the end is made.
         log.flush().await;
+        journal.flush().await;
         let tokens = totals(self.parts.store.as_ref(), &self.id).await;
         let success = summary.success();
         let [passed, failed, skipped, not_run] = summary.counts();
