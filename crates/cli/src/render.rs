@@ -6,6 +6,7 @@ use std::io::Write;
 use std::sync::Mutex;
 use std::time::Duration;
 use wright_agent::Lang;
+use wright_events::words::{Said, say};
 use wright_events::{Event, EventKind, EventSink, Level, Phase, TaskStatus};
 
 /// Writes each event as one JSON line on stdout. A closed stdout is ignored, never a crash.
@@ -218,32 +219,12 @@ impl HumanSink {
                 (vec![], None)
             }
             EventKind::Error { .. } => (vec![], None),
-            EventKind::Queued { position } => (
-                vec![match position {
-                    0 => format!(
-                        "⏳ {}",
-                        self.t("Queued; a worker will take it next.", "Na fila; um trabalhador a pega em seguida.")
-                    ),
-                    n => format!(
-                        "⏳ {} {n} {}",
-                        self.t("Queued behind", "Na fila atrás de"),
-                        self.t("other build(s).", "outra(s) construção(ões).")
-                    ),
-                }],
-                None,
-            ),
-            EventKind::Started { .. } => (
-                vec![format!("▶ {}", self.t("A worker started the build.", "Um trabalhador começou a construção."))],
-                None,
-            ),
+            EventKind::Queued { position } => {
+                (vec![format!("⏳ {}", say(self.lang, Said::Queued { position: *position }))], None)
+            }
+            EventKind::Started { .. } => (vec![format!("▶ {}", say(self.lang, Said::Started))], None),
             EventKind::Restarted { attempt, reason } => {
-                let why = if reason == "shutdown" {
-                    self.t("The server was stopped during this build", "O servidor foi parado durante esta construção")
-                } else {
-                    self.t("The server running this build stopped", "O servidor que rodava esta construção parou")
-                };
-                let again = self.t("it runs again from the start, attempt", "ela roda de novo do início, tentativa");
-                (vec![format!("🔁 {why}; {again} {attempt}.")], None)
+                (vec![format!("🔁 {}", say(self.lang, Said::Restarted { attempt: *attempt, reason }))], None)
             }
             EventKind::TaskStarted { task, kind, description, position, total } => (
                 vec![String::new(), format!("▶ [{position}/{total}] {task} ({kind}): {description}")],

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 pub mod api;
 mod run;
+pub mod words;
 pub use run::{EndReason, Lang, RunKind, RunStatus, TaskStatus, Template};
 
 /// The build state machine's phases; serialised in upper case as the contract shows them.

@@ -17,7 +17,8 @@ use serde::Deserialize;
 use std::convert::Infallible;
 use wright_engine::{ArtifactError, RunRef};
 use wright_events::api::{CancelState, RunId};
-use wright_events::{EventKind, Level};
+use wright_events::words::{Said, say};
+use wright_events::{EventKind, Lang, Level};
 use wright_store::{
     BuildFinish, BuildRecord, CancelOutcome, Enqueued, NewBuild, QueuedBuild, RunEnd, RunStatus, Tokens,
 };
@@ -260,8 +261,9 @@ pub async fn cancel(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Cancelled>> {
-    visible(&state, &caller, &id).await?;
-    let status = match state.store.request_cancel(&id, cancelled_while_queued()).await? {
+    let b = visible(&state, &caller, &id).await?;
+    let lang = Lang::parse_loose(&b.start.lang).unwrap_or_default();
+    let status = match state.store.request_cancel(&id, cancelled_while_queued(lang)).await? {
         CancelOutcome::WasQueued => {
             // A follow-up build cancelled while queued again after an interruption has a copy of
             // its folder, and its interrupted run may have left the folder half-written.
@@ -282,8 +284,9 @@ pub async fn cancel(
     Ok(Json(Cancelled { id: RunId(id), status }))
 }
 
-/// How a build cancelled before any worker took it ends: a warning, its record, `complete`.
-fn cancelled_while_queued() -> RunEnd {
+/// How a build cancelled before any worker took it ends: a warning (in the build's language),
+/// its record, `complete`.
+fn cancelled_while_queued(lang: Lang) -> RunEnd {
     let record = BuildFinish {
         status: RunStatus::Failed,
         end_reason: Some(wright_events::EndReason::Cancelled),
@@ -295,10 +298,8 @@ fn cancelled_while_queued() -> RunEnd {
         report: None,
         finished_at: wright_events::now(),
     };
-    RunEnd::of(
-        record,
-        vec![EventKind::Status { message: "Cancelled before it started.".into(), level: Level::Warning }],
-    )
+    let said = say(lang, Said::CancelledWhileQueued);
+    RunEnd::of(record, vec![EventKind::Status { message: said, level: Level::Warning }])
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -17,7 +17,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wright_engine::Job;
-use wright_events::{EndReason, EventKind, Level};
+use wright_events::words::{Said, say};
+use wright_events::{EndReason, EventKind, Lang, Level};
 use wright_store::{BuildFinish, Draft, Finished, Restart, RunEnd, RunStatus, SAFETY_NET, Signal, StoreError, Tokens};
 
 /// `restarted` reasons: the worker vanished (crash, kill -9: its lease ran out), or the server
@@ -177,17 +178,12 @@ pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason
         }
         Ok(Restart::Exhausted { attempts }) => {
             tracing::warn!(build, attempts, "interrupted once more than it may be run again; ending it");
-            end_build(shared, build, holder, "the server stopped during this build", EndReason::ServerStopped).await;
+            let said = say(lang_of(shared, build).await, Said::ServerStopped);
+            end_build(shared, build, holder, &said, EndReason::ServerStopped).await;
         }
         Ok(Restart::Cancelled) => {
-            end_build(
-                shared,
-                build,
-                holder,
-                "the server stopped while the build was being cancelled",
-                EndReason::Cancelled,
-            )
-            .await;
+            let said = say(lang_of(shared, build).await, Said::StoppedWhileCancelling);
+            end_build(shared, build, holder, &said, EndReason::Cancelled).await;
         }
         Ok(Restart::NotHeld) => {}
         // The lease runs out (again) and a reaper tries once more.
@@ -197,6 +193,11 @@ pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason
         }
     }
     true
+}
+
+/// The language a build is narrated in, for what the server says in its stream.
+async fn lang_of(shared: &AppState, build: &str) -> Lang {
+    shared.store.build(build).await.ok().and_then(|b| Lang::parse_loose(&b.start.lang)).unwrap_or_default()
 }
 
 /// Why a build could not run, as its `end_reason`.

@@ -1,6 +1,9 @@
 // wright's own words, in the viewer's language, made from the events' typed fields. The model's
 // own narration (status messages) is shown as it wrote it. Everything here returns plain
-// strings: the page puts them in with textContent, never as HTML.
+// strings: the page puts them in with textContent, never as HTML. Words the CLI and the server
+// say too (queue notices, restarts) come from the shared tables in words.js.
+
+import { WORDS } from './words.js';
 
 const STRINGS = {
   en: {
@@ -71,9 +74,6 @@ const STRINGS = {
     'phase.FAILED': 'Could not finish',
     'phase.queued': 'Waiting for a free worker',
     'fix.attempt': 'Fix attempt {n}',
-    'queue.next': 'Queued; a worker will take it next.',
-    'queue.behind': 'Queued behind {n} other build(s).',
-    'queue.started': 'A worker started the build.',
     'line.phase.fixing': 'Fix attempt {n}: fixing what broke.',
     'line.wrote': 'Wrote {path}',
     'line.created': 'Created {path}',
@@ -91,8 +91,6 @@ const STRINGS = {
     'line.done.unchecked': 'Finished: its checks pass, but the page was not opened in a browser ({reason}), so errors a visitor would meet may remain. {files} file(s), {fixes} fix attempt(s), {secs} s.',
     'line.failed': 'Stopped without a working result after {fixes} fix attempt(s).',
     'line.error': 'Error: {message}',
-    'line.restarted.worker_lost': 'The server running this build stopped; it runs again from the start (attempt {attempt}).',
-    'line.restarted.shutdown': 'The server was stopped during this build; it runs again from the start (attempt {attempt}).',
     'toast.restarted': 'Running again after an interruption',
     'toast.problem': 'Problem found',
     'toast.fixed': 'Fixed!',
@@ -172,9 +170,6 @@ const STRINGS = {
     'phase.FAILED': 'Não foi possível terminar',
     'phase.queued': 'Esperando um trabalhador livre',
     'fix.attempt': 'Tentativa de correção {n}',
-    'queue.next': 'Na fila; um trabalhador a pega em seguida.',
-    'queue.behind': 'Na fila atrás de {n} outra(s) construção(ões).',
-    'queue.started': 'Um trabalhador começou a construção.',
     'line.phase.fixing': 'Tentativa de correção {n}: corrigindo o que quebrou.',
     'line.wrote': 'Escreveu {path}',
     'line.created': 'Criou {path}',
@@ -192,8 +187,6 @@ const STRINGS = {
     'line.done.unchecked': 'Terminado: as verificações passam, mas a página não foi aberta num navegador ({reason}); erros que um visitante veria podem continuar. {files} arquivo(s), {fixes} tentativa(s) de correção, {secs} s.',
     'line.failed': 'Parou sem um resultado que funcione após {fixes} tentativa(s) de correção.',
     'line.error': 'Erro: {message}',
-    'line.restarted.worker_lost': 'O servidor que rodava esta construção parou; ela roda de novo do início (tentativa {attempt}).',
-    'line.restarted.shutdown': 'O servidor foi parado durante esta construção; ela roda de novo do início (tentativa {attempt}).',
     'toast.restarted': 'Rodando de novo após uma interrupção',
     'toast.problem': 'Problema encontrado',
     'toast.fixed': 'Corrigido!',
@@ -218,9 +211,10 @@ export function viewerLang(languages = navigator.languages || [navigator.languag
 
 /// A translator: t('key', {name: value}) fills {name} in the viewer's language.
 export function translator(lang) {
-  const table = STRINGS[lang] || STRINGS.en;
+  const table = { ...(WORDS[lang] || WORDS.en), ...(STRINGS[lang] || STRINGS.en) };
+  const fallback = { ...WORDS.en, ...STRINGS.en };
   return (key, vars = {}) => {
-    const text = table[key] ?? STRINGS.en[key] ?? key;
+    const text = table[key] ?? fallback[key] ?? key;
     return text.replace(/\{(\w+)\}/g, (_, k) => (k in vars ? String(vars[k]) : `{${k}}`));
   };
 }
@@ -274,7 +268,7 @@ export function describe(e, t) {
     case 'error':
       return { text: t('line.error', { message: e.message }), tone: 'error' };
     case 'restarted': {
-      const key = e.reason === 'shutdown' ? 'line.restarted.shutdown' : 'line.restarted.worker_lost';
+      const key = e.reason === 'shutdown' ? 'restarted.shutdown' : 'restarted.worker_lost';
       return { text: t(key, { attempt: e.attempt }), tone: 'warning', toast: t('toast.restarted') };
     }
     default:

@@ -29,7 +29,19 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "charts.js", content_type: JS, body: include_str!("../assets/charts.js") },
     Asset { name: "dom.js", content_type: JS, body: include_str!("../assets/dom.js") },
     Asset { name: "dashboard.js", content_type: JS, body: include_str!("../assets/dashboard.js") },
+    Asset { name: "words.js", content_type: JS, body: WORDS_JS },
 ];
+
+/// The words the CLI and the server say too (`wright_events::words`), as the module
+/// `narrate.js` imports: the same two tables, byte for byte.
+pub const WORDS_JS: &str = concat!(
+    "// wright's shared words (crates/events/words/*.json), one table per language.\n",
+    "export const WORDS = {\n\"en\": ",
+    include_str!("../../events/words/en.json"),
+    ",\n\"pt\": ",
+    include_str!("../../events/words/pt.json"),
+    "};\n"
+);
 
 /// The embedded file called `name`, if there is one.
 pub fn asset(name: &str) -> Option<&'static Asset> {

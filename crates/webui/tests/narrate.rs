@@ -1,16 +1,25 @@
 //! The web UI's narration module (`assets/narrate.js`) under node's own test runner: the same
-//! file the page loads, run for real.
+//! files the page loads, run for real. The assets are laid out as the server serves them
+//! (`words.js` is made from the shared tables), beside a copy of the tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 #[test]
 fn narration_passes_its_node_tests() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let root = tempfile::tempdir().unwrap();
+    let (assets, tests) = (root.path().join("assets"), root.path().join("tests"));
+    std::fs::create_dir_all(&assets).unwrap();
+    std::fs::create_dir_all(&tests).unwrap();
+    for a in wright_webui::ASSETS {
+        std::fs::write(assets.join(a.name), a.body).unwrap();
+    }
+    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    std::fs::copy(here.join("narrate.test.mjs"), tests.join("narrate.test.mjs")).unwrap();
     let out = std::process::Command::new("node")
         .args(["--test", "--test-reporter=spec", "narrate.test.mjs"])
-        .current_dir(&dir)
+        .current_dir(&tests)
         .output()
         .expect("these tests need Node.js (cargo xtask setup installs it)");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{text}");
-    assert!(text.contains("pass 5") && text.contains("fail 0"), "{text}");
+    assert!(text.contains("pass 6") && text.contains("fail 0"), "{text}");
 }

@@ -42,3 +42,21 @@ test('queue notices are typed events, worded in the viewer language', () => {
   // A status line is shown as written: nothing is matched back out of English sentences.
   assert.equal(describe({ type: 'status', message: 'Queued behind 4 other builds.', level: 'info' }, pt).text, 'Queued behind 4 other builds.');
 });
+
+test('queue notices and restarts use the words the CLI and the server share', () => {
+  for (const lang of ['en', 'pt']) {
+    const t = translator(lang);
+    for (const e of [
+      { type: 'queued', position: 0 },
+      { type: 'queued', position: 4 },
+      { type: 'started', worker: 'host-w0' },
+      { type: 'restarted', attempt: 2, reason: 'worker_lost' },
+      { type: 'restarted', attempt: 3, reason: 'shutdown' },
+    ]) {
+      const line = describe(e, t);
+      assert.ok(line.text && !line.text.includes('{') && !/^(queue|restarted)\./.test(line.text), `${lang} ${e.type}: ${line.text}`);
+    }
+  }
+  assert.equal(describe({ type: 'queued', position: 4 }, translator('en')).text, 'Queued behind 4 other build(s).');
+  assert.match(describe({ type: 'restarted', attempt: 2, reason: 'shutdown' }, translator('pt')).text, /tentativa 2/);
+});
