@@ -109,7 +109,7 @@ impl Default for BuildRequest {
             template: Template::Auto,
             lang: Lang::En,
             checks: Vec::new(),
-            max_fix_attempts: 3,
+            max_fix_attempts: crate::fixing::DEFAULT_FIX_ATTEMPTS,
             max_turns: 100,
             timeout: Duration::from_secs(600),
             model: String::new(),
@@ -631,6 +631,7 @@ async fn drive(
     let mut history: Vec<String> = Vec::new();
     // What failed first and the files at that moment: the lesson is the difference.
     let mut before_fix: Option<(String, Snapshot)> = None;
+    let fixes = crate::fixing::FixPlan::new(req.max_fix_attempts);
     loop {
         if ctx.cancel.is_cancelled() {
             return BuildEnd::Cancelled;
@@ -666,14 +667,14 @@ async fn drive(
             });
         }
         let details = failure_text(&v.failures);
-        if p.fix_attempts >= req.max_fix_attempts {
+        let Some(next) = fixes.next(p.fix_attempts) else {
             return BuildEnd::VerificationFailed;
-        }
+        };
         if before_fix.is_none() && journal.is_some() {
             before_fix = Some((details.clone(), snapshot(&ctx.workspace)));
         }
-        p.fix_attempts += 1;
-        let attempt = p.fix_attempts;
+        p.fix_attempts = next.number;
+        let attempt = next.number;
         history.push(format!("verification {}: {}", attempt, summary));
         enter(ctx, journal, Phase::Fixing, attempt, format!("Fixing: {}", wright_tools::clip(&summary, 300)));
         p.log.push(format!("Fix attempt {attempt} of {}.", req.max_fix_attempts));
@@ -699,7 +700,7 @@ async fn drive(
         }
         let diagnosis = diagnosis_block(&diagnoses);
         // The last attempt starts afresh: long failed transcripts make models worse at debugging.
-        if attempt == req.max_fix_attempts && attempt > 1 {
+        if next.fresh {
             let files = wright_tools::project_files(ctx.workspace.root());
             let mut opening = String::new();
             if let Some(k) = knowledge_of(&p.applied, req.lang) {

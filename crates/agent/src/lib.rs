@@ -9,6 +9,7 @@
 mod agent_loop;
 mod build;
 pub mod diagnose;
+pub mod fixing;
 pub mod journal;
 pub mod prompts;
 pub mod scan;

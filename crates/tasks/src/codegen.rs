@@ -1,12 +1,13 @@
 //! The model-driven task types: gather the task's context, have the model do the work with the
 //! file and command tools, run the validation criteria, and hand failures back as fix attempts
-//! (at most 3; the last starts from a fresh conversation, as builds do). Output artifacts that
-//! were not written are a failure like a failing command. `code_generation`, `planning` and
+//! (at most 3; the last starts from a fresh conversation: the [`FixPlan`] builds follow too).
+//! Output artifacts that were not written are a failure like a failing command. `code_generation`, `planning` and
 //! `ai_interaction` differ only in their system prompt and in what they check besides the
 //! criteria ([`Work`]).
 
 use crate::handlers::{TaskEnv, TaskHandler, failed_message, validate};
 use crate::{Format, OverallStatus, Task, TaskResult, ValidationDetails};
+use wright_agent::fixing::{DEFAULT_FIX_ATTEMPTS, FixPlan};
 use wright_agent::{LoopStats, PhaseEnd};
 use wright_events::Phase;
 use wright_provider::Message;
@@ -162,7 +163,9 @@ pub(crate) async fn work(task: &Task, env: &TaskEnv, w: &Work) -> TaskResult {
     if let Some(t) = task.limits.and_then(|l| l.max_turns) {
         agent.max_turns = t;
     }
-    let max_fixes = task.limits.and_then(|l| l.max_fix_attempts).unwrap_or(3).min(3);
+    let fixes = FixPlan::new(
+        task.limits.and_then(|l| l.max_fix_attempts).map_or(DEFAULT_FIX_ATTEMPTS, |m| m.min(DEFAULT_FIX_ATTEMPTS)),
+    );
     let before = artifacts(task, env);
     let first = first_message(task, env);
     let mut messages = vec![Message::system(w.system), Message::user(first.clone())];
@@ -196,19 +199,19 @@ pub(crate) async fn work(task: &Task, env: &TaskEnv, w: &Work) -> TaskResult {
             };
         }
         let why = reasons(&details, &missing, &extra);
-        if attempt >= max_fixes || env.ctx.cancel.is_cancelled() {
+        let next = fixes.next(attempt).filter(|_| !env.ctx.cancel.is_cancelled());
+        let Some(next) = next else {
             let message = format!("{why} (after {attempt} fix attempt(s))");
             return TaskResult {
                 message,
                 ai_result: serde_json::json!({ "content": said }),
                 validation_details: details,
             };
-        }
-        attempt += 1;
+        };
+        attempt = next.number;
         let report = fix_report(&details, &missing, &extra);
-        let fresh = attempt == max_fixes && max_fixes > 1;
-        journal(env, Phase::Fixing, fresh);
-        if fresh {
+        journal(env, Phase::Fixing, next.fresh);
+        if next.fresh {
             // The last attempt starts over: a long failing conversation misleads more than it helps.
             messages = vec![
                 Message::system(w.system),
