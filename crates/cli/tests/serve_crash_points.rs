@@ -12,29 +12,14 @@ mod support;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 use support::MockLlm;
-use support::server::{Server, client, create_ok, stateless_model, stored_events, stream};
+use support::server::{Server, client, crash_flags, create_ok, stateless_model, stored_events, stream};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kill_nine_at_any_point_leaves_every_stream_and_record_in_agreement() {
     let kills: u64 = std::env::var("WRIGHT_CRASH_POINTS").ok().and_then(|v| v.parse().ok()).unwrap_or(14);
     let llm = MockLlm::start_with_fallback(vec![], stateless_model(1)).await;
     let dir = tempfile::tempdir().unwrap();
-    let flags = [
-        "--workers",
-        "2",
-        "--lease",
-        "1",
-        "--heartbeat",
-        "1",
-        "--browser-check",
-        "off",
-        "--max-restarts",
-        "50",
-        "--max-concurrent-builds",
-        "1000",
-        "--builds-per-hour",
-        "1000",
-    ];
+    let flags = crash_flags(&["--max-restarts", "50"]);
     let clock = Instant::now();
     let mut s = Server::start(dir.path(), &llm.base_url, &flags).await;
     let alice = s.add_user("alice", false).await;

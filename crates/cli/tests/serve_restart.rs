@@ -12,7 +12,7 @@ mod support;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 use support::MockLlm;
-use support::server::{Server, client, create_ok, stateless_model, stored_events, stream};
+use support::server::{Server, client, crash_flags, create_ok, stateless_model, stored_events, stream};
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -26,20 +26,7 @@ async fn builds_interrupted_by_kill_nine_run_again_and_every_one_publishes() {
     let (builds, kills) = (env_or("WRIGHT_CRASH_BUILDS", 10), env_or("WRIGHT_CRASH_KILLS", 5));
     let llm = MockLlm::start_with_fallback(vec![], stateless_model(1)).await;
     let dir = tempfile::tempdir().unwrap();
-    let flags = [
-        "--workers",
-        "2",
-        "--lease",
-        "1",
-        "--heartbeat",
-        "1",
-        "--browser-check",
-        "off",
-        "--max-concurrent-builds",
-        "1000",
-        "--builds-per-hour",
-        "1000",
-    ];
+    let flags = crash_flags(&[]);
     let clock = Instant::now();
     let mut s = Server::start(dir.path(), &llm.base_url, &flags).await;
     let alice = s.add_user("alice", false).await;

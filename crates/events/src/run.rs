@@ -259,9 +259,11 @@ mod tests {
 
     #[test]
     fn auto_picks_a_template_from_the_words() {
-        assert_eq!(Template::Auto.resolve("a landing page for a bakery"), Template::Static);
+        assert_eq!(Template::Auto.resolve("make a counter app with a + button"), Template::Interactive);
+        assert_eq!(Template::Auto.resolve("a landing page for my bakery"), Template::Static);
+        assert_eq!(Template::Auto.resolve("weather dashboard with a backend API"), Template::Fullstack);
         assert_eq!(Template::Auto.resolve("a todo app with an API and a database"), Template::Fullstack);
         assert_eq!(Template::Auto.resolve("a countdown timer"), Template::Interactive);
-        assert_eq!(Template::Static.resolve("an api"), Template::Static);
+        assert_eq!(Template::Static.resolve("a game with a server"), Template::Static);
     }
 }

@@ -107,6 +107,26 @@ fn passing(e: &StoreError) -> bool {
     matches!(e, StoreError::Database(_))
 }
 
+/// `attempt`, tried again (up to [`TRIES`] times, waiting longer each time) while the database
+/// refuses it for a passing reason.
+async fn retrying<T, F, Fut>(run: &str, what: &str, mut attempt: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let mut tries = 0;
+    loop {
+        match attempt().await {
+            Err(e) if passing(&e) && tries + 1 < TRIES => {
+                tracing::warn!(run, tries, "{what}, trying again: {e}");
+                tokio::time::sleep(Duration::from_millis(100 << tries)).await;
+                tries += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 impl Task {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Job>) {
         let mut group = Vec::new();
@@ -140,19 +160,12 @@ impl Task {
     }
 
     async fn store(&mut self, group: Vec<Draft>) {
-        let mut result = Err(StoreError::Unsupported("not tried".into()));
-        if !self.refused {
-            for attempt in 0..TRIES {
-                result = self.log.append(&self.run, self.writer.as_deref(), group.clone()).await;
-                match &result {
-                    Err(e) if passing(e) && attempt + 1 < TRIES => {
-                        tracing::warn!(run = %self.run, attempt, "storing events, trying again: {e}");
-                        tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
-                    }
-                    _ => break,
-                }
-            }
-        }
+        let result = if self.refused {
+            Err(StoreError::Unsupported("refused before".into()))
+        } else {
+            let (log, run, writer) = (self.log.clone(), self.run.clone(), self.writer.clone());
+            retrying(&self.run, "storing events", || log.append(&run, writer.as_deref(), group.clone())).await
+        };
         let logged = match result {
             Ok(logged) => logged,
             Err(e) => {
@@ -163,33 +176,16 @@ impl Task {
                     tracing::error!(run = %self.run, events = group.len(), "events not stored: {e}");
                 }
                 self.failures.fetch_add(group.len() as u64, Ordering::Relaxed);
-                // Shown all the same (a terminal still tells its user what happened), numbered
-                // after the last one shown.
-                let first = self.last + 1;
-                group
-                    .into_iter()
-                    .zip(first..)
-                    .map(|(d, seq)| {
-                        Arc::new(Logged::new(Event { seq, build: self.run.clone(), ts: d.ts, kind: d.kind }))
-                    })
-                    .collect()
+                // Shown all the same: a terminal still tells its user what happened.
+                self.unstored(group)
             }
         };
         self.show(&logged);
     }
 
     async fn finish(&mut self, end: RunEnd) -> Result<Finished> {
-        let mut result = Err(StoreError::Unsupported("not tried".into()));
-        for attempt in 0..TRIES {
-            result = self.log.finish(&self.run, self.writer.as_deref(), end.clone()).await;
-            match &result {
-                Err(e) if passing(e) && attempt + 1 < TRIES => {
-                    tracing::warn!(run = %self.run, attempt, "ending the run, trying again: {e}");
-                    tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
-                }
-                _ => break,
-            }
-        }
+        let (log, run, writer) = (self.log.clone(), self.run.clone(), self.writer.clone());
+        let result = retrying(&self.run, "ending the run", || log.finish(&run, writer.as_deref(), end.clone())).await;
         match &result {
             Ok(Finished::Now(logged)) => self.show(logged),
             Ok(Finished::Already { .. }) => {}
@@ -198,18 +194,20 @@ impl Task {
                 // The terminal still sees how it ended.
                 let mut words: Vec<Draft> = end.last_words.into_iter().map(Draft::now).collect();
                 words.push(Draft::now(end.complete));
-                let first = self.last + 1;
-                let shown: Vec<Arc<Logged>> = words
-                    .into_iter()
-                    .zip(first..)
-                    .map(|(d, seq)| {
-                        Arc::new(Logged::new(Event { seq, build: self.run.clone(), ts: d.ts, kind: d.kind }))
-                    })
-                    .collect();
+                let shown = self.unstored(words);
                 self.show(&shown);
             }
         }
         result
+    }
+
+    /// Events the store did not take, numbered after the last one shown.
+    fn unstored(&self, drafts: Vec<Draft>) -> Vec<Arc<Logged>> {
+        drafts
+            .into_iter()
+            .zip(self.last + 1..)
+            .map(|(d, seq)| Arc::new(Logged::new(Event { seq, build: self.run.clone(), ts: d.ts, kind: d.kind })))
+            .collect()
     }
 
     fn show(&mut self, logged: &[Arc<Logged>]) {

@@ -30,6 +30,27 @@ pub fn stateless_model(sleep_secs: u32) -> Turn {
     )
 }
 
+/// `wright serve` flags for the crash tests: two workers, a one-second lease (a kill is noticed
+/// at once), no browser, no limits in the way; then `extra`.
+pub fn crash_flags(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut flags = vec![
+        "--workers",
+        "2",
+        "--lease",
+        "1",
+        "--heartbeat",
+        "1",
+        "--browser-check",
+        "off",
+        "--max-concurrent-builds",
+        "1000",
+        "--builds-per-hour",
+        "1000",
+    ];
+    flags.extend_from_slice(extra);
+    flags
+}
+
 /// A full-stack app: a page that fetches `/api/quote` from its own Node server.
 pub fn quote_app() -> Vec<(&'static str, Value)> {
     let server = r#"const http = require('node:http');
