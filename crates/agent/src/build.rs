@@ -100,6 +100,8 @@ pub struct BuildRequest {
     /// Where the browser check's screenshot is kept (overwritten each round, so it shows the
     /// final page); none is kept when `None`.
     pub screenshot: Option<std::path::PathBuf>,
+    /// The tested starter this build begins from (a new build only), and how.
+    pub starter: Option<crate::StarterChoice>,
 }
 
 impl Default for BuildRequest {
@@ -125,6 +127,7 @@ impl Default for BuildRequest {
             history: Vec::new(),
             browser: wright_browser::BrowserSettings::default(),
             screenshot: None,
+            starter: None,
         }
     }
 }
@@ -602,11 +605,35 @@ async fn drive(
     }
     let system = prompts::system_prompt(template, req.lang);
     let knowledge = knowledge_of(&p.applied, req.lang);
+    // A tested starter, for a new build: said first, then filled or followed.
+    let starter = req.starter.as_ref().filter(|_| req.history.is_empty() && existing.is_empty());
+    if let Some(choice) = starter {
+        let title = choice.starter.manifest.title.get(req.lang).to_string();
+        emitter.emit(EventKind::Starter {
+            id: choice.starter.id().to_string(),
+            title: title.clone(),
+            score: choice.score,
+            mode: choice.mode.as_str().to_string(),
+        });
+        emitter.status(Level::Info, prompts::narrate(req.lang, Narration::Starter(title)));
+        p.log.push(format!(
+            "Started from the {} starter (match {:.2}, {}).",
+            choice.starter.id(),
+            choice.score,
+            choice.mode.as_str()
+        ));
+    }
+    let opening = match starter.filter(|c| c.mode == crate::StarterMode::Reference) {
+        Some(choice) => {
+            Some([knowledge.clone().unwrap_or_default(), crate::starting::reference(choice, req.lang)].join("\n"))
+        }
+        None => knowledge.clone(),
+    };
     let mut messages = if req.history.is_empty() {
         vec![
             Message::system(system.clone()),
             Message::user(prompts::request_message_with_knowledge(
-                knowledge.as_deref(),
+                opening.as_deref(),
                 &req.prompt,
                 &existing,
                 &req.checks,
@@ -618,7 +645,29 @@ async fn drive(
     };
 
     enter(ctx, journal, Phase::Generating, 0, prompts::narrate(req.lang, Narration::Generating));
-    if let Some(end) = phase_end(agent.run(&mut messages, &mut p.stats).await, emitter) {
+    let filled = match starter.filter(|c| c.mode == crate::StarterMode::Fill) {
+        Some(choice) => match crate::starting::fill(agent, choice, &req.prompt, req.lang, ctx, &mut p.stats).await {
+            Ok((files, said)) => {
+                p.log.push(said);
+                // The conversation the fix attempts continue says what was done.
+                messages.push(Message::assistant(format!(
+                    "I started from the tested \"{}\" starter and filled in its slots for the request; the project has {}.",
+                    choice.starter.manifest.title.en,
+                    files.join(", ")
+                )));
+                true
+            }
+            Err(e) => {
+                emitter.status(
+                    Level::Warning,
+                    format!("The starter could not be used ({e}); writing the project instead."),
+                );
+                false
+            }
+        },
+        None => false,
+    };
+    if !filled && let Some(end) = phase_end(agent.run(&mut messages, &mut p.stats).await, emitter) {
         return end;
     }
     if let Some(j) = journal {

@@ -101,6 +101,8 @@ pub fn narrate(lang: Lang, key: Narration) -> String {
     match (lang, key) {
         (Lang::En, Planning(t)) => format!("Planning {}.", t.with_article_en()),
         (Lang::Pt, Planning(t)) => format!("Planejando {}.", t.name_pt()),
+        (Lang::En, Starter(title)) => format!("Starting from the tested \"{title}\" starter."),
+        (Lang::Pt, Starter(title)) => format!("Começando do modelo testado \"{title}\"."),
         (Lang::En, Generating) => "Writing the project.".into(),
         (Lang::Pt, Generating) => "Escrevendo o projeto.".into(),
         (Lang::En, Verifying) => "Checking that the project works.".into(),
@@ -140,6 +142,8 @@ pub fn narrate(lang: Lang, key: Narration) -> String {
 #[derive(Debug, Clone)]
 pub enum Narration {
     Planning(Template),
+    /// Starting from a tested starter (its title).
+    Starter(String),
     Generating,
     Verifying,
     Published,

@@ -7,6 +7,7 @@ mod history;
 mod render;
 mod sandbox;
 mod serve;
+mod starters;
 mod task;
 mod users;
 
@@ -94,6 +95,11 @@ enum Command {
     Doctor(Box<sandbox::DoctorArgs>),
     /// Serve builds to many users over HTTP: a queue, workers, resumable event streams, previews.
     Serve(Box<serve::ServeArgs>),
+    /// The tested starter apps new builds begin from: list, show, add your own, remove.
+    Starters {
+        #[command(subcommand)]
+        command: starters::StartersCommand,
+    },
     /// The people who may use `wright serve`: add (prints a token once), list, remove.
     Users {
         #[command(flatten)]
@@ -188,6 +194,10 @@ struct RunArgs {
     /// Fix attempts after the first verification [default: 3].
     #[arg(long, value_name = "N")]
     max_fix_attempts: Option<u32>,
+    /// Begin from a tested starter app when the request matches one: auto (the built-in model
+    /// fills its slots, other models follow it), fill, reference, or off [default: auto].
+    #[arg(long, env = "WRIGHT_STARTER", value_name = "USE")]
+    starter: Option<String>,
     /// Model calls per phase before giving up on that phase [default: 100].
     #[arg(long, value_name = "N")]
     max_turns: Option<u32>,
@@ -308,6 +318,7 @@ fn main() -> ExitCode {
             Command::Explain(args) => explain::explain(*args, cli.config).await,
             Command::Doctor(args) => sandbox::doctor(*args, cli.config).await,
             Command::Serve(args) => serve::serve(*args, cli.config).await,
+            Command::Starters { command } => starters::starters(command, cli.config, &mut std::io::stdout()).await,
             Command::Users { db, command } => {
                 let store = open_store(db, cli.config.as_deref()).await?;
                 done(users::users(command, store.as_ref(), &mut std::io::stdout()).await)
@@ -410,6 +421,7 @@ impl RunArgs {
             note_model: self.note_model.clone(),
             browser_check: self.browser.browser_check.clone(),
             chromium: self.browser.chromium.clone(),
+            starter: self.starter.clone(),
             ..where_and_how(&self.llm, &self.sandbox, &self.db)
         }
     }

@@ -223,6 +223,10 @@ impl HumanSink {
                 (vec![format!("⏳ {}", say(self.lang, Said::Queued { position: *position }))], None)
             }
             EventKind::Started { .. } => (vec![format!("▶ {}", say(self.lang, Said::Started))], None),
+            // The narration that follows says it in words; the match is worth a line when verbose.
+            EventKind::Starter { id, score, mode, .. } => {
+                (if self.verbose { vec![format!("🧩 starter {id} (match {score:.2}, {mode})")] } else { vec![] }, None)
+            }
             EventKind::Restarted { attempt, reason } => {
                 (vec![format!("🔁 {}", say(self.lang, Said::Restarted { attempt: *attempt, reason }))], None)
             }

@@ -10,6 +10,8 @@ use wright_agent::Pricing;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
+    /// `starter = "auto" | "fill" | "reference" | "off"`: how new builds use tested starters.
+    pub starter: Option<String>,
     pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,

@@ -1,6 +1,7 @@
 //! [`Engine`]: configuration in, prepared builds out.
 
 mod lent;
+pub(crate) mod starters;
 pub(crate) mod tasks;
 
 use crate::EngineError;
@@ -49,6 +50,8 @@ pub struct Overrides {
     pub note_model: Option<String>,
     /// `--browser-check on|off|auto`.
     pub browser_check: Option<String>,
+    /// `--starter auto|fill|reference|off`.
+    pub starter: Option<String>,
     pub chromium: Option<PathBuf>,
 }
 
@@ -392,6 +395,12 @@ impl Engine {
                 .or(parent.as_ref().map(|p| p.start.lang.clone()))
                 .unwrap_or_else(|| "en".into()),
         )?;
+        // A new build may begin from a tested starter; its template is then the starter's.
+        let starter = match &parent {
+            None => self.choose_starter(&job.prompt, template)?,
+            Some(_) => None,
+        };
+        let template = starter.as_ref().map_or(template, |c| c.starter.manifest.template);
         let connected = self.connect().await?;
         let model = job.model.clone().unwrap_or_else(|| connected.model.clone());
         let build_id = job.id.clone();
@@ -454,6 +463,7 @@ impl Engine {
             history,
             browser: self.browser_settings(&parts.exec.env)?,
             screenshot: Some(self.screenshot_path(&build_id)),
+            starter,
         };
         Ok(Prepared {
             id: build_id,

@@ -227,6 +227,15 @@ pub enum EventKind {
         /// `worker_lost` (the server died: crash, kill -9) or `shutdown` (stopped past its grace time).
         reason: String,
     },
+    /// The build starts from a tested starter app (`docs/starters.md`): `fill` (the model fills
+    /// its slots, wright writes the files) or `reference` (the model follows it).
+    Starter {
+        id: String,
+        title: String,
+        /// How well the request matched it, 0 to 1.
+        score: f32,
+        mode: String,
+    },
 }
 
 impl EventKind {
@@ -253,6 +262,7 @@ impl EventKind {
             EventKind::TaskStarted { .. } => "task_started",
             EventKind::TaskFinished { .. } => "task_finished",
             EventKind::Restarted { .. } => "restarted",
+            EventKind::Starter { .. } => "starter",
             EventKind::Queued { .. } => "queued",
             EventKind::Started { .. } => "started",
         }

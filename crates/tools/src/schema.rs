@@ -54,6 +54,50 @@ fn matches_type(t: &str, v: &Value) -> bool {
     }
 }
 
+/// Lengths, ranges, sizes and patterns (`maxLength`, `minimum`, `maxItems`, `pattern`…).
+fn bounds(s: &Map<String, Value>, v: &Value, at: &str, errors: &mut Vec<String>) {
+    let num = |k: &str| s.get(k).and_then(Value::as_f64);
+    match v {
+        Value::String(text) => {
+            let n = text.chars().count() as f64;
+            if let Some(max) = num("maxLength").filter(|m| n > *m) {
+                errors.push(format!("{} must be at most {max} characters, but has {n}", describe(at)));
+            }
+            if let Some(min) = num("minLength").filter(|m| n < *m) {
+                errors.push(format!("{} must be at least {min} characters, but has {n}", describe(at)));
+            }
+            if let Some(p) = s.get("pattern").and_then(Value::as_str) {
+                match regex::Regex::new(p) {
+                    Ok(re) if !re.is_match(text) => {
+                        errors.push(format!("{} must match the pattern {p}, but is {text:?}", describe(at)))
+                    }
+                    Ok(_) => {}
+                    Err(e) => errors.push(format!("{}: the schema's pattern does not compile ({e})", describe(at))),
+                }
+            }
+        }
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(0.0);
+            if let Some(max) = num("maximum").filter(|m| x > *m) {
+                errors.push(format!("{} must be at most {max}, but is {n}", describe(at)));
+            }
+            if let Some(min) = num("minimum").filter(|m| x < *m) {
+                errors.push(format!("{} must be at least {min}, but is {n}", describe(at)));
+            }
+        }
+        Value::Array(items) => {
+            let n = items.len() as f64;
+            if let Some(max) = num("maxItems").filter(|m| n > *m) {
+                errors.push(format!("{} must have at most {max} items, but has {n}", describe(at)));
+            }
+            if let Some(min) = num("minItems").filter(|m| n < *m) {
+                errors.push(format!("{} must have at least {min} items, but has {n}", describe(at)));
+            }
+        }
+        _ => {}
+    }
+}
+
 fn describe(at: &str) -> String {
     if at.is_empty() { "the arguments".to_string() } else { format!("`{at}`") }
 }
@@ -132,6 +176,7 @@ fn check(schema: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
             }
         }
     }
+    bounds(s, v, at, errors);
     if let (Value::Array(items), Some(item_schema)) = (v, s.get("items")) {
         for (i, item) in items.iter().enumerate() {
             check(item_schema, item, &format!("{}[{i}]", if at.is_empty() { "args" } else { at }), errors);

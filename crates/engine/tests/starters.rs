@@ -1,0 +1,29 @@
+//! Every built-in starter, rendered with its defaults, passes what a build of its template
+//! must pass, checked the way `wright starters add` checks a user's own: in this machine's
+//! sandbox, with wright's own verification (the project's tests, the template's checks) and
+//! the browser check in a real headless Chromium (`on`: a check that cannot run fails here).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+use wright_engine::config::FileConfig;
+use wright_engine::{Engine, Overrides};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_built_in_starter_passes_verification_with_its_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Overrides {
+        data_dir: Some(dir.path().to_path_buf()),
+        browser_check: Some("on".into()),
+        ..Overrides::default()
+    };
+    let engine = Engine::new(FileConfig::default(), o).await.unwrap();
+    let library = engine.starters().unwrap();
+    assert!(library.list().len() >= 12, "the library has {} starters", library.list().len());
+    let mut failed = Vec::new();
+    for starter in library.list() {
+        match engine.check_starter(starter).await {
+            Ok(()) => println!("{}: passes", starter.id()),
+            Err(e) => failed.push(e.to_string()),
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}

@@ -1,0 +1,147 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+use super::*;
+use serde_json::json;
+
+fn manifest(slots: Value) -> String {
+    json!({
+        "id": "tea-timer",
+        "title": {"en": "Tea timer", "pt": "Timer de chá"},
+        "description": {"en": "Counts down.", "pt": "Conta para trás."},
+        "template": "static",
+        "tags": ["tea timer", "countdown", "cronômetro"],
+        "examples": {
+            "en": ["a countdown timer", "a timer for my tea", "countdown to zero"],
+            "pt": ["um cronômetro regressivo", "um timer para o chá", "contagem regressiva"]
+        },
+        "slots": slots
+    })
+    .to_string()
+}
+
+fn slots() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "maxLength": 20, "description": "The heading", "default": "Tea"},
+            "minutes": {"type": "integer", "minimum": 1, "maximum": 60, "description": "Minutes", "default": 3},
+            "accent": {"type": "string", "pattern": "^#[0-9a-fA-F]{6}$", "description": "Colour", "default": "#336699"},
+            "steps": {"type": "array", "maxItems": 3, "items": {"type": "string", "maxLength": 30},
+                      "description": "Steps", "default": ["boil", "steep"]}
+        },
+        "required": ["title", "minutes", "accent", "steps"],
+        "additionalProperties": false
+    })
+}
+
+fn files() -> Vec<(String, String)> {
+    vec![
+        ("index.html".into(), "<h1>{{ title }}</h1>{% for s in steps %}<li>{{ s }}</li>{% endfor %}\n".into()),
+        ("app.js".into(), "const TITLE = {{ title|tojson }};\nconst MINUTES = {{ minutes }};\n".into()),
+        ("styles.css".into(), "h1 { color: {{ accent }}; }\n".into()),
+    ]
+}
+
+fn starter() -> Starter {
+    Starter::new(&manifest(slots()), files()).unwrap()
+}
+
+#[test]
+fn defaults_render_and_values_land_in_their_slots() {
+    let s = starter();
+    let out: std::collections::HashMap<String, String> =
+        s.render(&json!({"title": "Chai", "steps": ["a"]})).unwrap().into_iter().collect();
+    assert_eq!(out["index.html"], "<h1>Chai</h1><li>a</li>\n");
+    assert_eq!(out["app.js"], "const TITLE = \"Chai\";\nconst MINUTES = 3;\n", "a left-out slot keeps its default");
+    assert_eq!(out["styles.css"], "h1 { color: #336699; }\n");
+}
+
+#[test]
+fn markup_in_a_value_is_escaped_in_html_and_quoted_in_js() {
+    let s = starter();
+    assert!(s.render(&json!({"title": "<script>alert(1)</script>"})).is_err(), "20 characters at most");
+    let title = "<b>\"Tea\"</b>";
+    let out: std::collections::HashMap<String, String> =
+        s.render(&json!({"title": title})).unwrap().into_iter().collect();
+    assert!(out["index.html"].contains("&lt;b&gt;&quot;Tea&quot;&lt;&#x2f;b&gt;"), "{}", out["index.html"]);
+    assert!(!out["index.html"].contains("<b>"));
+    assert!(
+        out["app.js"].contains(r#"const TITLE = "<b>\"Tea\"</b>";"#) || out["app.js"].contains("\\u003cb\\u003e"),
+        "{}",
+        out["app.js"]
+    );
+}
+
+#[test]
+fn values_that_break_the_schema_are_refused_with_the_field_named() {
+    let s = starter();
+    for (values, field) in [
+        (json!({"title": "x".repeat(21)}), "title"),
+        (json!({"minutes": 0}), "minutes"),
+        (json!({"minutes": "five"}), "minutes"),
+        (json!({"accent": "red; background: url(x)"}), "accent"),
+        (json!({"steps": ["a", "b", "c", "d"]}), "steps"),
+        (json!({"colour": "#000000"}), "colour"),
+    ] {
+        let e = s.fill(&values).unwrap_err().to_string();
+        assert!(e.contains(&format!("`{field}")) || e.contains(field), "{values}: {e}");
+    }
+    assert!(matches!(s.fill(&json!([1])), Err(StarterError::Values { .. })));
+}
+
+#[test]
+fn a_starter_that_breaks_the_format_is_refused_with_the_reason() {
+    let mut no_default = slots();
+    no_default["properties"]["title"].as_object_mut().unwrap().remove("default");
+    let e = Starter::new(&manifest(no_default), files()).unwrap_err().to_string();
+    assert!(e.contains("slot `title` needs a description and a default"), "{e}");
+    let mut open = slots();
+    open["additionalProperties"] = json!(true);
+    assert!(Starter::new(&manifest(open), files()).unwrap_err().to_string().contains("additionalProperties"));
+    let e = Starter::new(&manifest(slots()), vec![("app.js".into(), "x".into())]).unwrap_err().to_string();
+    assert!(e.contains("index.html"), "{e}");
+    let broken = vec![("index.html".into(), "{{ nope }}".into())];
+    let e = Starter::new(&manifest(slots()), broken).unwrap_err().to_string();
+    assert!(e.contains("index.html") && e.contains("could not be rendered"), "{e}");
+}
+
+#[test]
+fn a_request_picks_the_starter_that_names_it_and_nothing_else_does() {
+    let lib = Library { starters: vec![starter()] };
+    for ask in ["a countdown timer for my tea", "Um cronômetro para o chá", "I need a Tea Timer", "countdowns please"]
+    {
+        let pick = lib.pick(ask, Template::Auto).unwrap_or_else(|| panic!("{ask}"));
+        assert!(pick.score >= THRESHOLD, "{ask}: {}", pick.score);
+    }
+    for ask in ["a landing page for a bakery", "a calculator", "um jogo da memória"] {
+        assert!(lib.pick(ask, Template::Auto).is_none(), "{ask}: {:?}", lib.scores(ask)[0].1);
+    }
+    assert!(lib.pick("a countdown timer", Template::Interactive).is_none(), "a chosen template is kept");
+}
+
+#[test]
+fn the_built_in_library_loads() {
+    let lib = Library::builtin().unwrap();
+    for s in lib.list() {
+        assert!(s.render(&s.defaults()).is_ok(), "{}", s.id());
+    }
+}
+
+#[test]
+fn a_users_folder_adds_starters_and_a_bad_one_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("tea-timer");
+    std::fs::create_dir_all(one.join("files")).unwrap();
+    std::fs::write(one.join("starter.json"), manifest(slots())).unwrap();
+    for (p, t) in files() {
+        std::fs::write(one.join("files").join(p), t).unwrap();
+    }
+    let lib = Library::default().with_dir(dir.path()).unwrap();
+    assert_eq!(lib.get("tea-timer").unwrap().files().len(), 3);
+    std::fs::create_dir_all(dir.path().join("wrong-name")).unwrap();
+    std::fs::copy(one.join("starter.json"), dir.path().join("wrong-name/starter.json")).unwrap();
+    std::fs::create_dir_all(dir.path().join("wrong-name/files")).unwrap();
+    std::fs::write(dir.path().join("wrong-name/files/index.html"), "x").unwrap();
+    let e = Library::default().with_dir(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("wrong-name") && e.contains("folder"), "{e}");
+}
