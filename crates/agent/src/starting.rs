@@ -151,18 +151,25 @@ pub(crate) async fn fill(
                 messages.push(Message::tool_result(
                     &call.id,
                     &call.name,
-                    &format!("{{\"ok\":false,\"error\":{}}}", json!(why)),
+                    json!({"ok": false, "error": why}).to_string(),
                 ));
             }
         }
     }
-    let (values, said) = match values {
+    let (mut values, said) = match values {
         Some(v) => (v, format!("Filled the {} starter's slots for the request.", s.id())),
         None => {
             ctx.emitter.status(Level::Warning, format!("The starter's slots keep their defaults: {why}."));
             (s.defaults(), format!("Kept the {} starter's defaults ({why}).", s.id()))
         }
     };
+    // The page speaks the build's language whatever the model chose.
+    for slot in ["lang", "language"] {
+        if let Some(v) = values.get_mut(slot).filter(|v| v.is_string()) {
+            *v = Value::String(lang.as_str().to_string());
+        }
+    }
+    let values = s.fill(&values).unwrap_or_else(|_| s.defaults());
     let files = s.render(&values).map_err(|e| e.to_string())?;
     let mut written = Vec::new();
     for (path, text) in files {

@@ -129,6 +129,17 @@ pub enum CancelState {
     Ended,
 }
 
+/// A tested starter app new builds can begin from (`GET /api/starters`), for suggestions.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct StarterView {
+    pub id: String,
+    pub template: crate::Template,
+    /// Its title in English and Portuguese: `{"en": "...", "pt": "..."}`.
+    pub title: std::collections::BTreeMap<String, String>,
+    /// A request it answers, per language, to suggest.
+    pub example: std::collections::BTreeMap<String, String>,
+}
+
 /// Who is calling.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Me {

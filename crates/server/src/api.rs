@@ -1,7 +1,9 @@
 //! The API's bodies come from the protocol crate ([`wright_events::api`]); what is left here
 //! is how the server fills them from its records. A leaf of the module graph.
 
-pub use wright_events::api::{BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models};
+pub use wright_events::api::{
+    BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models, StarterView,
+};
 use wright_events::api::{RunId, UserId};
 use wright_store::BuildRecord;
 

@@ -1,6 +1,7 @@
-//! Small routes: the models a request may name, health, readiness and metrics.
+//! Small routes: the models a request may name, the starters it may begin from, health,
+//! readiness and metrics.
 
-use crate::api::Models;
+use crate::api::{Models, StarterView};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -15,6 +16,35 @@ pub async fn models(State(state): State<AppState>, _caller: Caller) -> Json<Mode
     let mut allowed = vec![state.default_model.clone()];
     allowed.extend(state.cfg.allowed_models.iter().filter(|m| **m != state.default_model).cloned());
     Json(Models { default: state.default_model.clone(), allowed })
+}
+
+/// The tested starter apps a new build may begin from, with a request each answers: what the
+/// page suggests under its prompt.
+#[utoipa::path(get, path = "/api/starters", security(("bearer" = [])),
+    responses((status = 200, body = [StarterView]), (status = 401, body = crate::api::ErrorBody)))]
+pub async fn starters(State(state): State<AppState>, _caller: Caller) -> ApiResult<Json<Vec<StarterView>>> {
+    let engine = state.engine.clone();
+    let library = tokio::task::spawn_blocking(move || engine.starters())
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let views = library
+        .list()
+        .iter()
+        .map(|s| {
+            let m = &s.manifest;
+            let pair =
+                |en: &str, pt: &str| [("en".to_string(), en.to_string()), ("pt".to_string(), pt.to_string())].into();
+            let first = |v: &[String]| v.first().cloned().unwrap_or_default();
+            StarterView {
+                id: m.id.clone(),
+                template: m.template,
+                title: pair(&m.title.en, &m.title.pt),
+                example: pair(&first(&m.examples.en), &first(&m.examples.pt)),
+            }
+        })
+        .collect();
+    Ok(Json(views))
 }
 
 /// Liveness: the process answers.

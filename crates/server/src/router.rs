@@ -43,6 +43,7 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(admin::stats))
         .routes(routes!(auth::me))
         .routes(routes!(ops::models))
+        .routes(routes!(ops::starters))
         .routes(routes!(auth::logout))
         .routes(routes!(auth::login))
         .routes(routes!(ops::healthz))

@@ -19,6 +19,12 @@ pub struct Pick<'a> {
     pub score: f32,
 }
 
+/// The starter for a page that names no other starter's subject.
+pub const GENERAL_PAGE: &str = "landing-page";
+
+/// Words that ask for a page or a website.
+const PAGE_WORDS: &[&str] = &["page", "website", "site", "homepage", "webpage", "pagina", "landing"];
+
 /// Words that say nothing about what to build.
 const STOP: &[&str] = &[
     "a",
@@ -119,10 +125,12 @@ fn fold(c: char) -> char {
     }
 }
 
-/// The words that matter in `text`: lowercase, accents folded, a plural `s` dropped.
+/// The words that matter in `text`: lowercase, accents folded, hyphenated words joined
+/// ("to-do" is "todo"), a plural `s` dropped.
 pub(crate) fn words(text: &str) -> BTreeSet<String> {
     text.to_lowercase()
         .chars()
+        .filter(|c| *c != '-')
         .map(fold)
         .collect::<String>()
         .split(|c: char| !c.is_alphanumeric())
@@ -170,24 +178,59 @@ impl Starter {
             .fold(0.0f32, f32::max);
         tags.max(examples)
     }
+
+    /// The share of the request's words this starter knows (its tags and examples): what tells
+    /// two starters that both match apart ("a tip calculator" is a calculator too).
+    fn coverage(&self, asked: &BTreeSet<String>) -> f32 {
+        if asked.is_empty() {
+            return 0.0;
+        }
+        let m = &self.manifest;
+        let known: BTreeSet<String> =
+            m.tags.iter().chain(&m.examples.en).chain(&m.examples.pt).flat_map(|t| words(t)).collect();
+        asked.intersection(&known).count() as f32 / asked.len() as f32
+    }
 }
 
 impl Library {
     /// Every starter's score for `request`, best first.
     pub fn scores(&self, request: &str) -> Vec<(&Starter, f32)> {
         let asked = words(request);
-        let mut all: Vec<(&Starter, f32)> = self.starters.iter().map(|s| (s, s.score_words(&asked))).collect();
-        all.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.id().cmp(b.0.id())));
-        all
+        let mut all: Vec<(&Starter, f32, f32)> =
+            self.starters.iter().map(|s| (s, s.score_words(&asked), s.coverage(&asked))).collect();
+        // Best score first; between equal ones, the starter that knows more of the request.
+        all.sort_by(|a, b| {
+            let key = |x: &(&Starter, f32, f32)| ((x.1 * 100.0).round() as i32, (x.2 * 100.0).round() as i32);
+            key(b).cmp(&key(a)).then_with(|| a.0.id().cmp(b.0.id()))
+        });
+        all.into_iter().map(|(s, score, _)| (s, score)).collect()
     }
 
     /// The starter `request` asks for, if one is sure enough; only starters of `template`
-    /// when the person chose one (`auto` lets the starter decide).
+    /// when the person chose one (`auto` lets the starter decide). A request for a page or a
+    /// website that names no starter's subject ("a website for my yoga studio") gets the
+    /// general landing page, at the threshold's confidence: a real page beats an empty one.
     pub fn pick(&self, request: &str, template: Template) -> Option<Pick<'_>> {
-        self.scores(request)
+        let fits = |s: &Starter| template == Template::Auto || s.manifest.template == template;
+        let scores = self.scores(request);
+        // A request that names another starter's subject (of a template not chosen) is not a
+        // general page: nothing is used.
+        let named = scores.first().is_some_and(|(_, score)| *score >= THRESHOLD);
+        let best = scores
             .into_iter()
-            .filter(|(s, _)| template == Template::Auto || s.manifest.template == template)
+            .filter(|(s, _)| fits(s))
             .find(|(_, score)| *score >= THRESHOLD)
-            .map(|(starter, score)| Pick { starter, score })
+            .map(|(starter, score)| Pick { starter, score });
+        if best.is_some() || named {
+            return best;
+        }
+        best.or_else(|| {
+            let asks_for_a_page = request
+                .to_lowercase()
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| PAGE_WORDS.contains(&w.chars().map(fold).collect::<String>().as_str()));
+            let general = self.get(GENERAL_PAGE).filter(|s| fits(s))?;
+            asks_for_a_page.then_some(Pick { starter: general, score: THRESHOLD })
+        })
     }
 }

@@ -113,7 +113,7 @@ fn a_request_picks_the_starter_that_names_it_and_nothing_else_does() {
         let pick = lib.pick(ask, Template::Auto).unwrap_or_else(|| panic!("{ask}"));
         assert!(pick.score >= THRESHOLD, "{ask}: {}", pick.score);
     }
-    for ask in ["a landing page for a bakery", "a calculator", "um jogo da memória"] {
+    for ask in ["a landing page for a bakery", "a calculator", "um jogo da memória", "a snake game"] {
         assert!(lib.pick(ask, Template::Auto).is_none(), "{ask}: {:?}", lib.scores(ask)[0].1);
     }
     assert!(lib.pick("a countdown timer", Template::Interactive).is_none(), "a chosen template is kept");
@@ -144,4 +144,33 @@ fn a_users_folder_adds_starters_and_a_bad_one_is_named() {
     std::fs::write(dir.path().join("wrong-name/files/index.html"), "x").unwrap();
     let e = Library::default().with_dir(dir.path()).unwrap_err().to_string();
     assert!(e.contains("wrong-name") && e.contains("folder"), "{e}");
+}
+
+#[test]
+fn everyday_requests_pick_the_built_in_starter_they_mean() {
+    let lib = Library::builtin().unwrap();
+    for (ask, want) in [
+        ("a to-do app to track my homework", "todo-list"),
+        ("a landing page for a dog walking business", "landing-page"),
+        ("a countdown timer", "countdown-timer"),
+        ("a simple calculator for my kid", "calculator"),
+        ("um cronômetro para medir minhas corridas", "stopwatch"),
+        ("uma calculadora de gorjeta para dividir a conta", "tip-calculator"),
+        ("um quiz sobre o sistema solar", "quiz-game"),
+        ("a page with the menu of my pizza place", "menu"),
+        ("a website for my yoga studio", "landing-page"),
+        ("uma página para o meu salão de beleza", "landing-page"),
+    ] {
+        let got = lib.pick(ask, Template::Auto).map(|p| (p.starter.id().to_string(), p.score));
+        assert!(
+            lib.pick("uma pagina de contagem regressiva", Template::Static).is_none(),
+            "a countdown is no general page"
+        );
+        assert_eq!(
+            got.as_ref().map(|g| g.0.as_str()),
+            Some(want),
+            "{ask}: {:?}",
+            &lib.scores(ask)[..3].iter().map(|(s, f)| (s.id(), *f)).collect::<Vec<_>>()
+        );
+    }
 }

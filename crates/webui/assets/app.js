@@ -417,6 +417,32 @@ async function start() {
   window.addEventListener('hashchange', route);
   route();
   loadHistory();
+  suggest();
+}
+
+/// Requests the tested starters answer, at the foot of the form (so nothing above them moves
+/// when they arrive): a click puts one in the prompt box.
+async function suggest() {
+  let starters;
+  try {
+    starters = await api('/api/starters');
+  } catch (err) {
+    return; // suggestions are a nicety; the page works without them
+  }
+  const lang = viewerLang();
+  const box = $('suggestions');
+  for (const s of starters.slice(0, 4)) {
+    const text = s.example[lang] || s.example.en;
+    if (!text) continue;
+    const b = el('button', { type: 'button', className: 'suggestion' }, text);
+    b.addEventListener('click', () => {
+      $('prompt').value = text;
+      localStorage.setItem(DRAFT_KEY, text);
+      $('prompt').focus();
+    });
+    box.append(b);
+  }
+  $('try').hidden = box.childElementCount < 2;
 }
 
 start();
