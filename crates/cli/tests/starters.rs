@@ -165,3 +165,34 @@ async fn the_built_in_model_makes_real_apps_from_starters() {
         );
     }
 }
+
+/// A capable model follows the starter: its files open the first message as a tested pattern
+/// (the scripted model, the only scripted part, then writes the project itself), and with
+/// `--starter off` the request goes out without it.
+#[tokio::test]
+async fn a_capable_model_gets_the_starter_as_a_reference_and_off_means_off() {
+    let page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Menu</title>\n</head>\n<body>\n<h1>Pizza Roma</h1>\n<p>Margherita 9</p>\n</body>\n</html>\n";
+    for (use_, expect_reference) in [("reference", true), ("off", false)] {
+        let llm = MockLlm::start(vec![
+            Turn::calls(&[("createFile", json!({"path": "index.html", "content": page}))]),
+            Turn::text("Done: the menu page is ready."),
+        ])
+        .await;
+        let run = support::wright(
+            &llm.base_url,
+            "a page with the menu of my pizza place",
+            &["--starter", use_, "--template", "static", "--browser-check", "off"],
+        )
+        .await;
+        let first = llm.requests()[0].to_string();
+        assert_eq!(first.contains("A tested starter for this kind of app"), expect_reference, "{use_}");
+        assert_eq!(first.contains("--- index.html"), expect_reference, "{use_}: the starter's files are shown");
+        let starter = run.of_type("starter");
+        assert_eq!(starter.len(), usize::from(expect_reference), "{use_}");
+        if expect_reference {
+            assert_eq!((starter[0]["id"].as_str(), starter[0]["mode"].as_str()), (Some("menu"), Some("reference")));
+        }
+        let done = run.of_type("complete");
+        assert_eq!(done[0]["success"], true, "{use_}");
+    }
+}
