@@ -49,7 +49,7 @@ pub(crate) fn reference(choice: &StarterChoice, lang: Lang) -> String {
          file layout; change its texts, data and details to fit the request.\n",
         s.manifest.title.get(lang)
     );
-    let files = s.render(&s.defaults()).unwrap_or_default();
+    let files = s.render(&s.defaults_in(lang)).unwrap_or_default();
     for (path, text) in files {
         if block.len() + text.len() > REFERENCE_CHARS {
             block.push_str(&format!("--- {path} (left out for length)\n"));
@@ -86,7 +86,7 @@ fn fill_prompt(choice: &StarterChoice, request: &str, lang: Lang) -> Vec<Message
     );
     let user = format!(
         "Request: {request}\n\nThe slots, with their defaults:\n{}",
-        serde_json::to_string_pretty(&s.defaults()).unwrap_or_default()
+        serde_json::to_string_pretty(&s.defaults_in(lang)).unwrap_or_default()
     );
     vec![Message::system(system), Message::user(user)]
 }
@@ -128,7 +128,7 @@ pub(crate) async fn fill(
         let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         ctx.emitter.emit(EventKind::ToolCall { id: call.id.clone(), name: call.name.clone(), arguments: args.clone() });
         let proposed = args.get("values").cloned().unwrap_or(Value::Null);
-        match s.fill(&proposed) {
+        match s.fill_in(lang, &proposed) {
             Ok(v) => {
                 ctx.emitter.emit(EventKind::ToolResult {
                     id: call.id.clone(),
@@ -160,7 +160,7 @@ pub(crate) async fn fill(
         Some(v) => (v, format!("Filled the {} starter's slots for the request.", s.id())),
         None => {
             ctx.emitter.status(Level::Warning, format!("The starter's slots keep their defaults: {why}."));
-            (s.defaults(), format!("Kept the {} starter's defaults ({why}).", s.id()))
+            (s.defaults_in(lang), format!("Kept the {} starter's defaults ({why}).", s.id()))
         }
     };
     // The page speaks the build's language whatever the model chose.
@@ -169,7 +169,7 @@ pub(crate) async fn fill(
             *v = Value::String(lang.as_str().to_string());
         }
     }
-    let values = s.fill(&values).unwrap_or_else(|_| s.defaults());
+    let values = s.fill_in(lang, &values).unwrap_or_else(|_| s.defaults_in(lang));
     let files = s.render(&values).map_err(|e| e.to_string())?;
     let mut written = Vec::new();
     for (path, text) in files {

@@ -72,6 +72,10 @@ pub struct Manifest {
     pub examples: Examples,
     /// A JSON Schema object: every property with a description and a default.
     pub slots: Value,
+    /// Defaults in other languages than the schema's (English): `{"pt": {"start_label": "Iniciar"}}`.
+    /// A build in that language starts from them; each set must fit the slots too.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub defaults: Map<String, Value>,
 }
 
 /// A starter: its manifest and its files (templates), by path relative to the project.
@@ -180,8 +184,31 @@ impl Starter {
         if m.template.requires_tests() && !self.files.iter().any(|(p, _)| p == "package.json") {
             return Err(self.invalid("an interactive or full-stack starter has tests and a package.json"));
         }
-        // The defaults must fit the slots, and every file must render with them.
-        self.render(&self.defaults()).map(|_| ())
+        for (lang, set) in &m.defaults {
+            if Lang::parse(lang).is_none() || !set.is_object() {
+                return Err(
+                    self.invalid(format!("`defaults.{lang}`: a language (en, pt) and an object of slot values"))
+                );
+            }
+        }
+        // The defaults (in every language) must fit the slots, and every file must render.
+        for lang in [Lang::En, Lang::Pt] {
+            self.render(&self.defaults_in(lang))?;
+        }
+        Ok(())
+    }
+
+    /// Every slot's default in `lang`: the schema's, then that language's own where it has them.
+    pub fn defaults_in(&self, lang: Lang) -> Value {
+        let mut values = self.defaults();
+        if let (Some(into), Some(Value::Object(own))) =
+            (values.as_object_mut(), self.manifest.defaults.get(lang.as_str()))
+        {
+            for (k, v) in own {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+        values
     }
 
     /// Every slot's default.
@@ -196,7 +223,16 @@ impl Starter {
     /// `values` over the defaults (a slot left out keeps its default), checked against the
     /// slots' schema; the error names every field that does not fit.
     pub fn fill(&self, values: &Value) -> Result<Value, StarterError> {
-        let mut merged = self.defaults();
+        self.fill_over(self.defaults(), values)
+    }
+
+    /// [`Starter::fill`] over the defaults in `lang`.
+    pub fn fill_in(&self, lang: Lang, values: &Value) -> Result<Value, StarterError> {
+        self.fill_over(self.defaults_in(lang), values)
+    }
+
+    fn fill_over(&self, defaults: Value, values: &Value) -> Result<Value, StarterError> {
+        let mut merged = defaults;
         if let (Some(into), Some(from)) = (merged.as_object_mut(), values.as_object()) {
             for (k, v) in from {
                 into.insert(k.clone(), v.clone());
@@ -209,7 +245,8 @@ impl Starter {
         Ok(merged)
     }
 
-    /// The project's files with `values` (see [`Starter::fill`]) in their slots.
+    /// The project's files with `values` (complete and valid: see [`Starter::fill`]) in their
+    /// slots; values left out take the schema's defaults.
     pub fn render(&self, values: &Value) -> Result<Vec<(String, String)>, StarterError> {
         let values = self.fill(values)?;
         let mut env = minijinja::Environment::new();

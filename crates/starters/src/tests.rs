@@ -174,3 +174,27 @@ fn everyday_requests_pick_the_built_in_starter_they_mean() {
         );
     }
 }
+
+#[test]
+fn a_language_of_its_own_has_its_own_defaults_and_they_must_fit() {
+    let mut m: Value = serde_json::from_str(&manifest(slots())).unwrap();
+    m["defaults"] = json!({"pt": {"title": "Chá", "steps": ["ferver"]}});
+    let s = Starter::new(&m.to_string(), files()).unwrap();
+    assert_eq!(s.defaults_in(Lang::Pt)["title"], "Chá");
+    assert_eq!(s.defaults_in(Lang::Pt)["minutes"], 3, "the rest stay the schema's");
+    assert_eq!(s.defaults_in(Lang::En)["title"], "Tea");
+    assert_eq!(s.fill_in(Lang::Pt, &json!({"minutes": 5})).unwrap()["title"], "Chá");
+    m["defaults"] = json!({"pt": {"title": "x".repeat(30)}});
+    let e = Starter::new(&m.to_string(), files()).unwrap_err().to_string();
+    assert!(e.contains("title"), "{e}");
+    m["defaults"] = json!({"fr": {}});
+    assert!(Starter::new(&m.to_string(), files()).unwrap_err().to_string().contains("defaults.fr"));
+}
+
+#[test]
+fn the_timer_and_calculators_speak_portuguese_from_their_defaults() {
+    let lib = Library::builtin().unwrap();
+    let timer = lib.get("countdown-timer").unwrap();
+    let page: String = timer.render(&timer.defaults_in(Lang::Pt)).unwrap().into_iter().map(|(_, t)| t).collect();
+    assert!(page.contains("Iniciar") && page.contains("O tempo acabou!"), "Portuguese labels");
+}

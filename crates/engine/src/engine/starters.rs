@@ -74,16 +74,32 @@ impl Engine {
 }
 
 impl Engine {
-    /// Check a starter as a build of its template is checked: rendered with its defaults in a
-    /// scratch folder, its tests run in this machine's sandbox, its page opened in the browser.
-    /// The failures, in words, when it does not pass.
+    /// Check a starter as a build of its template is checked: rendered with its defaults (in
+    /// each language it has defaults for) in a scratch folder, its tests run in this machine's
+    /// sandbox, its page opened in the browser. The failures, in words, when it does not pass.
     pub async fn check_starter(&self, starter: &wright_starters::Starter) -> Result<(), EngineError> {
+        let mut langs = vec![wright_events::Lang::En];
+        if starter.manifest.defaults.contains_key("pt") {
+            langs.push(wright_events::Lang::Pt);
+        }
+        for lang in langs {
+            self.check_starter_in(starter, lang).await?;
+        }
+        Ok(())
+    }
+
+    async fn check_starter_in(
+        &self,
+        starter: &wright_starters::Starter,
+        lang: wright_events::Lang,
+    ) -> Result<(), EngineError> {
         use std::sync::Arc;
-        let usage = |e: String| EngineError::Usage(format!("starter {}: {e}", starter.id()));
+        let usage = |e: String| EngineError::Usage(format!("starter {} ({lang}): {e}", starter.id()));
         let scratch = self.scratch(&format!("starter-{}", starter.id()))?;
         let workspace = wright_sandbox::Workspace::open(scratch.path().join("project"), self.workspace_limits())
             .map_err(|e| usage(e.to_string()))?;
-        for (path, text) in starter.render(&starter.defaults()).map_err(|e| usage(e.to_string()))? {
+        let values = starter.defaults_in(lang);
+        for (path, text) in starter.render(&values).map_err(|e| usage(e.to_string()))? {
             workspace.write(&path, text.as_bytes()).map_err(|e| usage(e.to_string()))?;
         }
         let (exec, choice) = self.sandbox(&workspace, scratch.path())?;
