@@ -169,6 +169,8 @@ pub(crate) async fn fill(
             *v = Value::String(lang.as_str().to_string());
         }
     }
+    // What the request is for names the page when the model left the name as it was.
+    let values = s.with_subject(lang, values, request);
     let values = s.fill_in(lang, &values).unwrap_or_else(|_| s.defaults_in(lang));
     let files = s.render(&values).map_err(|e| e.to_string())?;
     let mut written = Vec::new();

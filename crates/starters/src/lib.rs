@@ -12,8 +12,10 @@
 //! [MiniJinja]: https://docs.rs/minijinja
 
 mod pick;
+mod subject;
 
 pub use pick::{Pick, THRESHOLD};
+pub use subject::subject;
 
 use include_dir::{Dir, include_dir};
 use serde::{Deserialize, Serialize};
@@ -76,6 +78,10 @@ pub struct Manifest {
     /// A build in that language starts from them; each set must fit the slots too.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub defaults: Map<String, Value>,
+    /// The slot that names what the app is for (a business, a place): when the model leaves it
+    /// at its default, it takes the request's own subject ("…for my yoga studio").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject_slot: Option<String>,
 }
 
 /// A starter: its manifest and its files (templates), by path relative to the project.
@@ -184,6 +190,12 @@ impl Starter {
         if m.template.requires_tests() && !self.files.iter().any(|(p, _)| p == "package.json") {
             return Err(self.invalid("an interactive or full-stack starter has tests and a package.json"));
         }
+        if let Some(slot) = &m.subject_slot {
+            let is_text = props.get(slot).and_then(|p| p.get("type")).and_then(Value::as_str) == Some("string");
+            if !is_text {
+                return Err(self.invalid(format!("`subject_slot` names `{slot}`, which is not a text slot")));
+            }
+        }
         for (lang, set) in &m.defaults {
             if Lang::parse(lang).is_none() || !set.is_object() {
                 return Err(
@@ -229,6 +241,24 @@ impl Starter {
     /// [`Starter::fill`] over the defaults in `lang`.
     pub fn fill_in(&self, lang: Lang, values: &Value) -> Result<Value, StarterError> {
         self.fill_over(self.defaults_in(lang), values)
+    }
+
+    /// `values` with the request's subject in the subject slot, when the starter has one and
+    /// `values` left it at its default (small models copy defaults), clipped to the slot's
+    /// length. Unchanged otherwise.
+    pub fn with_subject(&self, lang: Lang, mut values: Value, request: &str) -> Value {
+        let (Some(slot), Some(found)) = (&self.manifest.subject_slot, subject(request)) else { return values };
+        let default = self.defaults_in(lang).get(slot).cloned();
+        let max = self
+            .properties()
+            .and_then(|p| p.get(slot))
+            .and_then(|p| p.get("maxLength"))
+            .and_then(Value::as_u64)
+            .unwrap_or(60) as usize;
+        if let Some(v) = values.get_mut(slot).filter(|v| Some(&**v) == default.as_ref() || v.is_null()) {
+            *v = Value::String(found.chars().take(max).collect());
+        }
+        values
     }
 
     fn fill_over(&self, defaults: Value, values: &Value) -> Result<Value, StarterError> {

@@ -198,3 +198,26 @@ fn the_timer_and_calculators_speak_portuguese_from_their_defaults() {
     let page: String = timer.render(&timer.defaults_in(Lang::Pt)).unwrap().into_iter().map(|(_, t)| t).collect();
     assert!(page.contains("Iniciar") && page.contains("O tempo acabou!"), "Portuguese labels");
 }
+
+#[test]
+fn the_subject_slot_takes_the_requests_subject_only_when_left_at_its_default() {
+    let lib = Library::builtin().unwrap();
+    let page = lib.get("landing-page").unwrap();
+    let asked = "a website for my yoga studio";
+    let kept = page.with_subject(Lang::En, page.defaults(), asked);
+    assert_eq!(kept["business_name"], "Yoga Studio");
+    let mut chosen = page.defaults();
+    chosen["business_name"] = json!("Namaste Place");
+    assert_eq!(
+        page.with_subject(Lang::En, chosen, asked)["business_name"],
+        "Namaste Place",
+        "the model's own name stays"
+    );
+    assert_eq!(
+        page.with_subject(Lang::En, page.defaults(), "a landing page")["business_name"],
+        page.defaults()["business_name"]
+    );
+    let mut m: Value = serde_json::from_str(&manifest(slots())).unwrap();
+    m["subject_slot"] = json!("minutes");
+    assert!(Starter::new(&m.to_string(), files()).unwrap_err().to_string().contains("not a text slot"));
+}
