@@ -224,13 +224,11 @@ impl Library {
         if best.is_some() || named {
             return best;
         }
-        best.or_else(|| {
-            let asks_for_a_page = request
-                .to_lowercase()
-                .split(|c: char| !c.is_alphanumeric())
-                .any(|w| PAGE_WORDS.contains(&w.chars().map(fold).collect::<String>().as_str()));
-            let general = self.get(GENERAL_PAGE).filter(|s| fits(s))?;
-            asks_for_a_page.then_some(Pick { starter: general, score: THRESHOLD })
-        })
+        let asks_for_a_page = request
+            .to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| PAGE_WORDS.contains(&w.chars().map(fold).collect::<String>().as_str()));
+        let general = self.get(GENERAL_PAGE).filter(|s| fits(s))?;
+        asks_for_a_page.then_some(Pick { starter: general, score: THRESHOLD })
     }
 }
