@@ -52,10 +52,11 @@ pub async fn starters(cmd: StartersCommand, config: Option<PathBuf>, out: &mut d
     match cmd {
         StartersCommand::List { data_dir } => {
             let engine = engine(config, data_dir).await?;
-            let builtin = builtin_ids();
+            let library = engine.starters()?;
+            let yours = engine.starters_dir();
             writeln!(out, "{:<16} {:<12} {:<9} TITLE", "ID", "TEMPLATE", "FROM").map_err(usage)?;
-            for s in engine.starters()?.list() {
-                let from = if builtin.iter().any(|b| b == s.id()) { "built-in" } else { "yours" };
+            for s in library.list() {
+                let from = if yours.join(s.id()).is_dir() { "yours" } else { "built-in" };
                 writeln!(
                     out,
                     "{:<16} {:<12} {:<9} {}",
@@ -66,7 +67,7 @@ pub async fn starters(cmd: StartersCommand, config: Option<PathBuf>, out: &mut d
                 )
                 .map_err(usage)?;
             }
-            writeln!(out, "Try: wright run \"{}\"", first_example(&engine.starters()?)).map_err(usage)?;
+            writeln!(out, "Try: wright run \"{}\"", first_example(&library)).map_err(usage)?;
         }
         StartersCommand::Show { id, json, data_dir } => {
             let library = engine(config, data_dir).await?.starters()?;
