@@ -224,6 +224,12 @@ impl HumanSink {
             }
             EventKind::Started { .. } => (vec![format!("▶ {}", say(self.lang, Said::Started))], None),
             // The narration that follows says it in words; the match is worth a line when verbose.
+            // Chat turns have their own renderer (`wright chat`).
+            EventKind::ToolScores { .. }
+            | EventKind::ToolSelected { .. }
+            | EventKind::ChatToolResult { .. }
+            | EventKind::TextDelta { .. }
+            | EventKind::ChatMessage { .. } => (vec![], None),
             EventKind::Starter { id, score, mode, .. } => {
                 (if self.verbose { vec![format!("🧩 starter {id} (match {score:.2}, {mode})")] } else { vec![] }, None)
             }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
 pub mod api;
+pub mod chat;
 mod run;
 pub mod words;
 pub use run::{EndReason, Lang, RunKind, RunStatus, TaskStatus, Template};
@@ -227,6 +228,42 @@ pub enum EventKind {
         /// `worker_lost` (the server died: crash, kill -9) or `shutdown` (stopped past its grace time).
         reason: String,
     },
+    /// Every tool's relevance to a chat message and what was decided (logged each turn).
+    ToolScores {
+        scores: Vec<chat::ToolScore>,
+        /// How long scoring every tool took, in microseconds.
+        micros: u64,
+    },
+    /// A chat tool that will run for this message, best first.
+    ToolSelected {
+        tool: String,
+        confidence: f32,
+    },
+    /// A chat tool's result (SSE `tool_result`). `metadata` holds `started_ms`/`ended_ms`
+    /// (since the turn began), `background` and `cached`.
+    ChatToolResult {
+        tool: String,
+        success: bool,
+        outcome: chat::Outcome,
+        message_type: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        structured_data: Option<serde_json::Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        execution_order: u32,
+        #[serde(default)]
+        metadata: serde_json::Value,
+    },
+    /// A piece of the assistant's reply as the model writes it.
+    TextDelta {
+        text: String,
+    },
+    /// A stored message of the conversation (SSE `message`): the user's, then the reply.
+    ChatMessage {
+        message: chat::ChatMessage,
+    },
     /// The build starts from a tested starter app (`docs/starters.md`): `fill` (the model fills
     /// its slots, wright writes the files) or `reference` (the model follows it).
     Starter {
@@ -265,6 +302,11 @@ impl EventKind {
             EventKind::Starter { .. } => "starter",
             EventKind::Queued { .. } => "queued",
             EventKind::Started { .. } => "started",
+            EventKind::ToolScores { .. } => "tool_scores",
+            EventKind::ToolSelected { .. } => "tool_selected",
+            EventKind::ChatToolResult { .. } => "chat_tool_result",
+            EventKind::TextDelta { .. } => "text_delta",
+            EventKind::ChatMessage { .. } => "chat_message",
         }
     }
 }
