@@ -160,6 +160,7 @@ impl AgentLoop {
                 tools: tools.clone(),
                 temperature: self.temperature,
                 max_tokens: self.max_tokens,
+                tool_choice: Default::default(),
             };
             let emitter = &self.ctx.emitter;
             let result = complete(

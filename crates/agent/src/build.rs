@@ -851,6 +851,7 @@ async fn learn(
         tools: Vec::new(),
         temperature: Some(0.2),
         max_tokens: Some(700),
+        tool_choice: Default::default(),
     };
     let emitter = &ctx.emitter;
     let answer = complete(agent.provider.as_ref(), &request, &agent.retry, &ctx.cancel, |_| {}, |_, _, _| {}).await;

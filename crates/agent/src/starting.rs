@@ -112,6 +112,7 @@ pub(crate) async fn fill(
             tools: vec![fill_tool(s)],
             temperature: Some(0.3),
             max_tokens: agent.max_tokens,
+            tool_choice: Default::default(),
         };
         let answer = complete(agent.provider.as_ref(), &req, &agent.retry, &ctx.cancel, |_| {}, |_, _, _| {})
             .await

@@ -64,6 +64,7 @@ fn probe_request(model: &str) -> ChatRequest {
         }],
         temperature: Some(0.0),
         max_tokens: Some(64),
+        tool_choice: Default::default(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `wright`: describe a program in plain words; wright has an AI write it, runs its tests,
 //! fixes what fails, and shows every step.
 
+mod chat;
 mod endpoint;
 mod explain;
 mod history;
@@ -90,6 +91,8 @@ enum Command {
     },
     /// Explain the code of a build to a beginner, with everyday analogies.
     Explain(Box<explain::ExplainArgs>),
+    /// Talk to the tutoring chat agent: diagrams, quizzes, flashcards, videos and code on request.
+    Chat(Box<chat::ChatArgs>),
     /// Which sandbox generated code runs in on this machine and why, which tools builds need are
     /// here, and (with --provider openai --base-url URL) what that model server can do.
     Doctor(Box<sandbox::DoctorArgs>),
@@ -316,6 +319,7 @@ fn main() -> ExitCode {
                 done(history::stats(args, store.as_ref(), &mut std::io::stdout()).await)
             }
             Command::Explain(args) => explain::explain(*args, cli.config).await,
+            Command::Chat(args) => chat::chat(*args, cli.config).await,
             Command::Doctor(args) => sandbox::doctor(*args, cli.config).await,
             Command::Serve(args) => serve::serve(*args, cli.config).await,
             Command::Starters { command } => starters::starters(command, cli.config, &mut std::io::stdout()).await,

@@ -176,6 +176,7 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
         browser_line(file.browser.chromium.as_deref(), mode, &policy, &file.data_dir(args.data_dir.clone())).await
     };
     checks.push(("browser", browser));
+    checks.extend(wright_engine::chat_doctor_lines(&file, &file.data_dir(args.data_dir.clone())));
     let (active, warning) = match &choice {
         Ok(c) => (c.summary.clone(), c.warning.clone()),
         Err(e) => (format!("none: {e}"), None),

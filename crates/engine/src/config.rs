@@ -72,6 +72,33 @@ pub struct FileConfig {
     /// The browser check of VERIFYING (`[browser]`).
     #[serde(default)]
     pub browser: BrowserFile,
+    /// The chat agent (`[chat]`, `docs/chat.md`).
+    #[serde(default)]
+    pub chat: ChatFile,
+}
+
+/// The `[chat]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChatFile {
+    /// Tools scoring at or above this run [default: 0.7].
+    pub confidence_threshold: Option<f32>,
+    /// At most this many tools per message [default: 5].
+    pub max_tools_per_message: Option<usize>,
+    /// A tool still running after this many seconds is reported as failed [default: 30].
+    pub tool_timeout_secs: Option<u64>,
+    /// Tokens of earlier messages the reply's prompt may carry [default: 3000].
+    pub history_tokens: Option<usize>,
+    /// The environment variable holding a YouTube Data API key [default: YOUTUBE_API_KEY].
+    pub youtube_api_key_env: Option<String>,
+    /// Where YouTube's Data API answers [default: https://www.googleapis.com].
+    pub youtube_base_url: Option<String>,
+    /// `auto` (fetch and use the embedding model) or `off` (patterns only) [default: auto].
+    pub embedding: Option<String>,
+    /// Shortest and longest message, in characters [default: 1 and 4000].
+    pub message_max_chars: Option<usize>,
+    /// Messages one user may send per hour over `wright serve` [default: 120].
+    pub messages_per_hour: Option<u32>,
 }
 
 /// The `[browser]` table. Flags beat it.

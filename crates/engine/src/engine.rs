@@ -1,5 +1,6 @@
 //! [`Engine`]: configuration in, prepared builds out.
 
+pub(crate) mod chat;
 mod lent;
 pub(crate) mod starters;
 pub(crate) mod tasks;
@@ -99,6 +100,8 @@ pub struct Engine {
     memory: Arc<EndpointMemory>,
     env: fn(&str) -> Option<String>,
     connected: OnceCell<Connected>,
+    /// The chat agent, built on the first chat turn.
+    chat: OnceCell<chat::ChatParts>,
 }
 
 /// A template name as users type it.
@@ -187,6 +190,7 @@ impl Engine {
             memory: Default::default(),
             env,
             connected: OnceCell::new(),
+            chat: OnceCell::new(),
         })
     }
 

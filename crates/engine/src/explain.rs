@@ -103,6 +103,7 @@ impl Engine {
             tools: Vec::new(),
             temperature: Some(0.3),
             max_tokens: Some(1500),
+            tool_choice: Default::default(),
         };
         let mut streamed = String::new();
         let result = complete(

@@ -16,6 +16,7 @@ pub mod providers;
 pub mod sandbox;
 
 pub use artifacts::{ArtifactError, Artifacts, LocalArtifacts, RunRef};
+pub use engine::chat::{ChatFinished, ChatJob, ChatParts, doctor_lines as chat_doctor_lines};
 pub use engine::tasks::{PreparedTasks, TaskJob, TasksFinished, load_task_file};
 pub use engine::{
     Engine, Finished, Job, Overrides, Prepared, database_url, host_redactor, new_build_id, open_store, parse_lang,

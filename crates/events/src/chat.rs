@@ -59,11 +59,8 @@ pub struct Quiz {
 impl Quiz {
     /// The quiz without its answers, as clients see it before answering.
     pub fn public(&self) -> Quiz {
-        let questions = self
-            .questions
-            .iter()
-            .map(|q| Question { answer: None, explanation: None, ..q.clone() })
-            .collect();
+        let questions =
+            self.questions.iter().map(|q| Question { answer: None, explanation: None, ..q.clone() }).collect();
         Quiz { title: self.title.clone(), questions }
     }
 }
@@ -96,18 +93,39 @@ pub struct Video {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Part {
     /// Markdown written by the model (rendered without raw HTML).
-    Text { text: String },
+    Text {
+        text: String,
+    },
     /// Mermaid source, checked for a known diagram type and balanced structure.
-    Diagram { title: String, mermaid: String },
-    Quiz { quiz: Quiz },
+    Diagram {
+        title: String,
+        mermaid: String,
+    },
+    Quiz {
+        quiz: Quiz,
+    },
     /// Cards added to the user's deck by this message.
-    Flashcards { cards: Vec<Card> },
-    Videos { query: String, videos: Vec<Video> },
-    Code { language: String, code: String },
+    Flashcards {
+        cards: Vec<Card>,
+    },
+    Videos {
+        query: String,
+        videos: Vec<Video>,
+    },
+    Code {
+        language: String,
+        code: String,
+    },
     /// A background tool's result, which also feeds the next turn.
-    BackgroundProcess { tool: String, summary: String },
+    BackgroundProcess {
+        tool: String,
+        summary: String,
+    },
     /// A tool that failed, beside the ones that worked.
-    Error { tool: String, message: String },
+    Error {
+        tool: String,
+        message: String,
+    },
 }
 
 impl Part {
@@ -310,7 +328,7 @@ pub fn sse_name(kind: &EventKind) -> &'static str {
 /// client may see it.
 pub fn sse_data(kind: &EventKind) -> serde_json::Value {
     let mut v = match kind {
-        EventKind::ChatMessage { message } => serde_json::to_value(message.public()).unwrap_or_default(),
+        EventKind::ChatMessage { message } => serde_json::to_value(message.as_ref().public()).unwrap_or_default(),
         other => serde_json::to_value(other).unwrap_or_default(),
     };
     if let Some(map) = v.as_object_mut() {
@@ -372,7 +390,7 @@ mod tests {
             structured_data: None,
             error: None,
             execution_order: 1,
-            metadata: serde_json::json!({}),
+            metadata: Box::new(serde_json::json!({})),
         };
         assert_eq!(sse_name(&done), "tool_result");
         let data = sse_data(&done);

@@ -249,12 +249,12 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        structured_data: Option<serde_json::Value>,
+        structured_data: Option<Box<serde_json::Value>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
         execution_order: u32,
         #[serde(default)]
-        metadata: serde_json::Value,
+        metadata: Box<serde_json::Value>,
     },
     /// A piece of the assistant's reply as the model writes it.
     TextDelta {
@@ -262,7 +262,7 @@ pub enum EventKind {
     },
     /// A stored message of the conversation (SSE `message`): the user's, then the reply.
     ChatMessage {
-        message: chat::ChatMessage,
+        message: Box<chat::ChatMessage>,
     },
     /// The build starts from a tested starter app (`docs/starters.md`): `fill` (the model fills
     /// its slots, wright writes the files) or `reference` (the model follows it).

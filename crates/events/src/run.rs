@@ -212,6 +212,14 @@ impl Default for Lang {
 }
 
 impl Lang {
+    /// The language's name in English, for prompts ("Write in Portuguese").
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::En => "English",
+            Lang::Pt => "Portuguese",
+        }
+    }
+
     /// Parse what a person typed: any case, with a region (`pt-BR`).
     pub fn parse_loose(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().as_str() {

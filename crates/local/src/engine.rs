@@ -8,7 +8,6 @@
 use crate::protocol::{ChatTurn, render};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
-use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
@@ -99,7 +98,8 @@ pub struct LocalEngine {
 
 impl LocalEngine {
     /// Load the model (blocking: call it off the async runtime). llama.cpp's backend is
-    /// process-wide, so one engine may exist at a time.
+    /// process-wide and shared (see `backend.rs`), so the engine can run beside the embedding
+    /// model.
     pub fn load(cfg: EngineConfig) -> Result<Self, ProviderError> {
         if !cfg.model_path.is_file() {
             return Err(ProviderError::Config(format!("model file {} does not exist", cfg.model_path.display())));
@@ -142,10 +142,23 @@ impl LocalEngine {
         max_tokens: Option<u32>,
         temperature: Option<f32>,
     ) -> Result<Generation, ProviderError> {
+        self.generate_with(messages, tools, max_tokens, temperature, true).await
+    }
+
+    /// [`LocalEngine::generate`]; without `answer_allowed` the grammar admits only a call of
+    /// one of `tools` (the request's `tool_choice: required`).
+    pub async fn generate_with(
+        &self,
+        messages: Vec<Message>,
+        tools: Vec<ToolSpec>,
+        max_tokens: Option<u32>,
+        temperature: Option<f32>,
+        answer_allowed: bool,
+    ) -> Result<Generation, ProviderError> {
         let grammar = if tools.is_empty() {
             None
         } else {
-            let schema = crate::protocol::grammar_schema(&tools);
+            let schema = crate::protocol::grammar_schema_for(&tools, answer_allowed);
             Some(
                 llama_cpp_2::json_schema_to_grammar(&schema.to_string())
                     .map_err(|e| ProviderError::BadRequest(format!("tool schemas could not become a grammar: {e}")))?,
@@ -203,15 +216,14 @@ fn worker(
     stats: Arc<Mutex<EngineStats>>,
 ) {
     let started = Instant::now();
-    let mut backend = match LlamaBackend::init() {
+    let backend = match crate::backend::shared() {
         Ok(b) => b,
         Err(e) => {
-            let _ = ready.send(Err(load_err("llama.cpp could not start", e)));
+            let _ = ready.send(Err(ProviderError::Config(e)));
             return;
         }
     };
-    backend.void_logs();
-    let model = match LlamaModel::load_from_file(&backend, &cfg.model_path, &LlamaModelParams::default()) {
+    let model = match LlamaModel::load_from_file(backend, &cfg.model_path, &LlamaModelParams::default()) {
         Ok(m) => m,
         Err(e) => {
             let _ = ready.send(Err(load_err(&format!("could not load {}", cfg.model_path.display()), e)));
@@ -226,7 +238,7 @@ fn worker(
         .with_n_batch(n_batch)
         .with_n_threads(threads)
         .with_n_threads_batch(threads);
-    let mut ctx = match model.new_context(&backend, params) {
+    let mut ctx = match model.new_context(backend, params) {
         Ok(c) => c,
         Err(e) => {
             let _ = ready.send(Err(load_err("could not create the model context", e)));

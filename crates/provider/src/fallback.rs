@@ -278,6 +278,7 @@ mod tests {
             tools: vec![],
             temperature: None,
             max_tokens: None,
+            tool_choice: Default::default(),
         }
     }
 
@@ -353,8 +354,14 @@ mod tests {
         let primary =
             ScriptedProvider::new(vec![]).with_fallback(ScriptStep::Fail(ProviderError::BadRequest("no".into())));
         let chain = FallbackProvider::new(vec![link("p", &primary, None, BreakerConfig::default())]);
-        let req =
-            ChatRequest { model: "m".into(), messages: vec![], tools: vec![], temperature: None, max_tokens: None };
+        let req = ChatRequest {
+            model: "m".into(),
+            messages: vec![],
+            tools: vec![],
+            temperature: None,
+            max_tokens: None,
+            tool_choice: Default::default(),
+        };
         for _ in 0..5 {
             let _ =
                 complete(&chain, &req, &RetryPolicy::default(), &CancellationToken::new(), |_| {}, |_, _, _| {}).await;
@@ -380,8 +387,14 @@ mod tests {
             max_delay: Duration::from_millis(1),
             ..RetryPolicy::default()
         };
-        let req =
-            ChatRequest { model: "m".into(), messages: vec![], tools: vec![], temperature: None, max_tokens: None };
+        let req = ChatRequest {
+            model: "m".into(),
+            messages: vec![],
+            tools: vec![],
+            temperature: None,
+            max_tokens: None,
+            tool_choice: Default::default(),
+        };
         let r = complete(&chain, &req, &policy, &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
         assert_eq!(r.content, "back");
         assert_eq!(chain.links()[0].breaker.state(), BreakerState::Closed);

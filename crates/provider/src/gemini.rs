@@ -13,7 +13,9 @@
 //!   per call and puts them back when that call is replayed; see [`THOUGHT_SIGNATURE_SKIP`].
 
 use crate::http::{SseHandler, SseStep, body_text, clip, send, sse_deltas};
-use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Provider, ProviderError, Role, ToolCall, Usage};
+use crate::{
+    ChatRequest, Delta, DeltaStream, FinishReason, Provider, ProviderError, Role, ToolCall, ToolChoice, Usage,
+};
 use futures::TryStreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
@@ -196,7 +198,11 @@ fn build_body(req: &ChatRequest, recall: &dyn Fn(&ToolCall) -> Option<CallMemo>)
             })
             .collect();
         body["tools"] = json!([{ "functionDeclarations": declarations }]);
-        body["toolConfig"] = json!({ "functionCallingConfig": { "mode": "AUTO" } });
+        let mode = match req.tool_choice {
+            ToolChoice::Auto => "AUTO",
+            ToolChoice::Required => "ANY",
+        };
+        body["toolConfig"] = json!({ "functionCallingConfig": { "mode": mode } });
     }
     let mut generation = Map::new();
     if let Some(t) = req.temperature {
@@ -772,7 +778,14 @@ mod tests {
     }
 
     fn req(model: &str, messages: Vec<Message>) -> ChatRequest {
-        ChatRequest { model: model.into(), messages, tools: vec![], temperature: None, max_tokens: None }
+        ChatRequest {
+            model: model.into(),
+            messages,
+            tools: vec![],
+            temperature: None,
+            max_tokens: None,
+            tool_choice: Default::default(),
+        }
     }
 
     #[test]

@@ -6,7 +6,8 @@
 pub use crate::http::parse_retry_after;
 use crate::http::{SendError, SseHandler, SseStep, body_text, clip, send, send_request, sse_deltas};
 use crate::{
-    ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, Usage, local_server,
+    ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, ToolChoice, Usage,
+    local_server,
 };
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
@@ -220,7 +221,10 @@ fn wire_body(req: &ChatRequest, stream: bool, stream_options: bool) -> Vec<u8> {
                 function: WireToolSpec { name: &t.name, description: &t.description, parameters: &t.parameters },
             })
             .collect(),
-        tool_choice: (!req.tools.is_empty()).then_some("auto"),
+        tool_choice: (!req.tools.is_empty()).then_some(match req.tool_choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "required",
+        }),
         temperature: req.temperature,
         max_tokens: req.max_tokens,
         stream: stream.then_some(true),

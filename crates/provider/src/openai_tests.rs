@@ -63,8 +63,12 @@ fn request_body_carries_tools_and_history() {
         }],
         temperature: Some(0.2),
         max_tokens: None,
+        tool_choice: Default::default(),
     };
     let b = request_body(&req, true);
+    assert_eq!(b["tool_choice"], "auto");
+    let required = ChatRequest { tool_choice: crate::ToolChoice::Required, ..req.clone() };
+    assert_eq!(request_body(&required, true)["tool_choice"], "required");
     assert_eq!(b["stream_options"]["include_usage"], true);
     assert_eq!(b["tools"][0]["type"], "function");
     assert_eq!(b["tools"][0]["function"]["name"], "readFile");
@@ -121,6 +125,7 @@ fn req() -> ChatRequest {
         tools: vec![],
         temperature: None,
         max_tokens: None,
+        tool_choice: Default::default(),
     }
 }
 

@@ -129,6 +129,7 @@ mod tests {
             tools: vec![],
             temperature: None,
             max_tokens: None,
+            tool_choice: Default::default(),
         }
     }
 

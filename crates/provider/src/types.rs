@@ -73,6 +73,23 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
+/// Whether the model may answer in words when it is offered tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolChoice {
+    /// It chooses: a tool call or an answer.
+    #[default]
+    Auto,
+    /// It must call one of the tools (a structured answer is wanted, not prose).
+    Required,
+}
+
+impl ToolChoice {
+    pub fn is_auto(&self) -> bool {
+        *self == ToolChoice::Auto
+    }
+}
+
 /// Everything a provider needs for one model call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChatRequest {
@@ -81,6 +98,8 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "ToolChoice::is_auto")]
+    pub tool_choice: ToolChoice,
 }
 
 /// Token accounting for one call.

@@ -79,6 +79,7 @@ fn req() -> ChatRequest {
         tools: vec![],
         temperature: None,
         max_tokens: None,
+        tool_choice: Default::default(),
     }
 }
 
@@ -221,6 +222,7 @@ async fn outbound_request_threads_tool_results_and_marks_cache() {
         tools: vec![tool("readFile"), tool("runTests")],
         temperature: Some(0.2),
         max_tokens: None,
+        tool_choice: Default::default(),
     };
     complete(&p, &request, &RetryPolicy::default(), &CancellationToken::new(), |_| {}, |_, _, _| {}).await.unwrap();
     let (headers, body) = seen.lock().unwrap()[0].clone();

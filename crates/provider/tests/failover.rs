@@ -64,6 +64,7 @@ fn tool_request() -> ChatRequest {
         }],
         temperature: None,
         max_tokens: Some(64),
+        tool_choice: Default::default(),
     }
 }
 

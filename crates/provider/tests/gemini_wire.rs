@@ -104,7 +104,14 @@ mod gemini {
     }
 
     fn req(messages: Vec<Message>) -> ChatRequest {
-        ChatRequest { model: "gemini-2.5-flash".into(), messages, tools: vec![], temperature: None, max_tokens: None }
+        ChatRequest {
+            model: "gemini-2.5-flash".into(),
+            messages,
+            tools: vec![],
+            temperature: None,
+            max_tokens: None,
+            tool_choice: Default::default(),
+        }
     }
 
     async fn run(p: &GeminiProvider, request: &ChatRequest) -> (ChatResponse, usize) {
@@ -276,6 +283,7 @@ mod gemini {
             }],
             temperature: Some(0.2),
             max_tokens: Some(1024),
+            tool_choice: Default::default(),
         };
         run(&p, &request).await;
         let seen = mock.seen();

@@ -79,6 +79,7 @@ fn tool_request() -> ChatRequest {
         tools: tools(),
         temperature: None,
         max_tokens: None,
+        tool_choice: Default::default(),
     }
 }
 

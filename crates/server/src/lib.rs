@@ -27,6 +27,8 @@ mod api;
 mod apps;
 mod auth;
 mod builds;
+mod chat;
+mod chatlimit;
 mod checks;
 mod config;
 mod error;
@@ -126,6 +128,10 @@ pub async fn serve(
         default_model,
         explaining: state::Explaining::default(),
         ip_limiter: ratelimit::IpLimiter::new(cfg.ip_limit.clone()),
+        chat_limits: chatlimit::ChatLimits::default(),
+        chat_tools: engine.chat_tools().iter().map(|t| t.name().to_string()).collect(),
+        chat_max_chars: engine.file().chat.message_max_chars.unwrap_or(4000).max(1),
+        chat_per_hour: engine.file().chat.messages_per_hour.unwrap_or(120).max(1),
         cfg,
     });
     let workers_stop = CancellationToken::new();
@@ -146,6 +152,26 @@ pub async fn serve(
     let preview = axum::serve(preview_listener, preview::router(shared.clone()))
         .with_graceful_shutdown(shared.streams_stop.clone().cancelled_owned());
     on_start(&Started { api: api_addr, preview: preview_addr, login_url });
+    // The chat's diagram renderer (Mermaid, from the npm registry, checked) is fetched once, in
+    // the background: diagrams show as source until it lands.
+    let data_dir = shared.engine.data_dir().to_path_buf();
+    if !wright_webui::vendor::mermaid_present(&data_dir) {
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = wright_webui::vendor::ensure_mermaid(&data_dir) {
+                tracing::warn!("the chat's diagram renderer could not be fetched (diagrams show as source): {e}");
+            }
+        });
+    }
+    // The chat's embedding model is loaded now, not on someone's first message (when it is not
+    // here yet, the first message fetches it: `wright chat` once does too).
+    if shared.engine.chat_embedding_present() {
+        let warm = shared.engine.clone();
+        tokio::spawn(async move {
+            if let Err(e) = warm.chat_parts().await {
+                tracing::warn!("the chat agent could not be prepared: {e}");
+            }
+        });
+    }
     let api = tokio::spawn(async move { api.await });
     let preview = tokio::spawn(async move { preview.await });
 

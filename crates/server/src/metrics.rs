@@ -35,6 +35,17 @@ pub struct RouteLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ToolLabels {
+    pub tool: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FeedbackLabels {
+    pub tool: String,
+    pub value: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabels {
     pub kind: String,
 }
@@ -53,6 +64,11 @@ pub struct Metrics {
     pub followers: Gauge,
     refused: Family<KindLabels, Counter>,
     restarted: Family<KindLabels, Counter>,
+    chat_selected: Family<ToolLabels, Counter>,
+    chat_errors: Family<ToolLabels, Counter>,
+    chat_latency: Family<ToolLabels, Histogram>,
+    /// Replies a tool took part in, by the user's 👍/👎 (set from the store when scraped).
+    pub chat_feedback: Family<FeedbackLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -86,8 +102,26 @@ impl Metrics {
         r.register("wright_refused_requests", "Build requests refused, by reason", refused.clone());
         let restarted = Family::<KindLabels, Counter>::default();
         r.register("wright_builds_restarted", "Interrupted builds put back in the queue, by reason", restarted.clone());
+        let chat_selected = Family::<ToolLabels, Counter>::default();
+        r.register("wright_chat_tool_selected", "Chat tools chosen to run, by tool", chat_selected.clone());
+        let chat_errors = Family::<ToolLabels, Counter>::default();
+        r.register("wright_chat_tool_errors", "Chat tool runs that failed, by tool", chat_errors.clone());
+        let chat_latency = Family::<ToolLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new([0.01, 0.05, 0.1, 0.5, 1.0, 2.5, 5.0, 15.0, 30.0])
+        });
+        r.register("wright_chat_tool_duration_seconds", "Chat tool run time, by tool", chat_latency.clone());
+        let chat_feedback = Family::<FeedbackLabels, Gauge>::default();
+        r.register(
+            "wright_chat_tool_feedback",
+            "Replies a chat tool took part in, by the user's rating (up or down)",
+            chat_feedback.clone(),
+        );
         Self {
             registry: Arc::new(r),
+            chat_selected,
+            chat_errors,
+            chat_latency,
+            chat_feedback,
             builds,
             running,
             queue_depth,
@@ -114,12 +148,46 @@ impl Metrics {
     }
 
     /// The text exposition format.
+    /// The 👍/👎 counts of replies each chat tool took part in, as the store has them.
+    pub fn set_chat_feedback(&self, by_tool: &[(String, u64, u64)]) {
+        for (tool, up, down) in by_tool {
+            for (value, n) in [("up", up), ("down", down)] {
+                let labels = FeedbackLabels { tool: tool.clone(), value: value.into() };
+                self.chat_feedback.get_or_create(&labels).set(i64::try_from(*n).unwrap_or(i64::MAX));
+            }
+        }
+    }
+
     pub fn render(&self) -> String {
         let mut out = String::new();
         if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
             tracing::error!("encoding metrics: {e}");
         }
         out
+    }
+}
+
+/// Counts what chat turns report: tools chosen, their run time and failures.
+pub struct ChatSink(pub Metrics);
+
+impl EventSink for ChatSink {
+    fn accept(&self, event: &Event) {
+        match &event.kind {
+            EventKind::ToolSelected { tool, .. } => {
+                self.0.chat_selected.get_or_create(&ToolLabels { tool: tool.clone() }).inc();
+            }
+            EventKind::ChatToolResult { tool, success, metadata, .. } => {
+                let labels = ToolLabels { tool: tool.clone() };
+                if !success {
+                    self.0.chat_errors.get_or_create(&labels).inc();
+                }
+                let ms = |k: &str| metadata.get(k).and_then(serde_json::Value::as_f64);
+                if let (Some(a), Some(b)) = (ms("started_ms"), ms("ended_ms")) {
+                    self.0.chat_latency.get_or_create(&labels).observe(((b - a) / 1000.0).max(0.0));
+                }
+            }
+            _ => {}
+        }
     }
 }
 

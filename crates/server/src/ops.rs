@@ -69,6 +69,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     if let Ok(depth) = state.store.queue_depth().await {
         state.metrics.queue_depth.set(depth as i64);
     }
+    state.metrics.set_chat_feedback(&state.store.feedback_by_tool().await.unwrap_or_default());
     ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
         .into_response()
 }

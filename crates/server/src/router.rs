@@ -5,7 +5,7 @@
 use crate::api::{BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{admin, auth, builds, explain, ops, ui};
+use crate::{admin, auth, builds, chat, explain, ops, ui};
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
@@ -49,9 +49,18 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))
         .routes(routes!(ops::metrics))
+        .routes(routes!(chat::create, chat::list))
+        .routes(routes!(chat::history, chat::clear))
+        .routes(routes!(chat::quiz))
+        .routes(routes!(chat::feedback))
+        .routes(routes!(chat::cards))
+        .routes(routes!(chat::review))
         .split_for_parts();
     let (unbounded, streams_doc) = OpenApiRouter::<AppState>::new()
         .routes(routes!(builds::events))
+        // A chat turn's answer streams as long as its tools and the model take.
+        .routes(routes!(chat::send))
+        .routes(routes!(chat::turn_events))
         // A model call: as long as the model takes, bounded by the provider's own time limits.
         .routes(routes!(explain::explain))
         .split_for_parts();
@@ -60,7 +69,8 @@ pub fn router(state: AppState) -> Router {
     let pages = Router::new()
         .route("/api/openapi.json", get(move || openapi(doc.clone())))
         .route("/", get(ui::index))
-        .route("/ui/{name}", get(ui::asset));
+        .route("/ui/{name}", get(ui::asset))
+        .route("/ui/vendor/{name}", get(ui::vendor));
     let bounded = bounded
         .merge(pages)
         .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_secs(60)));

@@ -3,6 +3,7 @@
 //! limits). A leaf of the module graph: it names only the parts it holds, none of the handlers.
 
 use crate::apps::Apps;
+use crate::chatlimit::ChatLimits;
 use crate::config::ServeConfig;
 use crate::metrics::Metrics;
 use crate::ratelimit::IpLimiter;
@@ -37,6 +38,13 @@ pub(crate) struct Shared {
     pub explaining: Explaining,
     /// Requests without valid credentials, per client address.
     pub ip_limiter: IpLimiter,
+    /// Chat's per-user limits (one turn at a time, messages per hour).
+    pub chat_limits: ChatLimits,
+    /// The chat tools' names, which a message's `modes` may switch.
+    pub chat_tools: Vec<String>,
+    /// The longest chat message, in characters.
+    pub chat_max_chars: usize,
+    pub chat_per_hour: u32,
 }
 
 pub(crate) type AppState = Arc<Shared>;

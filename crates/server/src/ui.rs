@@ -1,11 +1,13 @@
 //! The web UI on the API origin: the page at `/` and its files at `/ui/{name}`, embedded in
-//! the binary (wright-webui). The page may load only its own files and frame only the preview
-//! origins, so nothing a build wrote can run on the origin that holds the session cookie.
+//! the binary (wright-webui), and the built third-party files at `/ui/vendor/{name}` (Mermaid),
+//! which are fetched once into the data dir and served from there. The page may load only its
+//! own files and frame only the preview origins, so nothing a build wrote can run on the origin
+//! that holds the session cookie.
 
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use axum::http::header;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 /// The policy of the UI's page: its own scripts and styles, its API, and frames from the
@@ -47,6 +49,56 @@ pub async fn asset(Path(name): Path<String>) -> Response {
             .into_response(),
         None => ApiError::not_found(format!("/ui/{name}")).into_response(),
     }
+}
+
+/// A vendored file (`/ui/vendor/mermaid.min.js`, `/ui/vendor/mermaid.LICENSE`) from the data
+/// dir; 404 with what to do when it has not been fetched.
+pub async fn vendor(State(state): State<AppState>, Path(name): Path<String>, headers: HeaderMap) -> Response {
+    if !wright_webui::vendor::SERVED.iter().any(|s| s.name == name) {
+        return ApiError::not_found(format!("/ui/vendor/{name}")).into_response();
+    }
+    let data_dir = state.engine.data_dir().to_path_buf();
+    let Some((path, content_type)) = wright_webui::vendor::served(&data_dir, &name) else {
+        return not_fetched(&name);
+    };
+    let etag = wright_webui::vendor::etag();
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag))
+    {
+        return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
+    }
+    match tokio::fs::read(&path).await {
+        Ok(body) => (
+            [
+                (header::CONTENT_TYPE, content_type.to_string()),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
+                (header::CACHE_CONTROL, "no-cache".to_string()),
+                (header::ETAG, etag),
+            ],
+            body,
+        )
+            .into_response(),
+        Err(e) => {
+            tracing::warn!("{}: {e}", path.display());
+            not_fetched(&name)
+        }
+    }
+}
+
+fn not_fetched(name: &str) -> Response {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_fetched",
+        format!(
+            "/ui/vendor/{name}: the diagram renderer (Mermaid {}) has not been fetched into this server's data dir; \
+             `cargo xtask setup` or a `wright serve` start with npm and a network fetches it (diagrams show their \
+             Mermaid source until then)",
+            wright_webui::vendor::MERMAID_VERSION
+        ),
+    )
+    .into_response()
 }
 
 #[cfg(test)]

@@ -8,11 +8,16 @@
 //! A run's events live in its [`RunLog`]: the store numbers them, ends the run exactly once
 //! (record and `complete` in one transaction) and tells followers through a [`Notifier`].
 //! [`LogWriter`] stores a running run's events in small groups before anyone is shown them.
+//!
+//! The tutoring chat's conversations, messages, feedback and flashcards go through the
+//! [`ChatStore`] every store also is.
 
+pub mod chat;
 pub mod note;
 pub mod notify;
 pub mod runlog;
 mod sqlite;
+mod sqlite_chat;
 mod sqlite_dashboard;
 mod sqlite_restart;
 mod sqlite_runlog;
@@ -21,6 +26,7 @@ mod sqlite_tasks;
 pub mod types;
 mod writer;
 
+pub use chat::{ChatStore, Conversation, StoredCard};
 pub use note::{Note, NoteStatus};
 pub use notify::{LocalNotifier, Notifier, Signal};
 pub use runlog::{Draft, Finished, Logged, RunEnd, RunLog, SAFETY_NET};
@@ -71,13 +77,16 @@ pub struct NoteHit {
 }
 
 /// Everything wright persists. Implementations must be safe to share between tasks. A run's
-/// events, and its end, go through the [`RunLog`] every store is.
+/// events, and its end, go through the [`RunLog`] every store is; the chat's records through
+/// its [`ChatStore`]. Lists of builds for people (`list_builds`, `builds_of`) and the limits
+/// that count a user's builds leave chat turns (runs of kind `chat`) out: a conversation is
+/// not a build, and its turns must not use up a user's build quota.
 #[async_trait]
-pub trait Store: RunLog {
+pub trait Store: RunLog + ChatStore {
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;
     async fn build(&self, id: &str) -> Result<BuildRecord>;
-    /// Newest first.
+    /// Newest first; builds and task runs, not chat turns.
     async fn list_builds(&self, limit: u32) -> Result<Vec<BuildRecord>>;
     /// The one build whose id is `id` or starts with it (so people can type a prefix).
     async fn resolve_build(&self, id_or_prefix: &str) -> Result<BuildRecord>;
@@ -144,11 +153,12 @@ pub trait Store: RunLog {
     /// a running one is flagged, and its worker is told ([`Signal::Cancel`]).
     async fn request_cancel(&self, id: &str, if_queued: RunEnd) -> Result<CancelOutcome>;
     async fn cancel_requested(&self, id: &str) -> Result<bool>;
-    /// Newest first; only `owner`'s when given.
+    /// Newest first; only `owner`'s when given; not chat turns.
     async fn builds_of(&self, owner: Option<&str>, limit: u32) -> Result<Vec<BuildRecord>>;
-    /// How many builds `owner` queued since `since`, and when the oldest of them was queued.
+    /// How many builds `owner` queued since `since`, and when the oldest of them was queued
+    /// (chat turns are not counted).
     async fn builds_since(&self, owner: &str, since: &str) -> Result<(u64, Option<String>)>;
-    /// `owner`'s builds that are queued or running.
+    /// `owner`'s builds that are queued or running (chat turns are not counted).
     async fn active_builds(&self, owner: &str) -> Result<u64>;
 
     // Users and sessions of the service. Secrets are stored as their SHA-256 only.

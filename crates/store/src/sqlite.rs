@@ -79,11 +79,11 @@ impl SqliteStore {
     }
 }
 
-fn json<T: serde::Serialize>(v: &T) -> Result<String> {
+pub(crate) fn json<T: serde::Serialize>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(|e| StoreError::Invalid(e.to_string()))
 }
 
-fn unjson<T: serde::de::DeserializeOwned>(s: &str, what: &str) -> Result<T> {
+pub(crate) fn unjson<T: serde::de::DeserializeOwned>(s: &str, what: &str) -> Result<T> {
     serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
 }
 
@@ -260,7 +260,7 @@ impl Store for SqliteStore {
     }
 
     async fn list_builds(&self, limit: u32) -> Result<Vec<BuildRecord>> {
-        let rows = sqlx::query("SELECT * FROM builds ORDER BY started_at DESC, id DESC LIMIT ?")
+        let rows = sqlx::query("SELECT * FROM builds WHERE kind <> 'chat' ORDER BY started_at DESC, id DESC LIMIT ?")
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;
@@ -653,7 +653,8 @@ impl Store for SqliteStore {
 
     async fn stats(&self) -> Result<Stats> {
         let mut s = Stats::default();
-        let finished = "status IN ('published', 'failed')";
+        // Success figures are about builds: a chat turn is neither published nor fixed.
+        let finished = "status IN ('published', 'failed') AND kind <> 'chat'";
         let rows = sqlx::query(&format!(
             "SELECT template, COUNT(*) AS n, SUM(status = 'published') AS ok, \
              SUM(status = 'published' AND fix_attempts = 0) AS first FROM builds WHERE {finished} \

@@ -16,7 +16,7 @@ impl SqliteStore {
             "SELECT substr(started_at, 1, 10) AS day, template, COUNT(*) AS n, SUM(status = 'published') AS ok, \
              SUM(status = 'published' AND fix_attempts = 0) AS first, SUM(input_tokens) AS input, \
              SUM(output_tokens) AS output, SUM(cost_usd) AS cost FROM builds \
-             WHERE status IN ('published', 'failed') AND started_at >= date('now', ?) \
+             WHERE status IN ('published', 'failed') AND kind <> 'chat' AND started_at >= date('now', ?) \
              GROUP BY day, template ORDER BY day, template",
         )
         .bind(since)

@@ -201,14 +201,17 @@ impl SqliteStore {
     pub(crate) async fn svc_builds_of(&self, owner: Option<&str>, limit: u32) -> Result<Vec<BuildRecord>> {
         let rows = match owner {
             Some(o) => {
-                sqlx::query("SELECT * FROM builds WHERE owner = ? ORDER BY started_at DESC, id DESC LIMIT ?")
-                    .bind(o)
-                    .bind(i64::from(limit))
-                    .fetch_all(&self.read)
-                    .await?
+                sqlx::query(
+                    "SELECT * FROM builds WHERE owner = ? AND kind <> 'chat' \
+                     ORDER BY started_at DESC, id DESC LIMIT ?",
+                )
+                .bind(o)
+                .bind(i64::from(limit))
+                .fetch_all(&self.read)
+                .await?
             }
             None => {
-                sqlx::query("SELECT * FROM builds ORDER BY started_at DESC, id DESC LIMIT ?")
+                sqlx::query("SELECT * FROM builds WHERE kind <> 'chat' ORDER BY started_at DESC, id DESC LIMIT ?")
                     .bind(i64::from(limit))
                     .fetch_all(&self.read)
                     .await?
@@ -219,7 +222,8 @@ impl SqliteStore {
 
     pub(crate) async fn svc_builds_since(&self, owner: &str, since: &str) -> Result<(u64, Option<String>)> {
         let row = sqlx::query(
-            "SELECT COUNT(*) AS n, MIN(queued_at) AS oldest FROM builds WHERE owner = ? AND queued_at >= ?",
+            "SELECT COUNT(*) AS n, MIN(queued_at) AS oldest FROM builds WHERE owner = ? AND queued_at >= ? \
+             AND kind <> 'chat'",
         )
         .bind(owner)
         .bind(since)
@@ -229,10 +233,12 @@ impl SqliteStore {
     }
 
     pub(crate) async fn svc_active(&self, owner: &str) -> Result<u64> {
-        let row = sqlx::query("SELECT COUNT(*) AS n FROM builds WHERE owner = ? AND status IN ('queued', 'running')")
-            .bind(owner)
-            .fetch_one(&self.pool)
-            .await?;
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n FROM builds WHERE owner = ? AND status IN ('queued', 'running') AND kind <> 'chat'",
+        )
+        .bind(owner)
+        .fetch_one(&self.pool)
+        .await?;
         Ok(u(row.try_get("n")?))
     }
 

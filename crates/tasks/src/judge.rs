@@ -33,6 +33,7 @@ impl Judge for ModelJudge {
             tools: Vec::new(),
             temperature: Some(0.0),
             max_tokens: Some(600),
+            tool_choice: Default::default(),
         };
         let answer =
             complete(self.agent.provider.as_ref(), &request, &self.agent.retry, &ctx.cancel, |_| {}, |_, _, _| {})

@@ -6,6 +6,7 @@ import { describe, translator, viewerLang, commandLine } from './narrate.js';
 import { highlightInto } from './highlight.js';
 import { follow } from './stream.js';
 import { showDashboard } from './dashboard.js';
+import { showChat, hideChat } from './chat.js';
 import { $, api, el } from './dom.js';
 
 const lang = viewerLang();
@@ -368,7 +369,8 @@ async function loadHistory() {
     );
     rows.append(row);
   }
-  $('history').hidden = false;
+  // Shown beside the builds only (the chat and the dashboard have the page to themselves).
+  $('history').hidden = location.hash.startsWith('#chat') || (admin && location.hash === '#admin');
 }
 
 // ---- start ---------------------------------------------------------------------------------
@@ -376,13 +378,26 @@ async function loadHistory() {
 let admin = false;
 
 function route() {
-  const onDashboard = admin && location.hash === '#admin';
+  const onChat = location.hash === '#chat' || location.hash.startsWith('#chat=');
+  const onDashboard = !onChat && admin && location.hash === '#admin';
   $('dashboard').hidden = !onDashboard;
-  for (const id of ['ask', 'history']) $(id).hidden = onDashboard;
-  if (onDashboard) {
+  for (const id of ['ask', 'history']) $(id).hidden = onDashboard || onChat;
+  for (const [id, on] of [['nav-build', !onChat && !onDashboard], ['nav-chat', onChat], ['nav-admin', onDashboard]]) {
+    if (on) $(id).setAttribute('aria-current', 'page');
+    else $(id).removeAttribute('aria-current');
+  }
+  if (onChat || onDashboard) {
     if (current?.follower) current.follower.stop();
     current = null;
     $('view').hidden = true;
+  }
+  if (onChat) {
+    const m = /^#chat=([\w.-]+)/.exec(location.hash);
+    showChat(t, lang, m ? m[1] : null);
+    return;
+  }
+  hideChat();
+  if (onDashboard) {
     showDashboard(t);
     return;
   }

@@ -50,6 +50,18 @@ export function languageOf(path) {
   return null;
 }
 
+/// The language called `name` (a Markdown fence's info string, a code part's `language`), if
+/// there are rules for it.
+export function languageNamed(name) {
+  const n = String(name || '').trim().toLowerCase();
+  if (['js', 'javascript', 'jsx', 'ts', 'typescript', 'tsx', 'mjs', 'cjs', 'node', 'nodejs'].includes(n)) return 'js';
+  if (['html', 'htm', 'xml', 'svg', 'xhtml'].includes(n)) return 'html';
+  if (['css', 'scss'].includes(n)) return 'css';
+  if (['json', 'jsonc'].includes(n)) return 'json';
+  if (['py', 'python', 'python3'].includes(n)) return 'py';
+  return null;
+}
+
 /// Cut `text` into [kind, piece] pairs (kind null for plain text).
 export function tokens(text, lang) {
   const rules = RULES[lang];
@@ -78,8 +90,16 @@ export function tokens(text, lang) {
 
 /// Fill `el` with the highlighted text: spans made with textContent only.
 export function highlightInto(el, text, path) {
+  fill(el, text, languageOf(path));
+}
+
+/// Fill `el` with `text` highlighted as the language called `name` (plain when unknown).
+export function highlightNamed(el, text, name) {
+  fill(el, text, languageNamed(name));
+}
+
+function fill(el, text, lang) {
   el.replaceChildren();
-  const lang = languageOf(path);
   for (const [kind, piece] of tokens(text, lang)) {
     if (kind) {
       const span = document.createElement('span');

@@ -4,7 +4,11 @@
 //! it works offline and needs no toolchain beyond cargo. Everything it shows that a model, a
 //! command or a user wrote goes into the page as text (`textContent`), never as HTML.
 //!
-//! The server serves [`INDEX`] at `/` and each [`Asset`] at `/ui/{name}`.
+//! The server serves [`INDEX`] at `/` and each [`Asset`] at `/ui/{name}`. Built third-party
+//! files (Mermaid, which draws the chat's diagrams) are not embedded: [`vendor`] fetches them
+//! once into the data dir and the server serves them at `/ui/vendor/{name}`.
+
+pub mod vendor;
 
 /// The page itself.
 pub const INDEX: &str = include_str!("../assets/index.html");
@@ -29,6 +33,11 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "charts.js", content_type: JS, body: include_str!("../assets/charts.js") },
     Asset { name: "dom.js", content_type: JS, body: include_str!("../assets/dom.js") },
     Asset { name: "dashboard.js", content_type: JS, body: include_str!("../assets/dashboard.js") },
+    Asset { name: "chat.js", content_type: JS, body: include_str!("../assets/chat.js") },
+    Asset { name: "parts.js", content_type: JS, body: include_str!("../assets/parts.js") },
+    Asset { name: "markdown.js", content_type: JS, body: include_str!("../assets/markdown.js") },
+    Asset { name: "diagram.js", content_type: JS, body: include_str!("../assets/diagram.js") },
+    Asset { name: "sse.js", content_type: JS, body: include_str!("../assets/sse.js") },
     Asset { name: "words.js", content_type: JS, body: WORDS_JS },
 ];
 
@@ -52,21 +61,40 @@ pub fn asset(name: &str) -> Option<&'static Asset> {
 mod tests {
     use super::*;
 
-    /// Every `/ui/…` the page or a module names is embedded.
+    fn name_at(text: &str) -> String {
+        text.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-').collect()
+    }
+
+    /// Every `/ui/…` the page or a module names is embedded, or is a vendored file the server
+    /// serves from the data dir (`/ui/vendor/…`).
     #[test]
     fn everything_the_page_loads_is_embedded() {
         let mut texts = vec![INDEX];
         texts.extend(ASSETS.iter().map(|a| a.body));
+        let mut vendored = 0;
         for text in texts {
             for (i, _) in text.match_indices("/ui/") {
-                let name: String =
-                    text[i + 4..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-').collect();
+                if let Some(rest) = text[i + 4..].strip_prefix("vendor/") {
+                    let name = name_at(rest);
+                    assert!(vendor::SERVED.iter().any(|s| s.name == name), "/ui/vendor/{name} is not a vendored file");
+                    vendored += 1;
+                    continue;
+                }
+                let name = name_at(&text[i + 4..]);
                 assert!(asset(&name).is_some(), "/ui/{name} is referenced but not embedded");
             }
             for (i, _) in text.match_indices("from './") {
                 let name: String = text[i + 8..].chars().take_while(|c| *c != '\'').collect();
                 assert!(asset(&name).is_some(), "module ./{name} is imported but not embedded");
             }
+        }
+        assert!(vendored > 0, "the diagrams' renderer is loaded from /ui/vendor/");
+        for s in vendor::SERVED {
+            assert!(
+                asset(s.name).is_none() && asset(&format!("vendor/{}", s.name)).is_none(),
+                "{} is embedded",
+                s.name
+            );
         }
     }
 
@@ -93,6 +121,9 @@ mod tests {
             "aria-label=\"Files\"",
             "title=\"Preview\"",
             "id=\"phase\" role=\"status\"",
+            "aria-label=\"Message\"",
+            "aria-label=\"Send\"",
+            "role=\"log\" aria-label=\"Conversation\"",
         ] {
             assert!(INDEX.contains(needle), "index.html lacks {needle}");
         }

@@ -46,6 +46,8 @@ pub enum Turn {
     /// `then` if the request's body contains the text, else `otherwise`: a model whose answer
     /// depends on what its prompt says (a lesson it was given, say).
     When { contains: String, then: Box<Turn>, otherwise: Box<Turn> },
+    /// The turn, answered after a pause of this many milliseconds (a slow model).
+    Slow(u64, Box<Turn>),
 }
 
 impl Turn {
@@ -60,6 +62,9 @@ impl Turn {
     }
     pub fn when(contains: &str, then: Turn, otherwise: Turn) -> Self {
         Self::When { contains: contains.to_string(), then: Box::new(then), otherwise: Box::new(otherwise) }
+    }
+    pub fn slow(ms: u64, turn: Turn) -> Self {
+        Self::Slow(ms, Box::new(turn))
     }
     pub fn status_with(code: u16, headers: &[(&str, &str)], body: &str) -> Self {
         Self::StatusWith(code, headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), body.to_string())
@@ -251,9 +256,22 @@ async fn answer(inner: Arc<Inner>, uri: Uri, headers: HeaderMap, body: String) -
         .collect();
     inner.received.lock().unwrap().push(Received { path, query, headers: recorded, body: req });
     let mut turn = inner.turns.lock().unwrap().pop_front().unwrap_or_else(|| inner.fallback.clone());
-    while let Turn::When { contains, then, otherwise } = turn {
-        turn = if body.contains(&contains) { *then } else { *otherwise };
-    }
+    let turn = loop {
+        turn = match turn {
+            Turn::When { contains, then, otherwise } => {
+                if body.contains(&contains) {
+                    *then
+                } else {
+                    *otherwise
+                }
+            }
+            Turn::Slow(ms, then) => {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                *then
+            }
+            other => break other,
+        };
+    };
     let n = {
         let mut c = inner.counter.lock().unwrap();
         *c += 1;
@@ -274,7 +292,7 @@ async fn answer(inner: Arc<Inner>, uri: Uri, headers: HeaderMap, body: String) -
             }
             resp
         }
-        Turn::When { .. } => unreachable!("resolved above"),
+        Turn::When { .. } | Turn::Slow(..) => unreachable!("resolved above"),
         Turn::Say { text, calls } => {
             let prompt_tokens = if inner.sized_usage { body.len() as u64 / 4 } else { 1000 + n };
             let body = match (inner.wire, sse) {

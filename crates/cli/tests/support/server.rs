@@ -104,6 +104,25 @@ test('GET /api/quote answers JSON', async () => {
     ]
 }
 
+/// The models and the diagram renderer the tests fetched once, linked into a test's data folder
+/// so a server or `wright chat` there does not fetch them again.
+pub fn link_models(data: &Path) {
+    // Mermaid, once a test fetched it (chat_ui.rs): a server would fetch it again in the background.
+    let vendor = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("vendor-cache/vendor");
+    if vendor.is_dir() && !data.join("vendor").exists() {
+        let _ = std::os::unix::fs::symlink(&vendor, data.join("vendor"));
+    }
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/wright-test-data/models");
+    let Ok(entries) = std::fs::read_dir(&shared) else { return };
+    let _ = std::fs::create_dir_all(data.join("models"));
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if name.to_string_lossy().ends_with(".gguf") && !data.join("models").join(&name).exists() {
+            let _ = std::os::unix::fs::symlink(e.path(), data.join("models").join(&name));
+        }
+    }
+}
+
 pub struct Server {
     pub child: tokio::process::Child,
     pub api: String,
@@ -115,6 +134,7 @@ pub struct Server {
 impl Server {
     /// `wright serve` with its data in `data`, the model at `base_url`, and `extra` flags.
     pub async fn start(data: &Path, base_url: &str, extra: &[&str]) -> Server {
+        link_models(data);
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
         cmd.arg("serve").args(["--bind", "127.0.0.1:0", "--preview-bind", "127.0.0.1:0"]);
         cmd.args(["--provider", "openai", "--base-url", base_url, "--model", "mock-model"]);

@@ -1,0 +1,235 @@
+//! `diagram`: Mermaid from the model, checked for a known diagram type and balanced structure
+//! before it is returned (re-asked once when it fails).
+
+use crate::model::{structured, subject_line, text_field};
+use crate::relevance::Cues;
+use crate::tool::{ChatContext, ChatTool, ToolError, ToolOutput};
+use async_trait::async_trait;
+use serde_json::json;
+use wright_events::chat::Part;
+use wright_provider::ToolSpec;
+
+/// Diagram types Mermaid draws, as the first word of the source.
+const KNOWN: &[&str] = &[
+    "graph",
+    "flowchart",
+    "sequenceDiagram",
+    "classDiagram",
+    "stateDiagram",
+    "stateDiagram-v2",
+    "erDiagram",
+    "journey",
+    "gantt",
+    "pie",
+    "mindmap",
+    "timeline",
+    "quadrantChart",
+    "gitGraph",
+];
+
+/// A node on its own line: `A`, `A[text]`, `A(text)`, `A{text}`, `A((text))`, `A>text]`.
+fn is_node(line: &str) -> bool {
+    let l = line.trim().trim_end_matches(';').trim_end();
+    let id_end = l.char_indices().find(|(_, c)| !(c.is_alphanumeric() || *c == '_')).map_or(l.len(), |(i, _)| i);
+    if id_end == 0 {
+        return false;
+    }
+    let rest = l[id_end..].trim_start();
+    rest.is_empty() || (rest.starts_with(['[', '(', '{', '>']) && rest.ends_with([']', ')', '}']))
+}
+
+/// Check Mermaid source: a known type first, brackets and quotes balanced, something drawn,
+/// and `subgraph`/`end` paired in flowcharts.
+pub fn check_mermaid(src: &str) -> Result<String, String> {
+    let src = src.trim().trim_start_matches("```mermaid").trim_start_matches("```").trim_end_matches("```").trim();
+    let mut lines = src.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("%%"));
+    let first = lines.next().ok_or("the diagram is empty")?;
+    let kind = first.split_whitespace().next().unwrap_or_default();
+    if !KNOWN.contains(&kind) {
+        return Err(format!("`{kind}` is not a Mermaid diagram type (use one of: {})", KNOWN.join(", ")));
+    }
+    let body: Vec<&str> = lines.collect();
+    if body.is_empty() && !first.contains(';') {
+        return Err("the diagram has a type but draws nothing".into());
+    }
+    let mut stack = Vec::new();
+    let mut in_quote = false;
+    for (i, line) in src.lines().enumerate() {
+        for c in line.chars() {
+            match c {
+                '"' => in_quote = !in_quote,
+                _ if in_quote => {}
+                '(' | '[' | '{' => stack.push((c, i + 1)),
+                ')' | ']' | '}' => {
+                    let want = match c {
+                        ')' => '(',
+                        ']' => '[',
+                        _ => '{',
+                    };
+                    match stack.pop() {
+                        Some((open, _)) if open == want => {}
+                        _ => return Err(format!("line {}: `{c}` closes nothing open", i + 1)),
+                    }
+                }
+                _ => {}
+            }
+        }
+        if in_quote {
+            return Err(format!("line {}: a quote is not closed", i + 1));
+        }
+    }
+    if let Some((open, line)) = stack.pop() {
+        return Err(format!("line {line}: `{open}` is never closed"));
+    }
+    if matches!(kind, "graph" | "flowchart") {
+        const EDGES: &[&str] = &["-->", "---", "-.->", "-.-", "==>", "===", "--o", "--x", "<-->", "-- "];
+        const WORDS: &[&str] = &["subgraph", "end", "classDef", "class", "style", "click", "linkStyle", "direction"];
+        for (i, l) in body.iter().enumerate() {
+            let first = l.split_whitespace().next().unwrap_or_default();
+            let statement = EDGES.iter().any(|e| l.contains(e)) || WORDS.contains(&first) || is_node(l);
+            if !statement {
+                return Err(format!(
+                    "line {} is not a flowchart statement (a node like `A[Sun]` or an edge like `A --> B`)",
+                    i + 2
+                ));
+            }
+        }
+        if !body.iter().any(|l| EDGES.iter().any(|e| l.contains(e))) && !first.contains("-->") {
+            return Err("the flowchart has no edge (`A --> B`)".into());
+        }
+        let word = |w: &str| body.iter().filter(|l| l.split_whitespace().next() == Some(w)).count();
+        let (subgraphs, ends) = (word("subgraph"), word("end"));
+        if subgraphs != ends {
+            return Err(format!("{subgraphs} `subgraph` but {ends} `end`"));
+        }
+    }
+    Ok(src.to_string())
+}
+
+/// The first lines the model may choose from.
+const KINDS: &[&str] = &[
+    "flowchart TD",
+    "flowchart LR",
+    "sequenceDiagram",
+    "mindmap",
+    "timeline",
+    "classDiagram",
+    "stateDiagram-v2",
+    "erDiagram",
+    "pie",
+];
+
+/// The Mermaid source in the model's arguments: `kind` and `body`, or a whole `mermaid`.
+fn source_of(v: &serde_json::Value) -> Result<String, String> {
+    if v.get("mermaid").is_some() {
+        return text_field(v, "mermaid", 4000);
+    }
+    let kind = text_field(v, "kind", 40)?;
+    let body = text_field(v, "body", 4000)?;
+    Ok(format!("{kind}\n{body}"))
+}
+
+/// The `diagram` tool.
+pub struct Diagram;
+
+#[async_trait]
+impl ChatTool for Diagram {
+    fn name(&self) -> &'static str {
+        "diagram"
+    }
+
+    fn description(&self) -> &'static str {
+        "Draws a diagram (flowchart, mind map, sequence, cycle…) of a topic as Mermaid."
+    }
+
+    fn triggers(&self) -> &'static [&'static str] {
+        &["diagram", "flowchart", "mind map", "draw", "diagrama", "fluxograma", "mapa mental", "desenhe"]
+    }
+
+    fn message_type(&self) -> &'static str {
+        "diagram"
+    }
+
+    fn cues(&self) -> Cues {
+        super::cues::diagram()
+    }
+
+    fn can_handle(&self, message: &str, ctx: &ChatContext) -> f32 {
+        ctx.scorer.score(self.name(), message, ctx.embedding.as_deref().map(Vec::as_slice))
+    }
+
+    fn cache_key(&self, message: &str, ctx: &ChatContext) -> Option<String> {
+        Some(format!("{}|{}", ctx.lang.as_str(), crate::relevance::fold(message.trim())))
+    }
+
+    async fn execute(&self, message: &str, ctx: &ChatContext) -> Result<ToolOutput, ToolError> {
+        let spec = ToolSpec {
+            name: "drawDiagram".into(),
+            description: "Return a Mermaid diagram that explains the topic.".into(),
+            // The type is an enum and the body a string, so a grammar-constrained model (the
+            // offline one) cannot start with anything but a diagram type.
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string", "maxLength": 120},
+                    "kind": {"type": "string", "enum": KINDS},
+                    "body": {"type": "string", "maxLength": 4000, "description": "the diagram's lines after its type line"}
+                },
+                "required": ["title", "kind", "body"]
+            }),
+        };
+        let system = format!(
+            "You draw clear teaching diagrams in Mermaid syntax: choose the diagram's kind, then write its \
+             lines (for a flowchart, lines like `A[Sunlight] --> B[Leaf]`). Keep it under 25 nodes; quote \
+             labels with punctuation. Write labels in {}.",
+            ctx.lang.name()
+        );
+        let ((title, mermaid), warning) = structured(ctx, spec, system, subject_line(message), |v| {
+            Ok((text_field(v, "title", 120)?, check_mermaid(&source_of(v)?)?))
+        })
+        .await?;
+        Ok(ToolOutput {
+            content: format!("A diagram titled \"{title}\" is shown to the user."),
+            part: Part::Diagram { title, mermaid },
+            warning,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_mermaid;
+
+    #[test]
+    fn good_diagrams_pass() {
+        for ok in [
+            "flowchart TD\n  A[Sun] --> B(Leaf)\n  B --> C{Glucose}",
+            "graph LR; A-->B",
+            "```mermaid\nsequenceDiagram\n  Alice->>Bob: Hi\n```",
+            "mindmap\n  root((Cells))\n    Nucleus",
+            "flowchart TD\n subgraph S\n A --> B\n end",
+            "flowchart TD\n A[\"Light (photons)\"] --> B",
+        ] {
+            assert!(check_mermaid(ok).is_ok(), "{ok}: {:?}", check_mermaid(ok));
+        }
+    }
+
+    #[test]
+    fn broken_diagrams_say_why() {
+        let cases = [
+            ("", "empty"),
+            ("hello world\nA-->B", "not a Mermaid diagram type"),
+            ("flowchart TD\n A[Sun --> B", "never closed"),
+            ("flowchart TD\n A] --> B", "closes nothing"),
+            ("flowchart TD\n A[\"open] --> B", "quote"),
+            ("flowchart TD\n subgraph S\n A --> B", "subgraph"),
+            ("flowchart TD", "draws nothing"),
+            ("flowchart LR\nThe process of photosynthesis is a complex reaction.", "not a flowchart statement"),
+            ("flowchart LR\n A[Sun]\n B[Leaf]", "no edge"),
+        ];
+        for (src, why) in cases {
+            let err = check_mermaid(src).err().unwrap_or_default();
+            assert!(err.contains(why), "{src:?}: {err}");
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The chat agent through its interfaces: `POST /api/chat/{id}/messages` streaming the
+//! contract's events from a real `wright serve`, resuming a turn, history, quiz scoring,
+//! feedback, flashcard reviews, another user's conversation (404), `/metrics`; and
+//! `wright chat` in a terminal. The model is scripted over the OpenAI wire, answering by the
+//! tool each request offers (tools call it concurrently).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+use serde_json::{Value, json};
+use support::server::{Server, client, get_json, read_sse};
+use support::{MockLlm, Turn};
+
+const MERMAID: &str = "flowchart TD\n  Sun[Light] --> Leaf\n  Water --> Leaf\n  Leaf --> Glucose";
+
+fn model() -> Turn {
+    let diagram = Turn::calls(&[("drawDiagram", json!({"title": "Photosynthesis", "mermaid": MERMAID}))]);
+    let quiz = Turn::calls(&[(
+        "makeQuiz",
+        json!({"title": "Photosynthesis", "questions": [
+            {"question": "What gas do plants take in?", "options": ["Oxygen", "Carbon dioxide", "Helium"],
+             "answer": 1, "explanation": "They take in CO2."},
+            {"question": "Where does it happen?", "options": ["Chloroplasts", "Nucleus"],
+             "answer": 0, "explanation": "Chloroplasts hold chlorophyll."}
+        ]}),
+    )]);
+    let card = Turn::calls(&[(
+        "addFlashcard",
+        json!({"cards": [{"front": "Osmosis", "back": "Water crossing a membrane."}]}),
+    )]);
+    Turn::when(
+        "drawDiagram",
+        diagram,
+        Turn::when(
+            "makeQuiz",
+            quiz,
+            Turn::when("addFlashcard", card, Turn::text("Look at the diagram, then try the quiz.")),
+        ),
+    )
+}
+
+async fn start() -> (MockLlm, Server, tempfile::TempDir, String, String) {
+    let llm = MockLlm::start_with_fallback(vec![], model()).await;
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &llm.base_url, &[]).await;
+    let alice = server.add_user("alice", false).await;
+    let bob = server.add_user("bob", false).await;
+    (llm, server, data, alice, bob)
+}
+
+async fn new_chat(c: &reqwest::Client, s: &Server, token: &str) -> String {
+    let res = c.post(s.url("/api/chat")).bearer_auth(token).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    res.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_message_streams_the_contract_events_and_everything_around_it_works() {
+    let (_llm, s, _data, alice, bob) = start().await;
+    let c = client();
+    let id = new_chat(&c, &s, &alice).await;
+    let res = c
+        .post(s.url(&format!("/api/chat/{id}/messages")))
+        .bearer_auth(&alice)
+        .json(&json!({"content": "make me a diagram and a quiz about photosynthesis"}))
+        .send()
+        .await
+        .unwrap();
+    let run = res.headers()["x-wright-run"].to_str().unwrap().to_string();
+    let (events, _) = read_sse(res).await;
+    let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
+    for want in ["tool_selected", "tool_result", "text_delta", "message", "done"] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    assert_eq!(names.last(), Some(&"done"));
+    let selected: Vec<&str> =
+        events.iter().filter(|e| e.event == "tool_selected").map(|e| e.data["tool"].as_str().unwrap()).collect();
+    assert_eq!(selected, ["diagram", "quiz"]);
+    let results: Vec<&support::server::Sse> = events.iter().filter(|e| e.event == "tool_result").collect();
+    assert_eq!(results.iter().map(|e| e.data["execution_order"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2]);
+    assert!(results.iter().all(|e| e.data["success"] == json!(true) && e.data.get("type").is_none()));
+    let reply = events.iter().rev().find(|e| e.event == "message").unwrap();
+    assert_eq!(reply.data["role"], "assistant");
+    assert_eq!(reply.data["has_diagram"], json!(true));
+    assert!(!reply.data.to_string().contains("CO2"), "quiz answers stay on the server");
+    let ids: Vec<u64> = events.iter().map(|e| e.id).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids are the events' seq, increasing");
+
+    // Resume from the middle: the rest, exactly.
+    let mid = events[events.len() / 2].id;
+    let again = c
+        .get(s.url(&format!("/api/chat/{id}/turns/{run}/events")))
+        .bearer_auth(&alice)
+        .header("Last-Event-ID", mid.to_string())
+        .send()
+        .await
+        .unwrap();
+    let (rest, _) = read_sse(again).await;
+    assert_eq!(rest, events.iter().filter(|e| e.id > mid).cloned().collect::<Vec<_>>());
+
+    // History, quiz scored on the server, feedback.
+    let history = get_json(&c, &s, &alice, &format!("/api/chat/{id}/messages")).await;
+    let msgs = history.as_array().unwrap();
+    assert_eq!(msgs.len(), 2);
+    let reply_id = msgs[1]["id"].as_str().unwrap();
+    let scored: Value = c
+        .post(s.url(&format!("/api/chat/{id}/messages/{reply_id}/quiz")))
+        .bearer_auth(&alice)
+        .json(&json!({"answers": [1, 1]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!((scored["score"].as_u64(), scored["total"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(scored["results"][1]["explanation"], "Chloroplasts hold chlorophyll.");
+    let bad = c
+        .post(s.url(&format!("/api/chat/{id}/messages/{reply_id}/quiz")))
+        .bearer_auth(&alice)
+        .json(&json!({"answers": [1]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 422);
+    let fb = c
+        .post(s.url(&format!("/api/chat/{id}/messages/{reply_id}/feedback")))
+        .bearer_auth(&alice)
+        .json(&json!({"value": "up"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(fb.status(), 204);
+
+    // Bob cannot see, send to, or clear Alice's conversation.
+    for res in [
+        c.get(s.url(&format!("/api/chat/{id}/messages"))).bearer_auth(&bob).send().await.unwrap(),
+        c.post(s.url(&format!("/api/chat/{id}/messages")))
+            .bearer_auth(&bob)
+            .json(&json!({"content": "hi"}))
+            .send()
+            .await
+            .unwrap(),
+        c.delete(s.url(&format!("/api/chat/{id}/messages"))).bearer_auth(&bob).send().await.unwrap(),
+        c.get(s.url(&format!("/api/chat/{id}/turns/{run}/events"))).bearer_auth(&bob).send().await.unwrap(),
+    ] {
+        assert_eq!(res.status(), 404);
+    }
+    assert_eq!(get_json(&c, &s, &bob, "/api/chat").await, json!([]));
+    let mine = get_json(&c, &s, &alice, "/api/chat").await;
+    assert!(mine[0]["title"].as_str().unwrap().starts_with("make me a diagram"), "{mine}");
+
+    // Metrics count the tools and the 👍.
+    let metrics = c.get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("wright_chat_tool_selected_total{tool=\"quiz\"} 1"), "{metrics}");
+    assert!(metrics.contains("wright_chat_tool_feedback{tool=\"diagram\",value=\"up\"} 1"), "{metrics}");
+    assert!(metrics.contains("wright_chat_tool_duration_seconds_count{tool=\"diagram\"} 1"), "{metrics}");
+
+    // Clear.
+    let cleared = c.delete(s.url(&format!("/api/chat/{id}/messages"))).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(cleared.json::<Value>().await.unwrap()["deleted"], 2);
+    assert_eq!(get_json(&c, &s, &alice, &format!("/api/chat/{id}/messages")).await, json!([]));
+}
+
+#[tokio::test]
+async fn bad_requests_get_clear_errors_and_flashcards_are_reviewed() {
+    let (_llm, s, _data, alice, _bob) = start().await;
+    let c = client();
+    let id = new_chat(&c, &s, &alice).await;
+    let post = |body: Value| c.post(s.url(&format!("/api/chat/{id}/messages"))).bearer_auth(&alice).json(&body).send();
+    let unknown_field = post(json!({"content": "hi", "nope": 1})).await.unwrap();
+    assert_eq!(unknown_field.status(), 422);
+    let bad_mode = post(json!({"content": "hi", "modes": {"telepathy": "on"}})).await.unwrap();
+    assert_eq!(bad_mode.status(), 422);
+    assert!(bad_mode.text().await.unwrap().contains("no tool is called `telepathy`"));
+    let empty = post(json!({"content": "   "})).await.unwrap();
+    assert_eq!(empty.status(), 422);
+    let garbage = c
+        .post(s.url(&format!("/api/chat/{id}/messages")))
+        .bearer_auth(&alice)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(garbage.status(), 422);
+    assert!(garbage.text().await.unwrap().contains("\"error\""));
+
+    // A definition question: the card is added in the background; review it.
+    let res = post(json!({"content": "what is osmosis?"})).await.unwrap();
+    let (events, _) = read_sse(res).await;
+    let reply = events.iter().rev().find(|e| e.event == "message").unwrap();
+    assert!(reply.data["parts"].to_string().contains("background_process"), "{}", reply.data);
+    let cards = get_json(&c, &s, &alice, "/api/flashcards").await;
+    let card = cards[0]["id"].as_str().unwrap().to_string();
+    let reviewed: Value = c
+        .post(s.url(&format!("/api/flashcards/{card}/review")))
+        .bearer_auth(&alice)
+        .json(&json!({"rating": "good"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reviewed["reps"], 1);
+    assert!(reviewed["due"].as_str().unwrap() > cards[0]["due"].as_str().unwrap());
+    let wrong = c
+        .post(s.url(&format!("/api/flashcards/{card}/review")))
+        .bearer_auth(&alice)
+        .json(&json!({"rating": "meh"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 422);
+}
+
+#[tokio::test]
+async fn wright_chat_in_a_terminal_shows_both_and_keeps_the_session() {
+    let llm = MockLlm::start_with_fallback(vec![], model()).await;
+    let data = tempfile::tempdir().unwrap();
+    support::server::link_models(data.path());
+    // The mock answers on this test's runtime, so the CLI runs as a child it awaits.
+    let run = |args: &[&str]| {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+        cmd.arg("chat").args(args);
+        cmd.args(["--provider", "openai", "--base-url", &llm.base_url, "--model", "mock-model", "--data-dir"]);
+        cmd.arg(data.path()).env("OPENAI_API_KEY", "sk-test").env_remove("YOUTUBE_API_KEY");
+        cmd.stdin(std::process::Stdio::null());
+        async move { cmd.output().await.unwrap() }
+    };
+    let out = run(&["make me a diagram and a quiz about photosynthesis"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("```mermaid") && stdout.contains("Sun[Light] --> Leaf"), "{stdout}");
+    assert!(stdout.contains("📝 Photosynthesis") && stdout.contains("b) Carbon dioxide"), "{stdout}");
+    assert!(stdout.contains("Look at the diagram"), "{stdout}");
+    let session = stderr.split("--session ").nth(1).unwrap().trim_end_matches([')', '\n']).to_string();
+    let history = run(&["--session", &session, "--history"]).await;
+    let text = String::from_utf8_lossy(&history.stdout);
+    assert!(text.contains("── user ──") && text.contains("make me a diagram"), "{text}");
+    let missing = run(&["--session", "c-nope", "hello"]).await;
+    assert_eq!(missing.status.code(), Some(1));
+}

