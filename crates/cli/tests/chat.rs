@@ -243,3 +243,54 @@ async fn wright_chat_in_a_terminal_shows_both_and_keeps_the_session() {
     let missing = run(&["--session", "c-nope", "hello"]).await;
     assert_eq!(missing.status.code(), Some(1));
 }
+
+#[tokio::test]
+async fn a_quiz_is_answered_at_the_prompt_of_a_terminal() {
+    let llm = MockLlm::start_with_fallback(vec![], model()).await;
+    let data = tempfile::tempdir().unwrap();
+    support::server::link_models(data.path());
+    let q = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let command = [
+        env!("CARGO_BIN_EXE_wright"),
+        "chat",
+        "quiz me on photosynthesis",
+        "--provider",
+        "openai",
+        "--base-url",
+        &llm.base_url,
+        "--model",
+        "mock-model",
+        "--data-dir",
+        data.path().to_str().unwrap(),
+    ]
+    .iter()
+    .map(|a| q(a))
+    .collect::<Vec<_>>()
+    .join(" ");
+    // `script` gives the command a terminal; the answers come in on it: b (right), then z (not
+    // an option: asked again), then b (wrong: the answer is a).
+    let mut child = tokio::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("OPENAI_API_KEY", "sk-test")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let typing = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        for answer in ["b\n", "z\n", "b\n"] {
+            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+            let _ = stdin.write_all(answer.as_bytes()).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    });
+    let out =
+        tokio::time::timeout(std::time::Duration::from_secs(120), child.wait_with_output()).await.unwrap().unwrap();
+    typing.abort();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Your answer to 1"), "{text}");
+    assert!(text.contains("Score: 1/2"), "{text}");
+    assert!(text.contains("Chloroplasts hold chlorophyll."), "{text}");
+}
