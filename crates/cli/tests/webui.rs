@@ -6,13 +6,10 @@
 
 mod support;
 
-use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::emulation::{SetDeviceMetricsOverrideParams, SetUserAgentOverrideParams};
-use chromiumoxide::page::ScreenshotParams;
-use futures::StreamExt;
 use serde_json::{Value, json};
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use support::browser::{js, launch, shot, until};
 use support::server::Server;
 use support::{MockLlm, Turn};
 
@@ -23,55 +20,6 @@ const CRASHES: &str = "const start = document.getElementById('start');\ndocument
 const FIXED: &str = "const start = document.getElementById('start');\nconst left = document.getElementById('left');\nstart.addEventListener('click', () => { left.textContent = String(Number(left.textContent) - 1); });\n";
 /// Markup in a prompt must come back as text.
 const PROMPT: &str = "a countdown <script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\"> timer";
-
-/// Where the screenshots go.
-fn shots() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ui-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-async fn js(page: &chromiumoxide::Page, expr: &str) -> Value {
-    page.evaluate(expr).await.unwrap_or_else(|e| panic!("{expr}: {e}")).into_value().unwrap_or(Value::Null)
-}
-
-/// Wait until `expr` is true in the page (a scripted build takes seconds, not minutes).
-async fn until(page: &chromiumoxide::Page, expr: &str, what: &str) {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(60) {
-        if js(page, expr).await == Value::Bool(true) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let text = js(page, "document.body.innerText").await;
-    panic!("waited 60 s for {what}; the page says: {text}");
-}
-
-/// Debian's Chromium, headless, with a profile of its own; the task that drives its events.
-async fn launch() -> (Browser, tokio::task::JoinHandle<()>, tempfile::TempDir) {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let chromium = wright_browser::find_chromium(None, &[("PATH".into(), path)])
-        .expect("the UI tests need Debian's chromium (cargo xtask setup installs it)");
-    let profile = tempfile::tempdir().unwrap();
-    let config = BrowserConfig::builder()
-        .chrome_executable(chromium)
-        .no_sandbox()
-        .new_headless_mode()
-        .window_size(1280, 1000)
-        .viewport(None)
-        .user_data_dir(profile.path())
-        .build()
-        .unwrap();
-    let (browser, mut handler) = Browser::launch(config).await.unwrap();
-    let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
-    (browser, events, profile)
-}
-
-async fn shot(page: &chromiumoxide::Page, name: &str) {
-    let png = page.screenshot(ScreenshotParams::builder().full_page(true).build()).await.unwrap();
-    std::fs::write(shots().join(name), png).unwrap();
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_build_comes_alive_in_the_browser_survives_a_reload_and_shows_markup_as_text() {

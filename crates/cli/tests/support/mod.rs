@@ -11,6 +11,7 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod counter;
 pub mod server;
 
