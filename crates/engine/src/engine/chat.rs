@@ -197,10 +197,34 @@ impl Engine {
         sinks: Vec<Arc<dyn EventSink>>,
         cancel: CancellationToken,
     ) -> Result<ChatFinished, EngineError> {
-        let parts = self.chat_parts().await?;
-        let (provider, model) = self.provider().await?;
         let clock = Instant::now();
         let log = LogWriter::start(self.store.clone(), &job.run, None, sinks);
+        // The run is recorded: whatever happens now, it ends (its followers are waiting).
+        let ready = match self.chat_parts().await {
+            Ok(parts) => self.provider().await.map(|(p, m)| (parts, p, m)),
+            Err(e) => Err(e),
+        };
+        let (parts, provider, model) = match ready {
+            Ok(r) => r,
+            Err(e) => {
+                let finish = BuildFinish {
+                    status: RunStatus::Failed,
+                    end_reason: Some(EndReason::ProviderUnusable),
+                    fix_attempts: 0,
+                    turns: 0,
+                    tokens: Tokens::default(),
+                    duration_ms: u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX),
+                    files: Vec::new(),
+                    report: Some(e.to_string()),
+                    finished_at: wright_events::now(),
+                };
+                let words = vec![EventKind::Error { message: e.to_string() }];
+                if let Err(stored) = log.finish(RunEnd::of(finish, words)).await {
+                    tracing::warn!(run = %job.run, "chat turn end not stored: {stored}");
+                }
+                return Err(e);
+            }
+        };
         let emitter = Emitter::new(job.run.clone(), vec![log.clone()]);
         let deps = TurnDeps {
             agent: parts.agent.clone(),
