@@ -33,6 +33,9 @@ pub struct TurnDeps {
 /// One message to answer.
 #[derive(Debug, Clone)]
 pub struct Turn {
+    /// The user's message when it is stored already (as the turn was recorded); else the turn
+    /// stores `content` as it starts.
+    pub asked: Option<ChatMessage>,
     pub conversation: String,
     pub user: String,
     pub content: String,
@@ -49,6 +52,11 @@ pub struct TurnOutcome {
     pub error: Option<String>,
     /// Tools that ran (worked or not).
     pub tools: Vec<String>,
+}
+
+/// The user's message `content`, asked in run `run`.
+pub fn user_message(content: &str, run: &str) -> ChatMessage {
+    message(Role::User, vec![Part::Text { text: content.to_string() }], run)
 }
 
 /// A fresh conversation id.
@@ -94,13 +102,25 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
     let mut out = TurnOutcome::default();
     let store = |e: wright_store::StoreError| format!("the conversation could not be saved: {e}");
 
-    let history = match deps.store.messages(&turn.conversation, Some(40)).await {
+    let mut history = match deps.store.messages(&turn.conversation, Some(41)).await {
         Ok(h) => h,
         Err(e) => return TurnOutcome { error: Some(store(e)), ..out },
     };
-    let asked = message(Role::User, vec![Part::Text { text: turn.content.clone() }], &run);
-    if let Err(e) = deps.store.add_message(&turn.conversation, &asked, &[]).await {
-        return TurnOutcome { error: Some(store(e)), ..out };
+    let asked = match &turn.asked {
+        Some(stored) => {
+            history.retain(|m| m.id != stored.id);
+            stored.clone()
+        }
+        None => {
+            let asked = user_message(&turn.content, &run);
+            if let Err(e) = deps.store.add_message(&turn.conversation, &asked, &[]).await {
+                return TurnOutcome { error: Some(store(e)), ..out };
+            }
+            asked
+        }
+    };
+    if history.len() > 40 {
+        history.drain(..history.len() - 40);
     }
     emit.emit(EventKind::ChatMessage { message: Box::new(asked) });
 

@@ -55,8 +55,14 @@ impl Harness {
     async fn say(&self, text: &str, lang: Lang, modes: BTreeMap<String, Mode>) -> (TurnOutcome, Vec<Event>) {
         let sink = Arc::new(MemorySink::new());
         let emitter = Emitter::new("run-1", vec![sink.clone()]);
-        let turn =
-            Turn { conversation: self.conversation.clone(), user: "u-1".into(), content: text.into(), modes, lang };
+        let turn = Turn {
+            asked: None,
+            conversation: self.conversation.clone(),
+            user: "u-1".into(),
+            content: text.into(),
+            modes,
+            lang,
+        };
         let out = run_turn(&self.deps, &turn, &emitter, &CancellationToken::new()).await;
         (out, sink.events())
     }

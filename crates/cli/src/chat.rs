@@ -210,15 +210,16 @@ pub async fn chat(args: ChatArgs, config_path: Option<PathBuf>) -> Result<u8, Ex
     };
     let known: Vec<String> = engine.chat_tools().iter().map(|t| t.name().to_string()).collect();
     let modes = parse_modes(&args.tools, &known)?;
-    let job = ChatJob {
+    let mut job = ChatJob {
         run: wright_engine::new_build_id(),
+        asked: None,
         conversation: conversation.clone(),
         user: LOCAL_USER.into(),
         content,
         modes,
         lang,
     };
-    engine.record_chat_turn(&job).await?;
+    engine.record_chat_turn(&mut job).await?;
     let cancel = CancellationToken::new();
     let stop = cancel.clone();
     tokio::spawn(async move {

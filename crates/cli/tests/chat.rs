@@ -294,3 +294,33 @@ async fn a_quiz_is_answered_at_the_prompt_of_a_terminal() {
     assert!(text.contains("Score: 1/2"), "{text}");
     assert!(text.contains("Chloroplasts hold chlorophyll."), "{text}");
 }
+
+#[tokio::test]
+async fn a_turn_cut_by_a_crash_ends_when_the_server_is_back() {
+    let llm = MockLlm::start_with_fallback(vec![], Turn::slow(60_000, Turn::text("too late"))).await;
+    let data = tempfile::tempdir().unwrap();
+    let mut s = Server::start(data.path(), &llm.base_url, &[]).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let id = new_chat(&c, &s, &alice).await;
+    let res = c
+        .post(s.url(&format!("/api/chat/{id}/messages")))
+        .bearer_auth(&alice)
+        .json(&json!({"content": "hello there"}))
+        .send()
+        .await
+        .unwrap();
+    let run = res.headers()["x-wright-run"].to_str().unwrap().to_string();
+    // The model is still thinking when the server dies.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    s.kill9().await;
+    let s = Server::start(data.path(), &llm.base_url, &[]).await;
+    let again = c.get(s.url(&format!("/api/chat/{id}/turns/{run}/events"))).bearer_auth(&alice).send().await.unwrap();
+    let (events, _) = tokio::time::timeout(std::time::Duration::from_secs(30), read_sse(again)).await.unwrap();
+    let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(&names[names.len() - 2..], ["error", "done"], "{names:?}");
+    assert!(events[events.len() - 2].data["message"].as_str().unwrap().contains("send it again"));
+    // The message itself was kept: it was stored as the turn was recorded.
+    let history = get_json(&c, &s, &alice, &format!("/api/chat/{id}/messages")).await;
+    assert_eq!(history[0]["parts"][0]["text"], "hello there");
+}

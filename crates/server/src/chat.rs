@@ -138,15 +138,16 @@ pub async fn send(
         ApiError::too_many("rate_limited", why, retry)
     })?;
     let run = wright_engine::new_build_id();
-    let job = ChatJob {
+    let mut job = ChatJob {
         run: run.clone(),
+        asked: None,
         conversation: id,
         user: caller.0.id.clone(),
         content: body.content,
         modes: body.modes,
         lang: lang_of(&headers),
     };
-    state.engine.record_chat_turn(&job).await.map_err(|e| ApiError::internal(e.to_string()))?;
+    state.engine.record_chat_turn(&mut job).await.map_err(|e| ApiError::internal(e.to_string()))?;
     let (engine, metrics, stop) = (state.engine.clone(), state.metrics.clone(), state.streams_stop.clone());
     tokio::spawn(async move {
         let _slot = slot;

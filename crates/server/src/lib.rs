@@ -102,6 +102,10 @@ pub async fn serve(
     let store = engine.store().clone();
     // The provider is connected (the offline model loaded) before the first request.
     let default_model = engine.default_model().await.map_err(|e| ServeError::Setup(e.to_string()))?;
+    let interrupted = engine.end_interrupted_chat_turns().await;
+    if interrupted > 0 {
+        tracing::info!("{interrupted} chat turn(s) interrupted by the last stop were ended");
+    }
     let api_listener = listen(cfg.bind)?;
     let preview_listener = listen(cfg.preview_bind)?;
     let api_addr = api_listener.local_addr()?;

@@ -236,6 +236,13 @@ impl ChatStore for SqliteStore {
         Ok(done.rows_affected())
     }
 
+    async fn open_chat_runs(&self) -> Result<Vec<String>> {
+        let rows = sqlx::query("SELECT id FROM builds WHERE kind = 'chat' AND status = 'running' ORDER BY started_at")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| r.try_get::<String, _>("id").map_err(Into::into)).collect()
+    }
+
     async fn set_feedback(&self, conversation: &str, message_id: &str, value: Option<i8>) -> Result<()> {
         let role: String = sqlx::query("SELECT role FROM chat_messages WHERE id = ? AND conversation_id = ?")
             .bind(message_id)

@@ -28,6 +28,8 @@ pub struct ChatParts {
 #[derive(Debug, Clone)]
 pub struct ChatJob {
     pub run: String,
+    /// The user's message once [`Engine::record_chat_turn`] stored it.
+    pub asked: Option<ChatMessage>,
     pub conversation: String,
     pub user: String,
     pub content: String,
@@ -158,6 +160,39 @@ impl Engine {
             .await
     }
 
+    /// End the chat turns a stopped process left open (their followers would wait for ever):
+    /// each gets an `error` saying to send the message again, and its `complete`. For `wright
+    /// serve` at start, before it answers anything; how many were ended.
+    pub async fn end_interrupted_chat_turns(&self) -> usize {
+        let open = match self.store.open_chat_runs().await {
+            Ok(ids) => ids,
+            Err(e) => {
+                tracing::warn!("open chat turns could not be read: {e}");
+                return 0;
+            }
+        };
+        let mut ended = 0;
+        for run in open {
+            let message = "The server stopped while this message was being answered; send it again.".to_string();
+            let finish = BuildFinish {
+                status: RunStatus::Failed,
+                end_reason: Some(EndReason::ServerStopped),
+                fix_attempts: 0,
+                turns: 0,
+                tokens: Tokens::default(),
+                duration_ms: 0,
+                files: Vec::new(),
+                report: Some(message.clone()),
+                finished_at: wright_events::now(),
+            };
+            match self.store.finish(&run, None, RunEnd::of(finish, vec![EventKind::Error { message }])).await {
+                Ok(_) => ended += 1,
+                Err(e) => tracing::warn!(run = %run, "an interrupted chat turn could not be ended: {e}"),
+            }
+        }
+        ended
+    }
+
     /// Start a conversation for `user`; its id.
     pub async fn new_conversation(&self, user: &str) -> Result<String, EngineError> {
         let id = wright_chat::turn::conversation_id();
@@ -168,8 +203,9 @@ impl Engine {
         Ok(id)
     }
 
-    /// Record run `job.run` (kind `chat`), so followers can subscribe before it starts.
-    pub async fn record_chat_turn(&self, job: &ChatJob) -> Result<(), EngineError> {
+    /// Record run `job.run` (kind `chat`) and store the user's message, so followers can
+    /// subscribe and the conversation shows the message before the turn starts.
+    pub async fn record_chat_turn(&self, job: &mut ChatJob) -> Result<(), EngineError> {
         let model = self.default_model().await?;
         let record = NewBuild {
             id: job.run.clone(),
@@ -183,10 +219,13 @@ impl Engine {
             workspace: String::new(),
             started_at: wright_events::now(),
         };
-        self.store
-            .create_build(&record)
-            .await
-            .map_err(|e| EngineError::Usage(format!("the chat turn could not be recorded: {e}")))
+        let unsaved =
+            |e: wright_store::StoreError| EngineError::Usage(format!("the chat turn could not be recorded: {e}"));
+        self.store.create_build(&record).await.map_err(unsaved)?;
+        let asked = wright_chat::turn::user_message(&job.content, &job.run);
+        self.store.add_message(&job.conversation, &asked, &[]).await.map_err(unsaved)?;
+        job.asked = Some(asked);
+        Ok(())
     }
 
     /// Answer one chat message as run `job.run` (recorded first by [`Engine::record_chat_turn`]):
@@ -237,6 +276,7 @@ impl Engine {
             history_budget: parts.history_budget,
         };
         let turn = Turn {
+            asked: job.asked.clone(),
             conversation: job.conversation.clone(),
             user: job.user.clone(),
             content: job.content.clone(),
