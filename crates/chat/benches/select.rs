@@ -82,6 +82,7 @@ fn main() {
         scorer: scorer.clone(),
         embedding: None,
         usage: Default::default(),
+        cancel: Default::default(),
     };
     let agent = ChatAgent::new(tools, AgentSettings::default());
     let mut messages = Vec::new();

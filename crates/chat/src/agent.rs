@@ -106,7 +106,17 @@ impl ChatAgent {
             .map(|tool| {
                 let mode = modes.get(tool.name()).copied();
                 let unavailable = tool.unavailable().is_some();
-                let score = if unavailable { 0.0 } else { tool.can_handle(message, ctx).clamp(0.0, 1.0) };
+                // A tool that panics while scoring scores 0: it never takes the turn down.
+                let score = if unavailable {
+                    0.0
+                } else {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.can_handle(message, ctx)))
+                        .unwrap_or_else(|_| {
+                            tracing::error!(tool = tool.name(), "chat tool panicked while scoring");
+                            0.0
+                        })
+                        .clamp(0.0, 1.0)
+                };
                 let decision = match mode {
                     Some(Mode::Off) => "switched_off",
                     _ if unavailable => "unavailable",
@@ -153,7 +163,8 @@ impl ChatAgent {
             if let Some(hit) = key.as_ref().and_then(|k| self.cached(k)) {
                 let mut r = hit;
                 r.execution_order = c.execution_order;
-                r.metadata["cached"] = serde_json::json!(true);
+                // Its run time was counted when it ran; a hit takes none.
+                r.metadata = serde_json::json!({"cached": true, "confidence": c.confidence});
                 lock(&self.stats).entry(c.tool.name().to_string()).or_default().cache_hits += 1;
                 handles.push((c.clone(), key, Err(r)));
                 continue;
@@ -165,15 +176,15 @@ impl ChatAgent {
                 let out = tokio::time::timeout(timeout, tool.execute(&msg, &ctx)).await;
                 (started, t0.elapsed(), out)
             });
-            handles.push((c.clone(), key, Ok(handle)));
+            handles.push((c.clone(), key, Ok(AbortOnDrop(handle))));
         }
         let mut results = Vec::new();
         for (c, key, h) in handles {
             let name = c.tool.name().to_string();
             let r = match h {
                 Err(cached) => cached,
-                Ok(handle) => {
-                    let r = match handle.await {
+                Ok(mut handle) => {
+                    let r = match (&mut handle.0).await {
                         Ok((started, ended, out)) => {
                             let meta = serde_json::json!({
                                 "started_ms": started.as_secs_f64() * 1000.0,
@@ -264,6 +275,16 @@ impl ChatAgent {
             }
         }
         cache.insert(key, Cached { at: Instant::now(), result: result.clone() });
+    }
+}
+
+/// A tool's task, stopped if the turn stops waiting for it (a cancelled turn leaves nothing
+/// running behind it).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

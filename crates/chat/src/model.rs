@@ -4,7 +4,6 @@
 
 use crate::tool::{ChatContext, ToolError};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 use wright_provider::{ChatRequest, Message, ProviderError, ToolChoice, ToolSpec, complete};
 
 /// Words for a provider failure that tell the user what to do (a rate limit with its wait).
@@ -35,6 +34,12 @@ pub async fn structured<T>(
     user: String,
     check: impl Fn(&Value) -> Result<T, String>,
 ) -> Result<(T, Option<String>), ToolError> {
+    let recent = ctx.recent_text(1500);
+    let system = if recent.is_empty() {
+        system
+    } else {
+        format!("{system}\n\nThe conversation so far (the request may refer to it):\n{recent}")
+    };
     let mut messages = vec![Message::system(system), Message::user(user)];
     let mut why = String::new();
     for attempt in 0..2 {
@@ -46,7 +51,7 @@ pub async fn structured<T>(
             max_tokens: Some(1500),
             tool_choice: ToolChoice::Required,
         };
-        let answer = complete(ctx.provider.as_ref(), &req, &ctx.retry, &CancellationToken::new(), |_| {}, |_, _, _| {})
+        let answer = complete(ctx.provider.as_ref(), &req, &ctx.retry, &ctx.cancel, |_| {}, |_, _, _| {})
             .await
             .map_err(|e| ToolError::Provider(provider_words(&e)))?;
         ctx.add_usage(answer.usage);

@@ -28,6 +28,8 @@ pub struct ChatContext {
     pub embedding: Option<Arc<Vec<f32>>>,
     /// Tokens spent by the turn's model calls, tools included.
     pub usage: Arc<std::sync::Mutex<Usage>>,
+    /// Stops the turn's model calls when the turn is cancelled.
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 impl ChatContext {
@@ -37,6 +39,24 @@ impl ChatContext {
 
     pub fn usage(&self) -> Usage {
         *self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The end of the conversation as plain text (at most `max_chars`, newest kept), so a tool
+    /// can tell what "it" or "that" refers to.
+    pub fn recent_text(&self, max_chars: usize) -> String {
+        let mut lines: Vec<String> = Vec::new();
+        let mut used = 0;
+        for m in self.history.iter().rev().take(6) {
+            let line = format!("{}: {}", m.role.as_str(), crate::reply::as_text(m));
+            let n = line.chars().count();
+            if used + n > max_chars {
+                break;
+            }
+            used += n;
+            lines.push(line);
+        }
+        lines.reverse();
+        lines.join("\n")
     }
 }
 

@@ -139,6 +139,7 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
         scorer: deps.scorer.clone(),
         embedding,
         usage: Default::default(),
+        cancel: cancel.clone(),
     };
 
     let selection = deps.agent.select(&turn.content, &ctx, &turn.modes);
@@ -175,6 +176,7 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
         tool_choice: Default::default(),
     };
     tracing::info!(run = %run, form = form.as_str(), tools = results.len(), "chat reply");
+    let mut streamed = String::new();
     let answer = complete(
         deps.provider.as_ref(),
         &req,
@@ -184,6 +186,7 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
             if let Delta::Text(t) = d
                 && !t.is_empty()
             {
+                streamed.push_str(t);
                 emit.emit(EventKind::TextDelta { text: t.clone() });
             }
         },
@@ -199,14 +202,23 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
                 parts.push(Part::Text { text });
             }
         }
-        Err(e) => out.error = Some(provider_words(&e)),
+        Err(e) => {
+            // What the user already saw stays in the conversation.
+            if !streamed.trim().is_empty() {
+                parts.push(Part::Text { text: streamed.trim().to_string() });
+            }
+            out.error = Some(provider_words(&e));
+        }
     }
     parts.extend(results.iter().filter_map(|r| r.part.clone()));
 
-    if let Some(handle) = background {
+    if let Some(mut handle) = background {
         let bg = tokio::select! {
-            r = handle => r.unwrap_or_default(),
-            _ = cancel.cancelled() => Vec::new(),
+            r = &mut handle => r.unwrap_or_default(),
+            _ = cancel.cancelled() => {
+                handle.abort();
+                Vec::new()
+            }
         };
         for r in &bg {
             emit.emit(result_event(r));

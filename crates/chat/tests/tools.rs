@@ -143,6 +143,20 @@ async fn videos_come_from_the_api_and_never_without_a_key() {
     let q = seen.lock().unwrap()[0].clone();
     assert_eq!((q["key"].as_str(), q["type"].as_str(), q["q"].as_str()), ("k-123", "video", "black holes"));
 
+    // The same search again within the cache's lifetime: no second request, marked cached.
+    let agent = ChatAgent::new(vec![Arc::new(with_key) as Arc<dyn ChatTool>], AgentSettings::default());
+    let sel = agent.select("find me a video about black holes", &ctx, &BTreeMap::new());
+    let first = agent.run(&sel.foreground, "find me a video about black holes", &ctx, Instant::now()).await;
+    let again = agent.run(&sel.foreground, "find me a video about black holes", &ctx, Instant::now()).await;
+    assert!(first[0].success && again[0].success);
+    assert_eq!(again[0].metadata["cached"], serde_json::json!(true));
+    assert_eq!(seen.lock().unwrap().len(), 2, "one request by execute above, one by the agent's first run");
+    let mut other = ctx.clone();
+    other.user = "u-other".into();
+    let theirs = agent.run(&sel.foreground, "find me a video about black holes", &other, Instant::now()).await;
+    assert!(theirs[0].metadata.get("cached").is_none(), "another user's search is their own");
+    assert_eq!(seen.lock().unwrap().len(), 3);
+
     let without = VideoSearch::new(video(&base, None));
     assert_eq!(without.can_handle("find me a video about black holes", &ctx), 0.0);
     assert!(without.unavailable().unwrap().contains("no YouTube Data API key"));

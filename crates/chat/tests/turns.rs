@@ -279,13 +279,3 @@ async fn a_definition_question_adds_a_card_in_the_background_and_feeds_the_next_
     let texts: Vec<String> = next.messages.iter().filter_map(|m| m.content.clone()).collect();
     assert!(texts.iter().any(|t| t.contains("in the background: Added a flashcard")), "{texts:?}");
 }
-
-#[tokio::test]
-async fn a_cacheable_result_is_reused_for_the_same_message() {
-    let model = Keyed::new(0).on("drawDiagram", vec![diagram_call("Water", PHOTO)]);
-    let h = harness(model).await;
-    h.say("draw a diagram of the water cycle", Lang::En, BTreeMap::new()).await;
-    let (_, events) = h.say("draw a diagram of the water cycle", Lang::En, BTreeMap::new()).await;
-    assert_eq!(h.model.offering("drawDiagram").len(), 1);
-    assert_eq!(results(&events)[0].3["cached"], serde_json::json!(true));
-}

@@ -205,7 +205,7 @@ pub async fn chat(args: ChatArgs, config_path: Option<PathBuf>) -> Result<u8, Ex
         }
         return Ok(0);
     }
-    let Some(content) = args.message.filter(|m| !m.trim().is_empty()) else {
+    let Some(content) = args.message.map(|m| m.trim().to_string()).filter(|m| !m.is_empty()) else {
         return Err(Exit(2, anyhow!("say something: wright chat \"make me a quiz about cells\"")));
     };
     let known: Vec<String> = engine.chat_tools().iter().map(|t| t.name().to_string()).collect();

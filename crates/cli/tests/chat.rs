@@ -147,6 +147,12 @@ async fn a_message_streams_the_contract_events_and_everything_around_it_works() 
         assert_eq!(res.status(), 404);
     }
     assert_eq!(get_json(&c, &s, &bob, "/api/chat").await, json!([]));
+    // Not through the builds routes either, not even for an admin.
+    let admin = s.add_user("carol", true).await;
+    for path in [format!("/api/builds/{run}"), format!("/api/builds/{run}/events")] {
+        let res = c.get(s.url(&path)).bearer_auth(&admin).send().await.unwrap();
+        assert_eq!(res.status(), 404, "{path}");
+    }
     let mine = get_json(&c, &s, &alice, "/api/chat").await;
     assert!(mine[0]["title"].as_str().unwrap().starts_with("make me a diagram"), "{mine}");
 

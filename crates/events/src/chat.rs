@@ -276,7 +276,9 @@ pub struct QuizScore {
 impl Quiz {
     /// Score `answers` (one per question, in order); `None` when their number is wrong.
     pub fn score(&self, answers: &[usize]) -> Option<QuizScore> {
-        if answers.len() != self.questions.len() {
+        if answers.len() != self.questions.len()
+            || self.questions.iter().zip(answers).any(|(q, a)| *a >= q.options.len())
+        {
             return None;
         }
         let results: Vec<QuestionResult> = self
@@ -362,6 +364,7 @@ mod tests {
         assert_eq!((s.score, s.total), (1, 1));
         assert!(q.score(&[0, 1]).is_none());
         assert_eq!(q.score(&[0]).map(|s| s.score), Some(0));
+        assert!(q.score(&[7]).is_none(), "an option that does not exist");
     }
 
     #[test]

@@ -33,7 +33,10 @@ const MAX_KEY_CHARS: usize = 200;
 /// nothing about whether it exists).
 pub async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<BuildRecord> {
     let b = state.store.build(id).await?;
-    if caller.may_see(b.owner.as_deref()) { Ok(b) } else { Err(ApiError::not_found(format!("build {id}"))) }
+    // A chat turn is read through its conversation (`/api/chat`), by its owner only: not here,
+    // not even by an admin.
+    let chat = b.start.kind == wright_events::RunKind::Chat;
+    if caller.may_see(b.owner.as_deref()) && !chat { Ok(b) } else { Err(ApiError::not_found(format!("build {id}"))) }
 }
 
 fn validate(state: &AppState, body: &BuildBody) -> ApiResult<()> {

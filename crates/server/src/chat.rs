@@ -28,6 +28,9 @@ use wright_events::chat::{
 };
 use wright_store::Conversation;
 
+/// New conversations one user may start in an hour.
+const CONVERSATIONS_PER_HOUR: usize = 60;
+
 /// `201` answer to `POST /api/chat`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ChatCreated {
@@ -94,6 +97,16 @@ fn sse(state: &AppState, run: &str, after: u64) -> Response {
 #[utoipa::path(post, path = "/api/chat", security(("bearer" = [])),
     responses((status = 201, body = ChatCreated)))]
 pub async fn create(State(state): State<AppState>, caller: Caller) -> ApiResult<(StatusCode, Json<ChatCreated>)> {
+    let hour_ago = (chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339();
+    let recent = state.store.conversations(&caller.0.id, 1000).await?;
+    if recent.iter().filter(|c| c.created_at > hour_ago).count() >= CONVERSATIONS_PER_HOUR {
+        state.metrics.refused("chat_conversations");
+        return Err(ApiError::too_many(
+            "rate_limited",
+            format!("at most {CONVERSATIONS_PER_HOUR} new conversations an hour; continue one of yours"),
+            600,
+        ));
+    }
     let id = state.engine.new_conversation(&caller.0.id).await.map_err(|e| ApiError::internal(e.to_string()))?;
     Ok((StatusCode::CREATED, Json(ChatCreated { id })))
 }
@@ -122,7 +135,19 @@ pub async fn send(
     if state.is_stopping() {
         return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "stopping", "the server is stopping; try again"));
     }
-    crate::checks::check_prompt(&body.content, (1, state.chat_max_chars), &state.redactor)?;
+    // What is checked is what is stored and sent: the message without its surrounding blanks.
+    let content = body.content.trim().to_string();
+    let chars = content.chars().count();
+    if chars == 0 || chars > state.chat_max_chars {
+        return Err(ApiError::invalid(
+            "message_length",
+            format!("the message has {chars} characters; write 1 to {}", state.chat_max_chars),
+        ));
+    }
+    crate::checks::check_prompt(&content, (1, usize::MAX), &state.redactor)?;
+    if let Some(m) = &state.cfg.moderation {
+        m.check(&content).await.inspect_err(|_| state.metrics.refused("moderation"))?;
+    }
     if !body.client_tools.is_empty() {
         return Err(ApiError::invalid("invalid_fields", "client_tools are not offered by this server yet"));
     }
@@ -143,7 +168,7 @@ pub async fn send(
         asked: None,
         conversation: id,
         user: caller.0.id.clone(),
-        content: body.content,
+        content,
         modes: body.modes,
         lang: lang_of(&headers),
     };
@@ -152,8 +177,19 @@ pub async fn send(
     tokio::spawn(async move {
         let _slot = slot;
         let sinks: Vec<Arc<dyn wright_events::EventSink>> = vec![Arc::new(ChatSink(metrics))];
-        if let Err(e) = engine.chat_turn(job, sinks, stop.child_token()).await {
-            tracing::error!("chat turn could not run: {e}");
+        let run = job.run.clone();
+        let turn = {
+            let engine = engine.clone();
+            tokio::spawn(async move { engine.chat_turn(job, sinks, stop.child_token()).await })
+        };
+        match turn.await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::error!("chat turn could not run: {e}"),
+            // A bug took the turn down: it still ends, so no follower waits for ever.
+            Err(e) => {
+                tracing::error!(run = %run, "chat turn stopped unexpectedly: {e}");
+                engine.fail_chat_turn(&run, "Something went wrong while answering; send the message again.").await;
+            }
         }
     });
     Ok(sse(&state, &run, 0))
@@ -218,7 +254,10 @@ pub async fn quiz(
         .find_map(|p| if let Part::Quiz { quiz } = p { Some(quiz) } else { None })
         .ok_or_else(|| ApiError::not_found(format!("a quiz in message {message}")))?;
     quiz.score(&body.answers).map(Json).ok_or_else(|| {
-        ApiError::invalid("invalid_fields", format!("answers: give one per question ({})", quiz.questions.len()))
+        ApiError::invalid(
+            "invalid_fields",
+            format!("answers: give one option index per question ({} questions)", quiz.questions.len()),
+        )
     })
 }
 

@@ -70,8 +70,9 @@ pub trait ChatStore: Send + Sync {
     async fn message(&self, conversation: &str, id: &str) -> Result<ChatMessage>;
     /// Drop every message of the conversation (the conversation stays); how many there were.
     async fn clear_messages(&self, conversation: &str) -> Result<u64>;
-    /// Chat turns (runs of kind `chat`) that have not ended.
-    async fn open_chat_runs(&self) -> Result<Vec<String>>;
+    /// Chat turns (runs of kind `chat`) that have not ended: their ids and what their record
+    /// says of who answers them (its `workspace`).
+    async fn open_chat_runs(&self) -> Result<Vec<(String, String)>>;
     /// The user's 👍 (`Some(1)`), 👎 (`Some(-1)`) or neither (`None`) on an assistant's reply;
     /// [`StoreError::Invalid`] for a user's message or another value.
     async fn set_feedback(&self, conversation: &str, message_id: &str, value: Option<i8>) -> Result<()>;

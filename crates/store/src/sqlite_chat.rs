@@ -236,11 +236,13 @@ impl ChatStore for SqliteStore {
         Ok(done.rows_affected())
     }
 
-    async fn open_chat_runs(&self) -> Result<Vec<String>> {
-        let rows = sqlx::query("SELECT id FROM builds WHERE kind = 'chat' AND status = 'running' ORDER BY started_at")
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(|r| r.try_get::<String, _>("id").map_err(Into::into)).collect()
+    async fn open_chat_runs(&self) -> Result<Vec<(String, String)>> {
+        let rows = sqlx::query(
+            "SELECT id, workspace FROM builds WHERE kind = 'chat' AND status = 'running' ORDER BY started_at",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok((r.try_get::<String, _>("id")?, r.try_get::<String, _>("workspace")?))).collect()
     }
 
     async fn set_feedback(&self, conversation: &str, message_id: &str, value: Option<i8>) -> Result<()> {

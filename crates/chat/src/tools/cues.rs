@@ -9,7 +9,7 @@ use crate::relevance::Cues;
 /// Request verbs, English and Portuguese (casual forms included).
 const VERB: &str = r"(make|create|draw|sketch|give|get|build|generate|show|send|write|need|want|like|design|prepare|do|can i have|turn|gostaria|cri\w*|fa[zc]\w*|desenh\w*|mont\w*|ger[ae]\w*|quero|queria|me da|me de|mostr\w*|escrev\w*|prepar\w*|manda\w*|elabor\w*)";
 
-const LANGS: &str = r"(python|java|javascript|js|typescript|c|c\+\+|c#|rust|go|golang|sql|bash|shell|ruby|php|kotlin|swift|node\.?js|html|css|r)";
+const LANGS: &str = r"(python|java|javascript|js|typescript|c|c\+\+|c#|rust|go|golang|sql|bash|shell|ruby|php|kotlin|swift|node\.?js|html|css)";
 
 /// A second request joined to the first ("… and a quiz", "… e depois uns flashcards"): the
 /// first request's verb covers the noun after the conjunction.
@@ -43,6 +43,7 @@ pub fn diagram() -> Cues {
                 r"\b(no|without|don'?t|stop|sem|nao quero|nao precisa)\b.{0,20}\b(diagram|flow ?chart|mind ?map|diagrama|fluxograma|esquema|desenho)",
             ),
             v(r"\b(drew|desenhei|desenhou)\b"),
+            v(r"\bdraw(ing)? (a |the |any |some )?(conclusions?|attention|inspiration|a breath|lots)\b"),
         ],
     }
 }
@@ -147,7 +148,8 @@ pub fn code() -> Cues {
     Cues {
         asks: vec![
             v(
-                r"\b{VERB}\b.{0,40}\b(code|function|script|program|query|implementation|snippet|codigo|funcao|programa|consulta)\b",
+                // Not "function" alone: "give me an example of a function in math" is no code.
+                r"\b{VERB}\b.{0,40}\b(code|script|program|sql query|implementation|snippet|codigo|programa|consulta sql)\b",
             ),
             v(r"\b(example|implementation|implement|exemplo|implementar)\b.{0,40}\b(in|em|using|usando)\s+{LANGS}\b"),
             v(r"\b(code|codigo|script|programa|funcao|function)\s+(in|em)\s+{LANGS}\b"),
@@ -167,5 +169,40 @@ pub fn code() -> Cues {
             v(r"\b(no|without|don'?t want|sem|nao quero)\s+(\w+\s+)?(code|codigo)\b"),
             v(r"\b(learning to (code|program)|aprendendo a programar|copied your)\b"),
         ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::relevance::Scorer;
+
+    fn scorer() -> Scorer {
+        let tools = vec![
+            ("diagram", super::diagram()),
+            ("quiz", super::quiz()),
+            ("flashcards", super::flashcards()),
+            ("flashcard_update", super::flashcard_update()),
+            ("video_search", super::video_search()),
+            ("code", super::code()),
+        ];
+        Scorer::new(tools, None).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Everyday phrasings that look like a request and are not.
+    #[test]
+    fn everyday_words_are_not_requests() {
+        let s = scorer();
+        for (tool, text) in [
+            ("code", "give me an example of a function in math"),
+            ("code", "write an essay in r"),
+            ("diagram", "draw conclusions from this text"),
+            ("quiz", "my little brother asked me a million questions about dinosaurs"),
+            ("flashcard_update", "what's up? just got back from school"),
+            ("video_search", "please don't send videos, my internet is slow"),
+        ] {
+            assert!(s.score(tool, text, None) < 0.7, "{tool} for {text:?}: {}", s.score(tool, text, None));
+        }
+        assert!(s.score("code", "write a Python function that adds two numbers", None) >= 0.7);
+        assert!(s.score("diagram", "draw the water cycle", None) >= 0.7);
     }
 }

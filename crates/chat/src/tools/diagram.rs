@@ -30,6 +30,8 @@ const KNOWN: &[&str] = &[
 /// A node on its own line: `A`, `A[text]`, `A(text)`, `A{text}`, `A((text))`, `A>text]`.
 fn is_node(line: &str) -> bool {
     let l = line.trim().trim_end_matches(';').trim_end();
+    // `A[text]:::warm`: a node with a class.
+    let l = l.split(":::").next().unwrap_or(l).trim_end();
     let id_end = l.char_indices().find(|(_, c)| !(c.is_alphanumeric() || *c == '_')).map_or(l.len(), |(i, _)| i);
     if id_end == 0 {
         return false;
@@ -38,28 +40,20 @@ fn is_node(line: &str) -> bool {
     rest.is_empty() || (rest.starts_with(['[', '(', '{', '>']) && rest.ends_with([']', ')', '}']))
 }
 
-/// Check Mermaid source: a known type first, brackets and quotes balanced, something drawn,
-/// and `subgraph`/`end` paired in flowcharts.
-pub fn check_mermaid(src: &str) -> Result<String, String> {
-    let src = src.trim().trim_start_matches("```mermaid").trim_start_matches("```").trim_end_matches("```").trim();
-    let mut lines = src.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("%%"));
-    let first = lines.next().ok_or("the diagram is empty")?;
-    let kind = first.split_whitespace().next().unwrap_or_default();
-    if !KNOWN.contains(&kind) {
-        return Err(format!("`{kind}` is not a Mermaid diagram type (use one of: {})", KNOWN.join(", ")));
-    }
-    let body: Vec<&str> = lines.collect();
-    if body.is_empty() && !first.contains(';') {
-        return Err("the diagram has a type but draws nothing".into());
-    }
+/// Brackets and quotes balanced on the lines that draw (comments left out); `>` opens a
+/// flowchart's flag shape, closed by `]`.
+fn check_brackets(lines: &[(usize, &str)]) -> Result<(), String> {
     let mut stack = Vec::new();
-    let mut in_quote = false;
-    for (i, line) in src.lines().enumerate() {
+    for &(n, line) in lines {
+        let mut in_quote = false;
+        let mut prev = ' ';
         for c in line.chars() {
             match c {
                 '"' => in_quote = !in_quote,
                 _ if in_quote => {}
-                '(' | '[' | '{' => stack.push((c, i + 1)),
+                '(' | '[' | '{' => stack.push((c, n)),
+                // `A>text]`: a flag node (not an arrow's head, which follows `-` or `=`).
+                '>' if prev.is_alphanumeric() => stack.push(('[', n)),
                 ')' | ']' | '}' => {
                     let want = match c {
                         ')' => '(',
@@ -68,40 +62,76 @@ pub fn check_mermaid(src: &str) -> Result<String, String> {
                     };
                     match stack.pop() {
                         Some((open, _)) if open == want => {}
-                        _ => return Err(format!("line {}: `{c}` closes nothing open", i + 1)),
+                        _ => return Err(format!("line {n}: `{c}` closes nothing open")),
                     }
                 }
                 _ => {}
             }
+            prev = c;
         }
         if in_quote {
-            return Err(format!("line {}: a quote is not closed", i + 1));
+            return Err(format!("line {n}: a quote is not closed"));
         }
     }
-    if let Some((open, line)) = stack.pop() {
-        return Err(format!("line {line}: `{open}` is never closed"));
+    match stack.pop() {
+        Some((open, line)) => Err(format!("line {line}: `{open}` is never closed")),
+        None => Ok(()),
+    }
+}
+
+/// Check Mermaid source: a known type first, something drawn; for flowcharts, class and
+/// state diagrams brackets and quotes balanced, and for flowcharts every line a node or an
+/// edge, at least one edge, and `subgraph`/`end` nested. A type line the model repeated at
+/// the top of the body is dropped.
+pub fn check_mermaid(src: &str) -> Result<String, String> {
+    let src = src.trim().trim_start_matches("```mermaid").trim_start_matches("```").trim_end_matches("```").trim();
+    let mut lines =
+        src.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty() && !l.starts_with("%%"));
+    let (_, first) = lines.next().ok_or("the diagram is empty")?;
+    let kind = first.split_whitespace().next().unwrap_or_default();
+    if !KNOWN.contains(&kind) {
+        return Err(format!("`{kind}` is not a Mermaid diagram type (use one of: {})", KNOWN.join(", ")));
+    }
+    let mut body: Vec<(usize, &str)> = lines.collect();
+    let repeated = body.first().is_some_and(|(_, l)| *l == first);
+    if repeated {
+        body.remove(0);
+    }
+    if body.is_empty() && !first.contains(';') {
+        return Err("the diagram has a type but draws nothing".into());
+    }
+    if matches!(kind, "graph" | "flowchart" | "classDiagram" | "stateDiagram" | "stateDiagram-v2") {
+        check_brackets(&body)?;
     }
     if matches!(kind, "graph" | "flowchart") {
         const EDGES: &[&str] = &["-->", "---", "-.->", "-.-", "==>", "===", "--o", "--x", "<-->", "-- "];
         const WORDS: &[&str] = &["subgraph", "end", "classDef", "class", "style", "click", "linkStyle", "direction"];
-        for (i, l) in body.iter().enumerate() {
-            let first = l.split_whitespace().next().unwrap_or_default();
-            let statement = EDGES.iter().any(|e| l.contains(e)) || WORDS.contains(&first) || is_node(l);
+        let mut depth = 0usize;
+        for &(n, l) in &body {
+            let word = l.split_whitespace().next().unwrap_or_default();
+            let statement = EDGES.iter().any(|e| l.contains(e)) || WORDS.contains(&word) || is_node(l);
             if !statement {
                 return Err(format!(
-                    "line {} is not a flowchart statement (a node like `A[Sun]` or an edge like `A --> B`)",
-                    i + 2
+                    "line {n} is not a flowchart statement (a node like `A[Sun]` or an edge like `A --> B`)"
                 ));
             }
+            match word {
+                "subgraph" => depth += 1,
+                "end" => depth = depth.checked_sub(1).ok_or(format!("line {n}: `end` closes no `subgraph`"))?,
+                _ => {}
+            }
         }
-        if !body.iter().any(|l| EDGES.iter().any(|e| l.contains(e))) && !first.contains("-->") {
+        if depth > 0 {
+            return Err(format!("{depth} `subgraph` without its `end`"));
+        }
+        if !body.iter().any(|(_, l)| EDGES.iter().any(|e| l.contains(e))) && !first.contains("-->") {
             return Err("the flowchart has no edge (`A --> B`)".into());
         }
-        let word = |w: &str| body.iter().filter(|l| l.split_whitespace().next() == Some(w)).count();
-        let (subgraphs, ends) = (word("subgraph"), word("end"));
-        if subgraphs != ends {
-            return Err(format!("{subgraphs} `subgraph` but {ends} `end`"));
-        }
+    }
+    if repeated {
+        let mut out = vec![first];
+        out.extend(body.iter().map(|(_, l)| *l));
+        return Ok(out.join("\n"));
     }
     Ok(src.to_string())
 }
@@ -158,10 +188,6 @@ impl ChatTool for Diagram {
         ctx.scorer.score(self.name(), message, ctx.embedding.as_deref().map(Vec::as_slice))
     }
 
-    fn cache_key(&self, message: &str, ctx: &ChatContext) -> Option<String> {
-        Some(format!("{}|{}", ctx.lang.as_str(), crate::relevance::fold(message.trim())))
-    }
-
     async fn execute(&self, message: &str, ctx: &ChatContext) -> Result<ToolOutput, ToolError> {
         let spec = ToolSpec {
             name: "drawDiagram".into(),
@@ -209,6 +235,13 @@ mod tests {
             "mindmap\n  root((Cells))\n    Nucleus",
             "flowchart TD\n subgraph S\n A --> B\n end",
             "flowchart TD\n A[\"Light (photons)\"] --> B",
+            "erDiagram\n CUSTOMER ||--o{ ORDER : places",
+            "flowchart TD\n A>Asymmetric] --> B",
+            "flowchart TD\nflowchart TD\n A --> B",
+            "flowchart TD\n A[Sun]:::warm --> B",
+            "sequenceDiagram\n Alice->>Bob: Hi :)",
+            "mindmap\n  root((Cells))\n    1) Nucleus",
+            "flowchart TD\n %% a comment with ( in it\n A --> B",
         ] {
             assert!(check_mermaid(ok).is_ok(), "{ok}: {:?}", check_mermaid(ok));
         }
@@ -223,6 +256,7 @@ mod tests {
             ("flowchart TD\n A] --> B", "closes nothing"),
             ("flowchart TD\n A[\"open] --> B", "quote"),
             ("flowchart TD\n subgraph S\n A --> B", "subgraph"),
+            ("flowchart TD\n end\n subgraph S\n A --> B", "closes no `subgraph`"),
             ("flowchart TD", "draws nothing"),
             ("flowchart LR\nThe process of photosynthesis is a complex reaction.", "not a flowchart statement"),
             ("flowchart LR\n A[Sun]\n B[Leaf]", "no edge"),

@@ -150,11 +150,16 @@ fn spec(name: &str, description: &str, max: usize) -> ToolSpec {
     }
 }
 
+/// Add the cards to the user's deck; the cards as the deck has them (a front already there
+/// keeps its card and schedule), and how many were new.
 async fn add(ctx: &ChatContext, pairs: Vec<(String, String)>) -> Result<(Vec<Card>, u64), ToolError> {
     let now = Utc::now();
     let cards: Vec<StoredCard> = pairs.iter().map(|(f, b)| new_card(&ctx.user, f, b, now)).collect();
-    let added = ctx.store.add_cards(&cards).await.map_err(|e| ToolError::Store(e.to_string()))?;
-    Ok((cards.iter().map(view).collect(), added))
+    let store = |e: wright_store::StoreError| ToolError::Store(e.to_string());
+    let added = ctx.store.add_cards(&cards).await.map_err(store)?;
+    let deck = ctx.store.cards(&ctx.user, None, 10_000).await.map_err(store)?;
+    let shown = cards.iter().filter_map(|c| deck.iter().find(|d| d.front == c.front).map(view)).collect();
+    Ok((shown, added))
 }
 
 /// The `flashcards` tool.
@@ -199,7 +204,7 @@ impl ChatTool for Flashcards {
             (added < cards.len() as u64).then(|| format!("{} were already in the deck", cards.len() as u64 - added))
         });
         Ok(ToolOutput {
-            content: format!("{} flashcards were added to the user's deck and are shown.", cards.len()),
+            content: format!("{added} new flashcards were added to the user's deck; {} are shown.", cards.len()),
             part: Part::Flashcards { cards },
             warning,
         })

@@ -184,7 +184,9 @@ impl ChatTool for VideoSearch {
     }
 
     fn cache_key(&self, message: &str, ctx: &ChatContext) -> Option<String> {
-        Some(format!("{}|{}", ctx.lang.as_str(), query_of(message)))
+        // The answer depends only on the search words and the language; kept per user, so
+        // nobody learns from a hit what someone else asked.
+        Some(format!("{}|{}|{}", ctx.user, ctx.lang.as_str(), query_of(message)))
     }
 
     async fn execute(&self, message: &str, ctx: &ChatContext) -> Result<ToolOutput, ToolError> {

@@ -67,6 +67,7 @@ pub async fn context_with(
         scorer,
         embedding: None,
         usage: Default::default(),
+        cancel: Default::default(),
     };
     (ctx, tools)
 }

@@ -45,6 +45,29 @@ pub struct ChatFinished {
     pub tools: Vec<String>,
 }
 
+/// This process, as a chat turn records who answers it: `answerer HOST PID START`.
+fn answerer() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let pid = std::process::id();
+    format!("answerer {} {pid} {}", host.trim(), super::lent::process_start(pid).unwrap_or_default())
+}
+
+/// Whether the process a turn recorded is gone. Only a process of this machine can be known
+/// gone; a record without one (older, or unreadable) counts as gone, as nothing answers it.
+fn answerer_gone(record: &str) -> bool {
+    let mut parts = record.split_whitespace();
+    let (Some("answerer"), Some(host), Some(pid)) = (parts.next(), parts.next(), parts.next()) else { return true };
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    if host != here.trim() {
+        return false;
+    }
+    let Ok(pid) = pid.parse::<u32>() else { return true };
+    match parts.next() {
+        Some(start) => super::lent::process_start(pid).as_deref() != Some(start),
+        None => !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+    }
+}
+
 /// What `wright doctor` says about chat: the embedding model and the tools that need a key.
 pub fn doctor_lines(file: &crate::config::FileConfig, data_dir: &std::path::Path) -> Vec<(&'static str, String)> {
     let spec = wright_local::embed::EMBED_MODEL;
@@ -160,37 +183,56 @@ impl Engine {
             .await
     }
 
-    /// End the chat turns a stopped process left open (their followers would wait for ever):
-    /// each gets an `error` saying to send the message again, and its `complete`. For `wright
-    /// serve` at start, before it answers anything; how many were ended.
+    /// End the chat turns whose process is gone (a crash, a `kill -9`): each gets an `error`
+    /// saying to send the message again, and its `complete`, so no follower waits for ever. A
+    /// turn records the process answering it (host, pid and start time); turns of live
+    /// processes, or of other machines, are left alone. For `wright serve` at start.
     pub async fn end_interrupted_chat_turns(&self) -> usize {
         let open = match self.store.open_chat_runs().await {
-            Ok(ids) => ids,
+            Ok(runs) => runs,
             Err(e) => {
                 tracing::warn!("open chat turns could not be read: {e}");
                 return 0;
             }
         };
         let mut ended = 0;
-        for run in open {
-            let message = "The server stopped while this message was being answered; send it again.".to_string();
-            let finish = BuildFinish {
-                status: RunStatus::Failed,
-                end_reason: Some(EndReason::ServerStopped),
-                fix_attempts: 0,
-                turns: 0,
-                tokens: Tokens::default(),
-                duration_ms: 0,
-                files: Vec::new(),
-                report: Some(message.clone()),
-                finished_at: wright_events::now(),
-            };
-            match self.store.finish(&run, None, RunEnd::of(finish, vec![EventKind::Error { message }])).await {
-                Ok(_) => ended += 1,
-                Err(e) => tracing::warn!(run = %run, "an interrupted chat turn could not be ended: {e}"),
+        for (run, answerer) in open {
+            if !answerer_gone(&answerer) {
+                continue;
+            }
+            if self
+                .fail_chat_turn(&run, "The server stopped while this message was being answered; send it again.")
+                .await
+            {
+                ended += 1;
             }
         }
         ended
+    }
+
+    /// End chat turn `run` as failed with `message` (an `error`, then `complete`); whether it
+    /// was ended now.
+    pub async fn fail_chat_turn(&self, run: &str, message: &str) -> bool {
+        let finish = BuildFinish {
+            status: RunStatus::Failed,
+            end_reason: Some(EndReason::ServerStopped),
+            fix_attempts: 0,
+            turns: 0,
+            tokens: Tokens::default(),
+            duration_ms: 0,
+            files: Vec::new(),
+            report: Some(message.to_string()),
+            finished_at: wright_events::now(),
+        };
+        let words = vec![EventKind::Error { message: message.to_string() }];
+        match self.store.finish(run, None, RunEnd::of(finish, words)).await {
+            Ok(wright_store::Finished::Now(_)) => true,
+            Ok(_) => false,
+            Err(e) => {
+                tracing::warn!(run = %run, "a chat turn could not be ended: {e}");
+                false
+            }
+        }
     }
 
     /// Start a conversation for `user`; its id.
@@ -216,14 +258,18 @@ impl Engine {
             lang: super::lang_code(job.lang).into(),
             provider: self.connect().await?.label.clone(),
             model,
-            workspace: String::new(),
+            // Who answers it, so a later start can tell a crashed turn from a running one.
+            workspace: answerer(),
             started_at: wright_events::now(),
         };
         let unsaved =
             |e: wright_store::StoreError| EngineError::Usage(format!("the chat turn could not be recorded: {e}"));
         self.store.create_build(&record).await.map_err(unsaved)?;
         let asked = wright_chat::turn::user_message(&job.content, &job.run);
-        self.store.add_message(&job.conversation, &asked, &[]).await.map_err(unsaved)?;
+        if let Err(e) = self.store.add_message(&job.conversation, &asked, &[]).await {
+            self.fail_chat_turn(&job.run, "The message could not be saved; send it again.").await;
+            return Err(unsaved(e));
+        }
         job.asked = Some(asked);
         Ok(())
     }
@@ -314,5 +360,20 @@ impl Engine {
             tracing::warn!(run = %job.run, "chat turn end not stored: {e}");
         }
         Ok(ChatFinished { reply: out.reply, error: out.error, tools: out.tools })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{answerer, answerer_gone};
+
+    #[test]
+    fn a_turn_is_ended_only_when_its_process_is_gone() {
+        assert!(!answerer_gone(&answerer()), "this process answers");
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        assert!(answerer_gone(&format!("answerer {} {} 1", host.trim(), std::process::id())), "a reused pid");
+        assert!(answerer_gone(&format!("answerer {} 4294967295 1", host.trim())), "a pid that is gone");
+        assert!(!answerer_gone("answerer another-machine 1 1"), "another machine's turn is left alone");
+        assert!(answerer_gone(""), "a record that names nobody");
     }
 }
