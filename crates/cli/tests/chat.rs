@@ -48,6 +48,11 @@ async fn start() -> (MockLlm, Server, tempfile::TempDir, String, String) {
     (llm, server, data, alice, bob)
 }
 
+/// `POST path` with a JSON body as the holder of `token`.
+async fn post_json(c: &reqwest::Client, s: &Server, token: &str, path: &str, body: Value) -> reqwest::Response {
+    c.post(s.url(path)).bearer_auth(token).json(&body).send().await.unwrap()
+}
+
 async fn new_chat(c: &reqwest::Client, s: &Server, token: &str) -> String {
     let res = c.post(s.url("/api/chat")).bearer_auth(token).send().await.unwrap();
     assert_eq!(res.status(), 201);
@@ -59,13 +64,14 @@ async fn a_message_streams_the_contract_events_and_everything_around_it_works() 
     let (_llm, s, _data, alice, bob) = start().await;
     let c = client();
     let id = new_chat(&c, &s, &alice).await;
-    let res = c
-        .post(s.url(&format!("/api/chat/{id}/messages")))
-        .bearer_auth(&alice)
-        .json(&json!({"content": "make me a diagram and a quiz about photosynthesis"}))
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(
+        &c,
+        &s,
+        &alice,
+        &format!("/api/chat/{id}/messages"),
+        json!({"content": "make me a diagram and a quiz about photosynthesis"}),
+    )
+    .await;
     let run = res.headers()["x-wright-run"].to_str().unwrap().to_string();
     let (events, _) = read_sse(res).await;
     let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
@@ -103,33 +109,19 @@ async fn a_message_streams_the_contract_events_and_everything_around_it_works() 
     let msgs = history.as_array().unwrap();
     assert_eq!(msgs.len(), 2);
     let reply_id = msgs[1]["id"].as_str().unwrap();
-    let scored: Value = c
-        .post(s.url(&format!("/api/chat/{id}/messages/{reply_id}/quiz")))
-        .bearer_auth(&alice)
-        .json(&json!({"answers": [1, 1]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let scored: Value =
+        post_json(&c, &s, &alice, &format!("/api/chat/{id}/messages/{reply_id}/quiz"), json!({"answers": [1, 1]}))
+            .await
+            .json()
+            .await
+            .unwrap();
     assert_eq!((scored["score"].as_u64(), scored["total"].as_u64()), (Some(1), Some(2)));
     assert_eq!(scored["results"][1]["explanation"], "Chloroplasts hold chlorophyll.");
-    let bad = c
-        .post(s.url(&format!("/api/chat/{id}/messages/{reply_id}/quiz")))
-        .bearer_auth(&alice)
-        .json(&json!({"answers": [1]}))
-        .send()
-        .await
-        .unwrap();
+    let bad =
+        post_json(&c, &s, &alice, &format!("/api/chat/{id}/messages/{reply_id}/quiz"), json!({"answers": [1]})).await;
     assert_eq!(bad.status(), 422);
-    let fb = c
-        .post(s.url(&format!("/api/chat/{id}/messages/{reply_id}/feedback")))
-        .bearer_auth(&alice)
-        .json(&json!({"value": "up"}))
-        .send()
-        .await
-        .unwrap();
+    let fb = post_json(&c, &s, &alice, &format!("/api/chat/{id}/messages/{reply_id}/feedback"), json!({"value": "up"}))
+        .await;
     assert_eq!(fb.status(), 204);
 
     // Bob cannot see, send to, or clear Alice's conversation.
@@ -199,25 +191,15 @@ async fn bad_requests_get_clear_errors_and_flashcards_are_reviewed() {
     assert!(reply.data["parts"].to_string().contains("background_process"), "{}", reply.data);
     let cards = get_json(&c, &s, &alice, "/api/flashcards").await;
     let card = cards[0]["id"].as_str().unwrap().to_string();
-    let reviewed: Value = c
-        .post(s.url(&format!("/api/flashcards/{card}/review")))
-        .bearer_auth(&alice)
-        .json(&json!({"rating": "good"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let reviewed: Value =
+        post_json(&c, &s, &alice, &format!("/api/flashcards/{card}/review"), json!({"rating": "good"}))
+            .await
+            .json()
+            .await
+            .unwrap();
     assert_eq!(reviewed["reps"], 1);
     assert!(reviewed["due"].as_str().unwrap() > cards[0]["due"].as_str().unwrap());
-    let wrong = c
-        .post(s.url(&format!("/api/flashcards/{card}/review")))
-        .bearer_auth(&alice)
-        .json(&json!({"rating": "meh"}))
-        .send()
-        .await
-        .unwrap();
+    let wrong = post_json(&c, &s, &alice, &format!("/api/flashcards/{card}/review"), json!({"rating": "meh"})).await;
     assert_eq!(wrong.status(), 422);
 }
 
@@ -309,13 +291,7 @@ async fn a_turn_cut_by_a_crash_ends_when_the_server_is_back() {
     let alice = s.add_user("alice", false).await;
     let c = client();
     let id = new_chat(&c, &s, &alice).await;
-    let res = c
-        .post(s.url(&format!("/api/chat/{id}/messages")))
-        .bearer_auth(&alice)
-        .json(&json!({"content": "hello there"}))
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(&c, &s, &alice, &format!("/api/chat/{id}/messages"), json!({"content": "hello there"})).await;
     let run = res.headers()["x-wright-run"].to_str().unwrap().to_string();
     // The model is still thinking when the server dies.
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;

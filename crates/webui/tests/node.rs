@@ -1,10 +1,11 @@
-//! The chat's Markdown renderer and SSE reader (`assets/markdown.js`, `assets/sse.js`) under
-//! node's own test runner: the same files the page loads, laid out as the server serves them,
-//! beside a copy of the tests.
+//! The page's own modules under node's test runner: the same files the page loads, laid out as
+//! the server serves them (`words.js` made from the shared tables), beside a copy of the tests.
+//! `narrate.test.mjs` covers the build narration; `chat.test.mjs` the chat's Markdown renderer,
+//! SSE reader and parts.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
-#[test]
-fn markdown_and_sse_pass_their_node_tests() {
+/// Run one of `tests/*.test.mjs` against the embedded assets; node's report.
+fn node_tests(file: &str) -> String {
     let root = tempfile::tempdir().unwrap();
     let (assets, tests) = (root.path().join("assets"), root.path().join("tests"));
     std::fs::create_dir_all(&assets).unwrap();
@@ -13,13 +14,25 @@ fn markdown_and_sse_pass_their_node_tests() {
         std::fs::write(assets.join(a.name), a.body).unwrap();
     }
     let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    std::fs::copy(here.join("chat.test.mjs"), tests.join("chat.test.mjs")).unwrap();
+    std::fs::copy(here.join(file), tests.join(file)).unwrap();
     let out = std::process::Command::new("node")
-        .args(["--test", "--test-reporter=spec", "chat.test.mjs"])
+        .args(["--test", "--test-reporter=spec", file])
         .current_dir(&tests)
         .output()
         .expect("these tests need Node.js (cargo xtask setup installs it)");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{text}");
+    text
+}
+
+#[test]
+fn narration_passes_its_node_tests() {
+    let text = node_tests("narrate.test.mjs");
+    assert!(text.contains("pass 6") && text.contains("fail 0"), "{text}");
+}
+
+#[test]
+fn markdown_and_sse_pass_their_node_tests() {
+    let text = node_tests("chat.test.mjs");
     assert!(text.contains("pass 9") && text.contains("fail 0"), "{text}");
 }
