@@ -51,21 +51,6 @@ pub struct Selection {
     pub micros: u64,
 }
 
-/// Per-tool figures for `/metrics` (seed 001 "Monitoring").
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ToolStats {
-    pub selected: u64,
-    pub runs: u64,
-    pub errors: u64,
-    pub cache_hits: u64,
-    /// Run time in milliseconds, counted per upper bound of [`LATENCY_BUCKETS_MS`].
-    pub latency_buckets: Vec<u64>,
-    pub latency_sum_ms: f64,
-}
-
-/// Histogram bounds for a tool's run time, in milliseconds.
-pub const LATENCY_BUCKETS_MS: [f64; 8] = [10.0, 50.0, 100.0, 500.0, 1000.0, 5000.0, 15000.0, 30000.0];
-
 struct Cached {
     at: Instant,
     result: ToolResult,
@@ -76,7 +61,6 @@ pub struct ChatAgent {
     tools: Vec<Arc<dyn ChatTool>>,
     settings: AgentSettings,
     cache: Mutex<HashMap<(String, String), Cached>>,
-    stats: Mutex<BTreeMap<String, ToolStats>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -85,7 +69,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl ChatAgent {
     pub fn new(tools: Vec<Arc<dyn ChatTool>>, settings: AgentSettings) -> Self {
-        Self { tools, settings, cache: Mutex::default(), stats: Mutex::default() }
+        Self { tools, settings, cache: Mutex::default() }
     }
 
     pub fn tools(&self) -> &[Arc<dyn ChatTool>] {
@@ -139,12 +123,7 @@ impl ChatAgent {
             if runs && decision != "over_limit" {
                 chosen += 1;
                 let c = Chosen { tool: tool.clone(), confidence, execution_order: chosen as u32 };
-                if tool.background() {
-                    background.push(c)
-                } else {
-                    foreground.push(c)
-                }
-                lock(&self.stats).entry(tool.name().to_string()).or_default().selected += 1;
+                if tool.background() { background.push(c) } else { foreground.push(c) }
             }
             scores.push(ToolScore { tool: tool.name().to_string(), confidence, decision: decision.to_string() });
         }
@@ -165,7 +144,6 @@ impl ChatAgent {
                 r.execution_order = c.execution_order;
                 // Its run time was counted when it ran; a hit takes none.
                 r.metadata = serde_json::json!({"cached": true, "confidence": c.confidence});
-                lock(&self.stats).entry(c.tool.name().to_string()).or_default().cache_hits += 1;
                 handles.push((c.clone(), key, Err(r)));
                 continue;
             }
@@ -195,7 +173,6 @@ impl ChatAgent {
                             let out = out.map_err(|_| {
                                 format!("{name} did not finish within {}s", self.settings.tool_timeout.as_secs())
                             });
-                            self.record(&name, ended.saturating_sub(started), out.as_ref().is_ok_and(|o| o.is_ok()));
                             match out {
                                 Ok(Ok(o)) => ToolResult {
                                     tool: name.clone(),
@@ -213,7 +190,6 @@ impl ChatAgent {
                             }
                         }
                         Err(join) => {
-                            self.record(&name, Duration::ZERO, false);
                             let why = if join.is_panic() {
                                 "stopped unexpectedly (a bug in the tool)"
                             } else {
@@ -233,30 +209,6 @@ impl ChatAgent {
         }
         results.sort_by_key(|r| r.execution_order);
         results
-    }
-
-    fn record(&self, tool: &str, took: Duration, ok: bool) {
-        let mut stats = lock(&self.stats);
-        let s = stats.entry(tool.to_string()).or_default();
-        s.runs += 1;
-        if !ok {
-            s.errors += 1;
-        }
-        let ms = took.as_secs_f64() * 1000.0;
-        s.latency_sum_ms += ms;
-        if s.latency_buckets.len() != LATENCY_BUCKETS_MS.len() {
-            s.latency_buckets = vec![0; LATENCY_BUCKETS_MS.len()];
-        }
-        for (i, bound) in LATENCY_BUCKETS_MS.iter().enumerate() {
-            if ms <= *bound {
-                s.latency_buckets[i] += 1;
-            }
-        }
-    }
-
-    /// Per-tool figures since start, by tool name.
-    pub fn stats(&self) -> BTreeMap<String, ToolStats> {
-        lock(&self.stats).clone()
     }
 
     fn cached(&self, key: &(String, String)) -> Option<ToolResult> {

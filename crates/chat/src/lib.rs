@@ -16,7 +16,7 @@ pub mod tool;
 pub mod tools;
 pub mod turn;
 
-pub use agent::{AgentSettings, ChatAgent, Chosen, Selection, ToolStats};
+pub use agent::{AgentSettings, ChatAgent, Chosen, Selection};
 pub use relevance::{Cues, Embedder, Scorer};
 pub use tool::{ChatContext, ChatTool, ToolError, ToolOutput, ToolResult};
 pub use turn::{Turn, TurnDeps, TurnOutcome, run_turn};

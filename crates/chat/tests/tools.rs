@@ -80,8 +80,6 @@ async fn a_panic_and_a_timeout_become_failed_results_and_the_others_still_work()
     assert!(!by["slow"].success && by["slow"].error.as_deref().unwrap().contains("did not finish within"));
     let orders: Vec<u32> = results.iter().map(|r| r.execution_order).collect();
     assert_eq!(orders, [1, 2, 3]);
-    let stats = agent.stats();
-    assert_eq!((stats["panics"].errors, stats["fine"].errors, stats["slow"].errors), (1, 0, 1));
 }
 
 #[tokio::test]
