@@ -185,6 +185,8 @@ pub async fn chat(args: ChatArgs, config_path: Option<PathBuf>) -> Result<u8, Ex
         ..Overrides::default()
     };
     let engine = Engine::new(file, overrides).await?;
+    // Turns a killed `wright chat` or server left open (their process is gone) end now.
+    engine.end_interrupted_chat_turns().await;
     let store = engine.store().clone();
     let conversation = match &args.session {
         Some(id) => match store.conversation(id).await {

@@ -194,7 +194,8 @@ impl Engine {
     /// End the chat turns whose process is gone (a crash, a `kill -9`): each gets an `error`
     /// saying to send the message again, and its `complete`, so no follower waits for ever. A
     /// turn records the process answering it (host, pid and start time); turns of live
-    /// processes, or of other machines, are left alone. For `wright serve` at start.
+    /// processes, or of other machines, are left alone. `wright serve` and `wright chat` call
+    /// it as they start.
     pub async fn end_interrupted_chat_turns(&self) -> usize {
         let open = match self.store.open_chat_runs().await {
             Ok(runs) => runs,
