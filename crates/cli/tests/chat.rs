@@ -255,8 +255,8 @@ async fn a_quiz_is_answered_at_the_prompt_of_a_terminal() {
     .map(|a| q(a))
     .collect::<Vec<_>>()
     .join(" ");
-    // `script` gives the command a terminal; the answers come in on it: b (right), then z (not
-    // an option: asked again), then b (wrong: the answer is a).
+    // `script` gives the command a terminal; each answer is typed when its prompt shows: b
+    // (right), then z (not an option: asked again), then b (wrong: the answer is a).
     let mut child = tokio::process::Command::new("script")
         .args(["-qec", &command, "/dev/null"])
         .env("OPENAI_API_KEY", "sk-test")
@@ -266,18 +266,28 @@ async fn a_quiz_is_answered_at_the_prompt_of_a_terminal() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let typing = tokio::spawn(async move {
-        use tokio::io::AsyncWriteExt;
-        for answer in ["b\n", "z\n", "b\n"] {
-            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-            let _ = stdin.write_all(answer.as_bytes()).await;
+    let mut stdout = child.stdout.take().unwrap();
+    let talk = async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut seen, mut buf) = (String::new(), [0u8; 4096]);
+        let mut answers = ["b\n", "z\n", "b\n"].into_iter();
+        let mut prompts = 0;
+        loop {
+            let n = stdout.read(&mut buf).await.unwrap();
+            if n == 0 {
+                return seen;
+            }
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+            while seen.matches("Your answer to").count() > prompts {
+                prompts += 1;
+                if let Some(a) = answers.next() {
+                    stdin.write_all(a.as_bytes()).await.unwrap();
+                }
+            }
         }
-        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-    });
-    let out =
-        tokio::time::timeout(std::time::Duration::from_secs(120), child.wait_with_output()).await.unwrap().unwrap();
-    typing.abort();
-    let text = String::from_utf8_lossy(&out.stdout);
+    };
+    let text = tokio::time::timeout(std::time::Duration::from_secs(240), talk).await.unwrap();
+    let _ = child.wait().await;
     assert!(text.contains("Your answer to 1"), "{text}");
     assert!(text.contains("Score: 1/2"), "{text}");
     assert!(text.contains("Chloroplasts hold chlorophyll."), "{text}");
