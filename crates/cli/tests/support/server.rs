@@ -107,8 +107,19 @@ test('GET /api/quote answers JSON', async () => {
 /// The models and the diagram renderer the tests fetched once, linked into a test's data folder
 /// so a server or `wright chat` there does not fetch them again.
 pub fn link_models(data: &Path) {
-    // Mermaid, once a test fetched it (chat_ui.rs): a server would fetch it again in the background.
-    let vendor = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("vendor-cache/vendor");
+    // Mermaid, fetched once for all the tests: every server would otherwise fetch and unpack
+    // it in the background (a debug build takes minutes of CPU for that, starving the tests).
+    static FETCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("vendor-cache");
+    {
+        let _one_at_a_time = FETCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !wright_webui::vendor::mermaid_present(&cache)
+            && let Err(e) = wright_webui::vendor::ensure_mermaid(&cache)
+        {
+            eprintln!("the diagram renderer could not be fetched for the tests: {e}");
+        }
+    }
+    let vendor = cache.join("vendor");
     if vendor.is_dir() && !data.join("vendor").exists() {
         let _ = std::os::unix::fs::symlink(&vendor, data.join("vendor"));
     }
