@@ -351,6 +351,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         cost_usd: p.stats.cost_usd,
         browser_checked: p.browser == crate::verify::BrowserStatus::Checked,
         browser_reason: p.browser.reason().map(str::to_string),
+        end_reason: end.reason(),
     };
     // The build's record is whole before it ends.
     if let Some(j) = &journal {

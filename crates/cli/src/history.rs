@@ -1287,6 +1287,7 @@ mod tests {
             cost_usd: 0.0,
             browser_checked: false,
             browser_reason: None,
+            end_reason: None,
         };
         store.finish("b22", None, end).await.unwrap();
         store.record_note_uses("b22", &keys(&["n-aaa111"]), "GENERATING").await.unwrap();

@@ -52,6 +52,10 @@ pub struct BuildBody {
     /// Keep working on one of your earlier builds (its id), in its folder and conversation.
     #[serde(default, rename = "continue", skip_serializing_if = "Option::is_none")]
     pub r#continue: Option<String>,
+    /// Put an in-app assistant in the app's preview: a chat button whose assistant reads and
+    /// operates the page, through an embed key bound to the build's preview origin.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub assistant: bool,
 }
 
 /// `202` answer to `POST /api/builds`.

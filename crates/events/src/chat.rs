@@ -121,6 +121,11 @@ pub enum Part {
         tool: String,
         summary: String,
     },
+    /// What the in-app assistant's document search found (its sources, shown under the reply).
+    Documents {
+        query: String,
+        hits: Vec<DocHit>,
+    },
     /// A tool that failed, beside the ones that worked.
     Error {
         tool: String,
@@ -139,6 +144,7 @@ impl Part {
             Part::Videos { .. } => "videos",
             Part::Code { .. } => "code",
             Part::BackgroundProcess { .. } => "background_process",
+            Part::Documents { .. } => "documents",
             Part::Error { .. } => "error",
         }
     }
@@ -316,6 +322,102 @@ pub struct ReviewBody {
     pub rating: String,
 }
 
+/// A section of a document that `search_documents` found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct DocHit {
+    /// The file, relative to the assistant's docs folder.
+    pub source: String,
+    /// Its heading path, e.g. `Chat › Adding a tool`.
+    pub heading: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<String>,
+    pub snippet: String,
+}
+
+/// A tool the user's page runs for the assistant, as the server defines it. Clients name the
+/// ones they run; they can neither add one nor change what it says to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ClientToolDef {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of its arguments.
+    #[schema(value_type = Object)]
+    pub parameters: serde_json::Value,
+    /// Whether it only reads the page: only those are run again after a reload.
+    pub read_only: bool,
+}
+
+/// One call of a client tool, as `client_tool_calls` sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ClientCall {
+    pub id: String,
+    pub name: String,
+    #[schema(value_type = Object)]
+    pub arguments: serde_json::Value,
+}
+
+/// `GET /api/assistant`: the client tools the caller's assistant may use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AssistantView {
+    pub tools: Vec<ClientToolDef>,
+    /// Rounds of tool calls one message may take before the server ends the turn.
+    pub max_rounds: u32,
+    /// Whether this assistant can search documents.
+    pub docs: bool,
+    /// How far its documents are indexed (built in the background).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docs_index: Option<DocsStatus>,
+}
+
+/// How far an assistant's documents are indexed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct DocsStatus {
+    pub files: u64,
+    pub chunks: u64,
+    /// Chunks with a vector (searchable by meaning); the others by keywords only.
+    pub embedded: u64,
+}
+
+/// One result in `POST /api/chat/{id}/tool-results`: `output` or `error`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClientResult {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Object)]
+    pub output: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `POST /api/chat/{id}/tool-results`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolResultsBody {
+    pub results: Vec<ClientResult>,
+}
+
+/// A client tool call still waiting for the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PendingCall {
+    pub id: String,
+    pub name: String,
+    #[schema(value_type = Object)]
+    pub arguments: serde_json::Value,
+    pub read_only: bool,
+    pub round: u32,
+    /// RFC 3339; past it the call is closed as expired.
+    pub deadline: String,
+}
+
+/// `GET /api/chat/{id}/pending`: the turn waiting for the page, if one is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PendingView {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    pub calls: Vec<PendingCall>,
+}
+
 /// The SSE `event:` name of a chat turn's event, as the contract names it.
 pub fn sse_name(kind: &EventKind) -> &'static str {
     match kind {
@@ -326,11 +428,26 @@ pub fn sse_name(kind: &EventKind) -> &'static str {
     }
 }
 
+/// `done`'s `finish_reason`: `stop` (answered), `round_limit`, `cancelled` or `error`.
+pub fn finish_reason(success: bool, end: Option<crate::EndReason>) -> &'static str {
+    match (success, end) {
+        (true, _) => "stop",
+        (false, Some(crate::EndReason::RoundLimit)) => "round_limit",
+        (false, Some(crate::EndReason::Cancelled)) => "cancelled",
+        _ => "error",
+    }
+}
+
 /// The SSE `data:` of a chat turn's event: the variant's fields (no `type`), a message as the
 /// client may see it.
 pub fn sse_data(kind: &EventKind) -> serde_json::Value {
     let mut v = match kind {
         EventKind::ChatMessage { message } => serde_json::to_value(message.as_ref().public()).unwrap_or_default(),
+        EventKind::Complete { success, end_reason, .. } => {
+            let mut v = serde_json::to_value(kind).unwrap_or_default();
+            v["finish_reason"] = finish_reason(*success, *end_reason).into();
+            v
+        }
         other => serde_json::to_value(other).unwrap_or_default(),
     };
     if let Some(map) = v.as_object_mut() {

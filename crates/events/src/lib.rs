@@ -187,6 +187,10 @@ pub enum EventKind {
         /// Why a web project's page was not opened in a browser, when it was not.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         browser_reason: Option<String>,
+        /// Why a run that did not publish stopped (a chat turn's `done` says it as
+        /// `finish_reason`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        end_reason: Option<run::EndReason>,
     },
     Error {
         message: String,
@@ -256,6 +260,13 @@ pub enum EventKind {
         #[serde(default)]
         metadata: Box<serde_json::Value>,
     },
+    /// The model's calls of tools the user's page runs (the in-app assistant): the turn waits,
+    /// holding nothing, until the page posts their results.
+    ClientToolCalls {
+        /// From 1; the server refuses a round past its cap.
+        round: u32,
+        calls: Vec<chat::ClientCall>,
+    },
     /// A piece of the assistant's reply as the model writes it.
     TextDelta {
         text: String,
@@ -305,6 +316,7 @@ impl EventKind {
             EventKind::ToolScores { .. } => "tool_scores",
             EventKind::ToolSelected { .. } => "tool_selected",
             EventKind::ChatToolResult { .. } => "chat_tool_result",
+            EventKind::ClientToolCalls { .. } => "client_tool_calls",
             EventKind::TextDelta { .. } => "text_delta",
             EventKind::ChatMessage { .. } => "chat_message",
         }
@@ -493,6 +505,7 @@ mod tests {
             cost_usd: 0.0,
             browser_checked: false,
             browser_reason: None,
+            end_reason: None,
         });
         em.status(Level::Info, "after complete");
         let evs = sink.events();

@@ -102,6 +102,8 @@ named! {
         WorkspaceUnusable = "workspace_unusable",
         /// A task run in which some task did not pass.
         TasksFailed = "tasks_failed",
+        /// An assistant turn whose model asked for more rounds of tool calls than allowed.
+        RoundLimit = "round_limit",
     }
 }
 

@@ -12,11 +12,13 @@
 //! The tutoring chat's conversations, messages, feedback and flashcards go through the
 //! [`ChatStore`] every store also is.
 
+pub mod assistant;
 pub mod chat;
 pub mod note;
 pub mod notify;
 pub mod runlog;
 mod sqlite;
+mod sqlite_assistant;
 mod sqlite_chat;
 mod sqlite_dashboard;
 mod sqlite_restart;
@@ -26,6 +28,7 @@ mod sqlite_tasks;
 pub mod types;
 mod writer;
 
+pub use assistant::{Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side, TurnState};
 pub use chat::{ChatStore, Conversation, StoredCard};
 pub use note::{Note, NoteStatus};
 pub use notify::{LocalNotifier, Notifier, Signal};
@@ -82,7 +85,7 @@ pub struct NoteHit {
 /// that count a user's builds leave chat turns (runs of kind `chat`) out: a conversation is
 /// not a build, and its turns must not use up a user's build quota.
 #[async_trait]
-pub trait Store: RunLog + ChatStore {
+pub trait Store: RunLog + ChatStore + AssistantStore {
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;
     async fn build(&self, id: &str) -> Result<BuildRecord>;

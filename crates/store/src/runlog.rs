@@ -88,6 +88,7 @@ impl RunEnd {
             cost_usd: record.tokens.cost_usd,
             browser_checked: false,
             browser_reason: None,
+            end_reason: record.end_reason,
         };
         Self { last_words, record, complete }
     }

@@ -238,7 +238,8 @@ impl ChatStore for SqliteStore {
 
     async fn open_chat_runs(&self) -> Result<Vec<(String, String)>> {
         let rows = sqlx::query(
-            "SELECT id, workspace FROM builds WHERE kind = 'chat' AND status = 'running' ORDER BY started_at",
+            "SELECT id, workspace FROM builds WHERE kind = 'chat' AND status = 'running' \
+             AND id NOT IN (SELECT run_id FROM assistant_turns WHERE state = 'waiting') ORDER BY started_at",
         )
         .fetch_all(&self.pool)
         .await?;

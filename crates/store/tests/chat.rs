@@ -338,6 +338,7 @@ fn published() -> RunEnd {
             cost_usd: 0.0,
             browser_checked: false,
             browser_reason: None,
+            end_reason: None,
         },
     }
 }

@@ -60,6 +60,7 @@ fn end(status: RunStatus) -> RunEnd {
             cost_usd: 0.0,
             browser_checked: true,
             browser_reason: None,
+            end_reason: None,
         },
     }
 }

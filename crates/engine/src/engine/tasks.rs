@@ -370,6 +370,7 @@ impl PreparedTasks {
             cost_usd: tokens.cost_usd,
             browser_checked: false,
             browser_reason: None,
+            end_reason: None,
         };
         if let Err(e) = log.finish(RunEnd { last_words: vec![], record: finish, complete }).await {
             tracing::warn!(run = %self.id, "task run end not stored: {e}");

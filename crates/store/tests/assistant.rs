@@ -1,0 +1,197 @@
+//! The in-app assistant's part of the store against a real database file, through the `Store`
+//! trait only: a round's calls wait, results are accepted all-or-none for pending calls of the
+//! right conversation, exactly one post resumes the turn, closing and expiring end waiting
+//! turns, and embed keys and visitors.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+use std::sync::Arc;
+use wright_events::RunKind;
+use wright_events::chat::ClientToolDef;
+use wright_store::*;
+
+async fn store() -> (tempfile::TempDir, Arc<dyn Store>) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&format!("sqlite://{}", dir.path().join("w.db").display())).await.unwrap();
+    (dir, s)
+}
+
+async fn turn(s: &dyn Store, run: &str, conversation: &str) -> AssistantTurn {
+    if s.conversation(conversation).await.is_err() {
+        s.create_conversation(conversation, "ann", "").await.unwrap();
+    }
+    s.create_build(&NewBuild {
+        id: run.into(),
+        kind: RunKind::Chat,
+        parent_id: None,
+        prompt: "start a build".into(),
+        template: String::new(),
+        lang: "en".into(),
+        provider: "openai".into(),
+        model: "m".into(),
+        workspace: "answerer here 1 1".into(),
+        started_at: now(),
+    })
+    .await
+    .unwrap();
+    let t = AssistantTurn {
+        run: run.into(),
+        conversation: conversation.into(),
+        user: "ann".into(),
+        assistant: "wright".into(),
+        lang: "en".into(),
+        client_tools: vec!["describe_app_ui".into(), "click_element".into()],
+        transcript: serde_json::json!([]),
+        parts: Vec::new(),
+        round: 0,
+        state: TurnState::Running,
+    };
+    s.begin_assistant_turn(&t).await.unwrap();
+    t
+}
+
+fn call(t: &AssistantTurn, id: &str, pos: u32, side: Side, deadline: &str) -> CallRow {
+    CallRow {
+        id: id.into(),
+        run: t.run.clone(),
+        conversation: t.conversation.clone(),
+        round: t.round,
+        pos,
+        name: if side == Side::Server { "search_documents".into() } else { "click_element".into() },
+        arguments: "{}".into(),
+        args_hash: "h".into(),
+        side,
+        read_only: side == Side::Server,
+        deadline: deadline.into(),
+        status: if side == Side::Server { CallStatus::Answered } else { CallStatus::Pending },
+        output: (side == Side::Server).then(|| "found".into()),
+        error: None,
+    }
+}
+
+const LATER: &str = "2999-01-01T00:00:00.000Z";
+
+#[tokio::test]
+async fn a_round_waits_and_one_post_resumes_it() {
+    let (_d, s) = store().await;
+    let mut t = turn(s.as_ref(), "r1", "c1").await;
+    t.round = 1;
+    t.transcript = serde_json::json!([{"role": "assistant"}]);
+    let calls = vec![
+        call(&t, "a", 0, Side::Server, LATER),
+        call(&t, "b", 1, Side::Client, LATER),
+        call(&t, "c", 2, Side::Client, LATER),
+    ];
+    s.wait_for_page(&t, &calls).await.unwrap();
+    let stored = s.assistant_turn("r1").await.unwrap();
+    assert_eq!((stored.state, stored.round), (TurnState::Waiting, 1));
+    assert_eq!(stored.transcript, t.transcript);
+    let pending: Vec<_> = s.pending_calls("c1").await.unwrap().into_iter().map(|c| c.id).collect();
+    assert_eq!(pending, ["b", "c"], "the server's call is not the page's to answer");
+    // Waiting turns are not "open" for the crash sweep: nothing runs them.
+    assert!(s.open_chat_runs().await.unwrap().iter().all(|(r, _)| r != "r1"));
+
+    let out = |id: &str| (id.to_string(), Answer::Output(format!("did {id}")));
+    // Unknown ids, the server's call, another conversation's id and repeats refuse the batch.
+    for (conv, batch) in [
+        ("c1", vec![out("b"), out("nope")]),
+        ("c1", vec![out("a")]),
+        ("other", vec![out("b")]),
+        ("c1", vec![out("b"), out("b")]),
+        ("c1", vec![]),
+    ] {
+        let e = s.answer_calls(conv, &batch, "me").await.unwrap_err();
+        assert!(matches!(e, StoreError::Invalid(_)), "{e}");
+    }
+    assert_eq!(s.pending_calls("c1").await.unwrap().len(), 2, "a refused batch answers nothing");
+
+    match s.answer_calls("c1", &[out("b")], "me").await.unwrap() {
+        Answered::Waiting { run, left } => assert_eq!((run.as_str(), left), ("r1", 1)),
+        other => panic!("{other:?}"),
+    }
+    let e = s.answer_calls("c1", &[out("b")], "me").await.unwrap_err();
+    assert!(e.to_string().contains("not waiting"), "a second answer to one call is refused: {e}");
+    let done = s.answer_calls("c1", &[("c".into(), Answer::Error("timed out".into()))], "server-2").await.unwrap();
+    assert_eq!(done, Answered::RoundComplete { run: "r1".into() });
+    assert_eq!(s.assistant_turn("r1").await.unwrap().state, TurnState::Running);
+    assert_eq!(s.build("r1").await.unwrap().start.workspace, "server-2", "the resuming server answers for it now");
+    let round = s.round_calls("r1", 1).await.unwrap();
+    let got: Vec<_> = round.iter().map(|c| (c.id.as_str(), c.output.as_deref(), c.error.as_deref())).collect();
+    assert_eq!(got, [("a", Some("found"), None), ("b", Some("did b"), None), ("c", None, Some("timed out"))]);
+}
+
+#[tokio::test]
+async fn concurrent_posts_resume_the_turn_once() {
+    let (_d, s) = store().await;
+    let mut t = turn(s.as_ref(), "r2", "c2").await;
+    t.round = 1;
+    let calls: Vec<_> = (0..8).map(|i| call(&t, &format!("k{i}"), i, Side::Client, LATER)).collect();
+    s.wait_for_page(&t, &calls).await.unwrap();
+    let posts = (0..8).map(|i| {
+        let s = s.clone();
+        tokio::spawn(async move {
+            s.answer_calls("c2", &[(format!("k{i}"), Answer::Output("ok".into()))], "me").await.unwrap()
+        })
+    });
+    let mut resumed = 0;
+    for p in posts {
+        if matches!(p.await.unwrap(), Answered::RoundComplete { .. }) {
+            resumed += 1;
+        }
+    }
+    assert_eq!(resumed, 1);
+}
+
+#[tokio::test]
+async fn a_new_message_closes_and_a_deadline_expires_waiting_turns() {
+    let (_d, s) = store().await;
+    let mut t = turn(s.as_ref(), "r3", "c3").await;
+    t.round = 1;
+    s.wait_for_page(&t, &[call(&t, "x", 0, Side::Client, LATER)]).await.unwrap();
+    assert_eq!(s.close_pending("c3", "cancelled: a new message").await.unwrap(), ["r3"]);
+    assert!(s.pending_calls("c3").await.unwrap().is_empty());
+    assert_eq!(s.assistant_turn("r3").await.unwrap().state, TurnState::Ended);
+    let x = &s.round_calls("r3", 1).await.unwrap()[0];
+    assert_eq!((x.status, x.error.as_deref()), (CallStatus::Cancelled, Some("cancelled: a new message")));
+    assert!(s.close_pending("c3", "again").await.unwrap().is_empty());
+
+    let mut t = turn(s.as_ref(), "r4", "c3").await;
+    t.round = 1;
+    s.wait_for_page(&t, &[call(&t, "y", 0, Side::Client, "2000-01-01T00:00:00.000Z")]).await.unwrap();
+    assert_eq!(s.expire_calls(&now()).await.unwrap(), [("r4".to_string(), "c3".to_string())]);
+    assert_eq!(s.round_calls("r4", 1).await.unwrap()[0].status, CallStatus::Expired);
+    let e = s.answer_calls("c3", &[("y".into(), Answer::Output("late".into()))], "me").await.unwrap_err();
+    assert!(e.to_string().contains("expired"), "{e}");
+}
+
+#[tokio::test]
+async fn embed_keys_and_their_visitors() {
+    let (_d, s) = store().await;
+    let key = EmbedKey {
+        id: "ek-1".into(),
+        owner_id: "ann".into(),
+        name: "Tip calculator".into(),
+        origins: vec!["https://tips.example".into()],
+        tools: vec![ClientToolDef {
+            name: "describe_app_ui".into(),
+            description: "d".into(),
+            parameters: serde_json::json!({"type": "object"}),
+            read_only: true,
+        }],
+        docs_dir: None,
+        per_hour: 50,
+        created_at: now(),
+        revoked_at: None,
+    };
+    s.create_embed_key(&key, "hash-1").await.unwrap();
+    assert_eq!(s.embed_key_by_hash("hash-1").await.unwrap().as_ref(), Some(&key));
+    assert_eq!(s.embed_keys("ann").await.unwrap(), std::slice::from_ref(&key));
+    assert!(s.embed_keys("bob").await.unwrap().is_empty());
+    s.create_visitor("v-1", "vhash-1", "ek-1").await.unwrap();
+    let (visitor, of) = s.visitor_by_hash("vhash-1").await.unwrap().unwrap();
+    assert_eq!((visitor.as_str(), of.id.as_str()), ("v-1", "ek-1"));
+    assert!(!s.revoke_embed_key("bob", "ek-1").await.unwrap(), "only its owner revokes it");
+    assert!(s.revoke_embed_key("ann", "ek-1").await.unwrap());
+    assert!(s.embed_key_by_hash("hash-1").await.unwrap().is_none());
+    assert!(s.visitor_by_hash("vhash-1").await.unwrap().is_none(), "a revoked key's visitors are out");
+    assert!(s.embed_key("ek-1").await.unwrap().unwrap().revoked_at.is_some());
+}
