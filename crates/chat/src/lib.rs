@@ -9,6 +9,7 @@
 //! the engine runs it as a run of kind `chat`, so its events are stored before anyone sees them.
 
 pub mod agent;
+pub mod assistant;
 pub mod model;
 pub mod relevance;
 pub mod reply;

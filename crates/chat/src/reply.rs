@@ -83,6 +83,10 @@ pub fn as_text(m: &ChatMessage) -> String {
             Part::Videos { query, videos } => format!("[listed {} videos about {query}]", videos.len()),
             Part::Code { language, .. } => format!("[showed a {language} code example]"),
             Part::BackgroundProcess { summary, .. } => format!("[in the background: {summary}]"),
+            Part::Documents { hits, .. } => {
+                let sources: Vec<String> = hits.iter().map(|h| format!("{} › {}", h.source, h.heading)).collect();
+                format!("[sources: {}]", sources.join("; "))
+            }
             Part::Error { tool, message } => format!("[{tool} failed: {message}]"),
         })
         .collect();

@@ -75,6 +75,21 @@ pub struct FileConfig {
     /// The chat agent (`[chat]`, `docs/chat.md`).
     #[serde(default)]
     pub chat: ChatFile,
+    /// The in-app assistant (`[assistant]`, `docs/assistant.md`).
+    #[serde(default)]
+    pub assistant: AssistantFile,
+}
+
+/// The `[assistant]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssistantFile {
+    /// Rounds of tool calls one message may take [default: 10].
+    pub max_rounds: Option<u32>,
+    /// Seconds the page has to answer a round of tool calls [default: 300].
+    pub page_timeout_secs: Option<u64>,
+    /// The documents wright's own assistant searches [default: wright's own docs].
+    pub docs: Option<PathBuf>,
 }
 
 /// The `[chat]` table.

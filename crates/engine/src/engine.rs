@@ -1,5 +1,6 @@
 //! [`Engine`]: configuration in, prepared builds out.
 
+pub(crate) mod assistant;
 pub(crate) mod chat;
 mod lent;
 pub(crate) mod starters;
@@ -102,6 +103,10 @@ pub struct Engine {
     connected: OnceCell<Connected>,
     /// The chat agent, built on the first chat turn.
     chat: OnceCell<chat::ChatParts>,
+    /// The embedding model, loaded on first use.
+    embedding: OnceCell<chat::Embedding>,
+    /// The in-app assistants' document indexes, one per folder.
+    docs: assistant::DocsIndexes,
 }
 
 /// A template name as users type it.
@@ -191,6 +196,8 @@ impl Engine {
             env,
             connected: OnceCell::new(),
             chat: OnceCell::new(),
+            embedding: OnceCell::new(),
+            docs: Default::default(),
         })
     }
 

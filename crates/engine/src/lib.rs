@@ -16,7 +16,8 @@ pub mod providers;
 pub mod sandbox;
 
 pub use artifacts::{ArtifactError, Artifacts, LocalArtifacts, RunRef};
-pub use engine::chat::{ChatFinished, ChatJob, ChatParts, doctor_lines as chat_doctor_lines};
+pub use engine::assistant::AssistantScope;
+pub use engine::chat::{ChatFinished, ChatJob, ChatParts, answerer, doctor_lines as chat_doctor_lines};
 pub use engine::tasks::{PreparedTasks, TaskJob, TasksFinished, load_task_file};
 pub use engine::{
     Engine, Finished, Job, Overrides, Prepared, database_url, host_redactor, new_build_id, open_store, parse_lang,

@@ -46,7 +46,7 @@ pub struct ChatFinished {
 }
 
 /// This process, as a chat turn records who answers it: `answerer HOST PID START`.
-fn answerer() -> String {
+pub fn answerer() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let pid = std::process::id();
     format!("answerer {} {pid} {}", host.trim(), super::lent::process_start(pid).unwrap_or_default())
@@ -69,10 +69,7 @@ fn answerer_gone(record: &str) -> bool {
 }
 
 /// The embedding model: fetched (once, verified) and loaded, unless `[chat] embedding = "off"`.
-fn load_embedder(
-    off: bool,
-    data_dir: &std::path::Path,
-) -> (Option<Arc<dyn Embedder>>, Option<String>, Option<Duration>) {
+fn load_embedder(off: bool, data_dir: &std::path::Path) -> (Option<Arc<E5>>, Option<String>, Option<Duration>) {
     if off {
         return (None, Some("off in [chat] embedding".into()), None);
     }
@@ -116,8 +113,15 @@ pub fn doctor_lines(file: &crate::config::FileConfig, data_dir: &std::path::Path
     vec![("embedding", embedding), ("chat tools", video)]
 }
 
-/// `wright-local`'s e5 model behind the chat crate's [`Embedder`] seam.
-struct E5(wright_local::embed::E5Embedder);
+/// `wright-local`'s e5 model behind the chat crate's [`Embedder`] seam (and the docs index's).
+pub(crate) struct E5(pub(crate) wright_local::embed::E5Embedder);
+
+/// The embedding model this engine loaded (once), or why there is none.
+pub struct Embedding {
+    pub(crate) model: Option<Arc<E5>>,
+    pub note: Option<String>,
+    pub load: Option<Duration>,
+}
 
 impl Embedder for E5 {
     fn name(&self) -> &str {
@@ -153,22 +157,52 @@ impl Engine {
         wright_chat::builtin_tools(self.video_settings())
     }
 
+    /// The embedding model, fetched and loaded on first use (off the async threads: it takes
+    /// seconds of CPU), shared by the chat's scorer, the docs indexes and `/v1/embeddings`.
+    pub async fn embedding(&self) -> &Embedding {
+        self.embedding
+            .get_or_init(|| async {
+                let (off, data_dir) = (self.file.chat.embedding.as_deref() == Some("off"), self.data_dir.clone());
+                let (model, note, load) = tokio::task::spawn_blocking(move || load_embedder(off, &data_dir))
+                    .await
+                    .unwrap_or_else(|e| (None, Some(format!("loading the embedding model stopped: {e}")), None));
+                Embedding { model, note, load }
+            })
+            .await
+    }
+
+    /// Embed `texts` with the engine's embedding model (e5, 384 dimensions, unit length);
+    /// the model's name with the vectors.
+    pub async fn embed_texts(&self, texts: Vec<String>) -> Result<(String, Vec<Vec<f32>>), EngineError> {
+        let e = self.embedding().await;
+        let Some(model) = e.model.clone() else {
+            return Err(EngineError::Usage(format!(
+                "no embedding model: {}",
+                e.note.as_deref().unwrap_or("it could not be loaded")
+            )));
+        };
+        let name = model.0.name().to_string();
+        let vectors = tokio::task::spawn_blocking(move || model.0.embed(&texts))
+            .await
+            .map_err(|e| EngineError::Usage(format!("embedding stopped: {e}")))?
+            .map_err(|e| EngineError::Usage(format!("embedding failed: {e}")))?;
+        Ok((name, vectors))
+    }
+
     /// The chat agent, built on first use (the embedding model loads then).
     pub async fn chat_parts(&self) -> Result<&ChatParts, EngineError> {
         self.chat
             .get_or_try_init(|| async {
                 let tools = self.chat_tools();
-                // Fetching, loading and embedding the example bank take seconds of CPU: off the
-                // async threads.
-                let (off, data_dir, scoring) =
-                    (self.file.chat.embedding.as_deref() == Some("off"), self.data_dir.clone(), tools.clone());
-                let (scorer, embedding_note, embedding_load) = tokio::task::spawn_blocking(move || {
-                    let (embedder, note, load) = load_embedder(off, &data_dir);
-                    wright_chat::scorer_for(&scoring, embedder).map(|s| (s, note, load))
-                })
-                .await
-                .map_err(|e| EngineError::Usage(format!("preparing the chat agent stopped: {e}")))?
-                .map_err(|e| EngineError::Usage(format!("chat tool cues: {e}")))?;
+                let e = self.embedding().await;
+                let (embedder, embedding_note, embedding_load) =
+                    (e.model.clone().map(|m| m as Arc<dyn Embedder>), e.note.clone(), e.load);
+                // Embedding the example bank takes seconds of CPU: off the async threads.
+                let scoring = tools.clone();
+                let scorer = tokio::task::spawn_blocking(move || wright_chat::scorer_for(&scoring, embedder))
+                    .await
+                    .map_err(|e| EngineError::Usage(format!("preparing the chat agent stopped: {e}")))?
+                    .map_err(|e| EngineError::Usage(format!("chat tool cues: {e}")))?;
                 if let Some(note) = &embedding_note {
                     tracing::warn!("chat tools are scored by their patterns only: {note}");
                 }
