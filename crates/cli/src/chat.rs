@@ -128,6 +128,13 @@ pub fn render_part(p: &Part, lang: Lang) -> String {
         }
         Part::Code { language, code } => format!("```{language}\n{code}\n```"),
         Part::BackgroundProcess { summary, .. } => format!("🗂️  {summary}"),
+        Part::Documents { hits, .. } => {
+            let mut s = format!("📚 {}", t("Sources:", "Fontes:"));
+            for h in hits {
+                s.push_str(&format!("\n   • {} › {}", h.source, h.heading));
+            }
+            s
+        }
         Part::Error { tool, message } => format!("⚠️  {tool}: {message}"),
     }
 }

@@ -229,6 +229,7 @@ impl HumanSink {
             | EventKind::ToolSelected { .. }
             | EventKind::ChatToolResult { .. }
             | EventKind::TextDelta { .. }
+            | EventKind::ClientToolCalls { .. }
             | EventKind::ChatMessage { .. } => (vec![], None),
             EventKind::Starter { id, score, mode, .. } => {
                 (if self.verbose { vec![format!("🧩 starter {id} (match {score:.2}, {mode})")] } else { vec![] }, None)

@@ -48,6 +48,9 @@ pub struct ServeArgs {
     /// failed (`server_stopped`) [default: 2].
     #[arg(long, value_name = "N")]
     max_restarts: Option<u32>,
+    /// Markdown or HTML documents the in-app assistant searches [default: wright's own docs].
+    #[arg(long, value_name = "DIR")]
+    docs: Option<std::path::PathBuf>,
     /// Requests without valid credentials one client address may make per minute (login
     /// links, health checks, guessed tokens); 0 turns the limit off [default: 120].
     #[arg(long, value_name = "N")]
@@ -76,8 +79,14 @@ pub struct ServeArgs {
     db: DbArgs,
 }
 
-pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
-    let (file, _) = FileConfig::load(config_path.as_deref())?;
+pub async fn serve(mut args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
+    let (mut file, _) = FileConfig::load(config_path.as_deref())?;
+    if let Some(dir) = args.docs.take() {
+        if !dir.is_dir() {
+            return Err(usage(anyhow!("--docs {}: not a folder", dir.display())));
+        }
+        file.assistant.docs = Some(dir);
+    }
     let s = file.serve.clone();
     let addr = |flag: Option<SocketAddr>, file: &Option<String>, default: &str| -> Result<SocketAddr, Exit> {
         match flag {

@@ -199,8 +199,15 @@ pub async fn create(
         preview_key: uuid::Uuid::new_v4().simple().to_string(),
         first_event: Some(first),
     };
+
     match state.store.enqueue_build(&queued).await? {
         Enqueued::New => {
+            if body.assistant
+                && let Err(e) =
+                    crate::app_assistant::create_key(&state, &id, &queued.preview_key, &caller.0.id, &body.prompt).await
+            {
+                tracing::warn!(build = %id, "the build's assistant key could not be made; its pages go without: {e}");
+            }
             state.queue.wake.notify_one();
             tracing::info!(build = %id, user = %caller.0.name, "queued");
             let events_url = format!("/api/builds/{id}/events");

@@ -10,21 +10,18 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiJson, ApiResult};
 use crate::metrics::ChatSink;
 use crate::state::AppState;
+use crate::turns::{lang_of, owned_by, sse};
+use crate::visitor::ChatCaller;
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
-use futures::StreamExt;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use serde::{Deserialize, Serialize};
-use std::convert::Infallible;
 use std::sync::Arc;
 use utoipa::ToSchema;
 use wright_engine::ChatJob;
-use wright_events::Lang;
 use wright_events::chat::{
-    Card, ChatMessage, ConversationView, FeedbackBody, MessageBody, Part, QuizAnswers, QuizScore, ReviewBody, sse_data,
-    sse_name,
+    Card, ChatMessage, ConversationView, FeedbackBody, MessageBody, Part, QuizAnswers, QuizScore, ReviewBody,
 };
 use wright_store::Conversation;
 
@@ -60,45 +57,15 @@ fn view(c: Conversation) -> ConversationView {
 
 /// The caller's conversation; anyone else's is "not found".
 async fn owned(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Conversation> {
-    match state.store.conversation(id).await {
-        Ok(c) if c.user_id == caller.0.id => Ok(c),
-        Ok(_) | Err(wright_store::StoreError::NotFound(_)) => Err(ApiError::not_found(format!("conversation {id}"))),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// English or Portuguese by `Accept-Language` (its first language we speak), else English.
-pub fn lang_of(headers: &HeaderMap) -> Lang {
-    let value = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    value
-        .split(',')
-        .filter_map(|part| part.split(';').next())
-        .find_map(|tag| Lang::parse_loose(tag.trim()).or_else(|| Lang::parse_loose(tag.trim().get(..2)?)))
-        .unwrap_or(Lang::En)
-}
-
-fn sse(state: &AppState, run: &str, after: u64) -> Response {
-    let frames = crate::stream::follow(state.store.clone(), run, after, state.streams_stop.clone());
-    let events = frames.map(|f| {
-        let data = sse_data(&f.event.kind).to_string();
-        Ok::<_, Infallible>(SseEvent::default().id(f.event.seq.to_string()).event(sse_name(&f.event.kind)).data(data))
-    });
-    let mut res =
-        Sse::new(events).keep_alive(KeepAlive::new().interval(state.cfg.heartbeat).text("heartbeat")).into_response();
-    res.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    if let Ok(v) = HeaderValue::from_str(run) {
-        res.headers_mut().insert("x-wright-run", v);
-    }
-    res
+    owned_by(state, &caller.0.id, id).await
 }
 
 /// Start a conversation.
 #[utoipa::path(post, path = "/api/chat", security(("bearer" = [])),
     responses((status = 201, body = ChatCreated)))]
-pub async fn create(State(state): State<AppState>, caller: Caller) -> ApiResult<(StatusCode, Json<ChatCreated>)> {
+pub async fn create(State(state): State<AppState>, caller: ChatCaller) -> ApiResult<(StatusCode, Json<ChatCreated>)> {
     let hour_ago = (chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339();
-    let recent = state.store.conversations(&caller.0.id, 1000).await?;
+    let recent = state.store.conversations(&caller.owner(), 1000).await?;
     if recent.iter().filter(|c| c.created_at > hour_ago).count() >= CONVERSATIONS_PER_HOUR {
         state.metrics.refused("chat_conversations");
         return Err(ApiError::too_many(
@@ -107,15 +74,15 @@ pub async fn create(State(state): State<AppState>, caller: Caller) -> ApiResult<
             600,
         ));
     }
-    let id = state.engine.new_conversation(&caller.0.id).await.map_err(|e| ApiError::internal(e.to_string()))?;
+    let id = state.engine.new_conversation(&caller.owner()).await.map_err(|e| ApiError::internal(e.to_string()))?;
     Ok((StatusCode::CREATED, Json(ChatCreated { id })))
 }
 
 /// The caller's conversations, the latest first.
 #[utoipa::path(get, path = "/api/chat", security(("bearer" = [])),
     responses((status = 200, body = [ConversationView])))]
-pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Vec<ConversationView>>> {
-    Ok(Json(state.store.conversations(&caller.0.id, 100).await?.into_iter().map(view).collect()))
+pub async fn list(State(state): State<AppState>, caller: ChatCaller) -> ApiResult<Json<Vec<ConversationView>>> {
+    Ok(Json(state.store.conversations(&caller.owner(), 100).await?.into_iter().map(view).collect()))
 }
 
 /// Send a message: the answer streams as SSE (`tool_selected`, `tool_result`, `text_delta`,
@@ -126,12 +93,12 @@ pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Js
         (status = 422, body = crate::api::ErrorBody), (status = 429, body = crate::api::ErrorBody)))]
 pub async fn send(
     State(state): State<AppState>,
-    caller: Caller,
+    caller: ChatCaller,
     Path(id): Path<String>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<MessageBody>,
 ) -> ApiResult<Response> {
-    owned(&state, &caller, &id).await?;
+    owned_by(&state, &caller.owner(), &id).await?;
     if state.is_stopping() {
         return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "stopping", "the server is stopping; try again"));
     }
@@ -148,9 +115,17 @@ pub async fn send(
     if let Some(m) = &state.cfg.moderation {
         m.check(&content).await.inspect_err(|_| state.metrics.refused("moderation"))?;
     }
-    if !body.client_tools.is_empty() {
-        return Err(ApiError::invalid("invalid_fields", "client_tools are not offered by this server yet"));
-    }
+    // A page that runs tools (or any visitor of an app) talks to the in-app assistant.
+    let caller = match caller {
+        ChatCaller::User(user) if body.client_tools.is_empty() => Caller(user),
+        other => {
+            if !body.modes.is_empty() {
+                return Err(ApiError::invalid("invalid_fields", "modes: the in-app assistant has no tools to switch"));
+            }
+            return crate::assistant::start_turn(&state, &other, id, content, &body.client_tools, lang_of(&headers))
+                .await;
+        }
+    };
     let known: Vec<&str> = state.chat_tools.iter().map(String::as_str).collect();
     if let Some(bad) = body.modes.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(ApiError::invalid(
@@ -192,7 +167,7 @@ pub async fn send(
             }
         }
     });
-    Ok(sse(&state, &run, 0))
+    Ok(sse(&state, &run, 0, true))
 }
 
 /// Follow a chat turn's events again (after a reload or a dropped connection): from
@@ -201,19 +176,21 @@ pub async fn send(
     security(("bearer" = [])), responses((status = 200, description = "text/event-stream of chat events")))]
 pub async fn turn_events(
     State(state): State<AppState>,
-    caller: Caller,
+    caller: ChatCaller,
     Path((id, run)): Path<(String, String)>,
     Query(q): Query<AfterQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    owned(&state, &caller, &id).await?;
+    owned_by(&state, &caller.owner(), &id).await?;
     let record = state.store.build(&run).await.map_err(|_| ApiError::not_found(format!("turn {run}")))?;
     let in_conversation = state.store.messages(&id, Some(200)).await?.iter().any(|m| m.run.as_deref() == Some(&run));
     if record.start.kind != wright_events::RunKind::Chat || !in_conversation {
         return Err(ApiError::not_found(format!("turn {run}")));
     }
     let last = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|s| s.trim().parse::<u64>().ok());
-    Ok(sse(&state, &run, q.after.or(last).unwrap_or(0)))
+    // A turn that ended replays to its end; one that goes on pauses where the page must act.
+    let pause = !state.store.has_ended(&run).await?;
+    Ok(sse(&state, &run, q.after.or(last).unwrap_or(0), pause))
 }
 
 /// The conversation's messages, oldest first (quizzes without their answers).
@@ -221,18 +198,25 @@ pub async fn turn_events(
     responses((status = 200, body = [ChatMessage]), (status = 404, body = crate::api::ErrorBody)))]
 pub async fn history(
     State(state): State<AppState>,
-    caller: Caller,
+    caller: ChatCaller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Vec<ChatMessage>>> {
-    owned(&state, &caller, &id).await?;
+    owned_by(&state, &caller.owner(), &id).await?;
     Ok(Json(state.store.messages(&id, None).await?.iter().map(ChatMessage::public).collect()))
 }
 
 /// Clear the conversation's messages.
 #[utoipa::path(delete, path = "/api/chat/{id}/messages", params(("id" = String, Path)), security(("bearer" = [])),
     responses((status = 200, body = Cleared), (status = 404, body = crate::api::ErrorBody)))]
-pub async fn clear(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Cleared>> {
-    owned(&state, &caller, &id).await?;
+pub async fn clear(
+    State(state): State<AppState>,
+    caller: ChatCaller,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Cleared>> {
+    owned_by(&state, &caller.owner(), &id).await?;
+    // A turn waiting for the page ends with the history it belonged to.
+    state.engine.close_waiting_turns(&id, "cancelled: the history was cleared", lang_of(&headers)).await;
     Ok(Json(Cleared { deleted: state.store.clear_messages(&id).await? }))
 }
 
@@ -307,21 +291,4 @@ pub async fn review(
         ApiError::invalid("invalid_fields", format!("rating: again, hard, good or easy, not `{}`", body.rating))
     })?;
     Ok(Json(wright_chat::tools::flashcards::review(state.store.as_ref(), &caller.0.id, &card, rating).await?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_language_comes_from_accept_language() {
-        let mut h = HeaderMap::new();
-        assert_eq!(lang_of(&h), Lang::En);
-        h.insert(header::ACCEPT_LANGUAGE, HeaderValue::from_static("pt-BR,pt;q=0.9,en;q=0.8"));
-        assert_eq!(lang_of(&h), Lang::Pt);
-        h.insert(header::ACCEPT_LANGUAGE, HeaderValue::from_static("fr-FR,fr;q=0.9"));
-        assert_eq!(lang_of(&h), Lang::En);
-        h.insert(header::ACCEPT_LANGUAGE, HeaderValue::from_static("de, pt-PT;q=0.5"));
-        assert_eq!(lang_of(&h), Lang::Pt);
-    }
 }

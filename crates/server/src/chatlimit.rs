@@ -30,6 +30,23 @@ impl Drop for ChatSlot {
 const HOUR: Duration = Duration::from_secs(3600);
 
 impl ChatLimits {
+    /// Count one more message of `who` in this hour (no turn is held), or say why not and in
+    /// how many seconds to try again.
+    pub fn count(&self, who: &str, per_hour: u32) -> Result<(), (String, u64)> {
+        let mut inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        let sent = inner.sent.entry(who.to_string()).or_default();
+        while sent.front().is_some_and(|t| now.duration_since(*t) >= HOUR) {
+            sent.pop_front();
+        }
+        if sent.len() >= per_hour as usize {
+            let wait = sent.front().map(|t| HOUR.saturating_sub(now.duration_since(*t)).as_secs() + 1).unwrap_or(60);
+            return Err((format!("at most {per_hour} an hour; try again in {wait} s"), wait));
+        }
+        sent.push_back(now);
+        Ok(())
+    }
+
     /// Take `user`'s turn, or say why not and in how many seconds to try again.
     pub fn take(&self, user: &str, per_hour: u32) -> Result<ChatSlot, (String, u64)> {
         let mut inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);

@@ -24,13 +24,16 @@
 // - and this root, which starts it all and which no module imports.
 mod admin;
 mod api;
+mod app_assistant;
 mod apps;
+mod assistant;
 mod auth;
 mod builds;
 mod chat;
 mod chatlimit;
 mod checks;
 mod config;
+mod embeddings;
 mod error;
 mod explain;
 mod files;
@@ -44,7 +47,9 @@ mod router;
 mod running;
 mod state;
 mod stream;
+mod turns;
 mod ui;
+mod visitor;
 
 pub use auth::{hash_token, login_link, new_token};
 pub use checks::Moderation;
@@ -150,6 +155,19 @@ pub async fn serve(
             }
         })
     };
+    // Assistant turns whose page never answered end once their calls' deadline passes.
+    let expiry = {
+        let engine = shared.engine.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(15)).await;
+                let ended = engine.expire_assistant_calls().await;
+                if ended > 0 {
+                    tracing::info!("{ended} assistant turn(s) ended: the page did not answer in time");
+                }
+            }
+        })
+    };
     let api =
         axum::serve(api_listener, router::router(shared.clone()).into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(shared.streams_stop.clone().cancelled_owned());
@@ -164,6 +182,22 @@ pub async fn serve(
             if let Err(e) = wright_webui::vendor::ensure_mermaid(&data_dir) {
                 tracing::warn!("the chat's diagram renderer could not be fetched (diagrams show as source): {e}");
             }
+        });
+    }
+    // The assistant's accessibility library (dom-accessibility-api, from the npm registry,
+    // checked) likewise; and wright's own documents are indexed for its assistant.
+    let data_dir = shared.engine.data_dir().to_path_buf();
+    if !wright_webui::vendor::dom_accessibility_api_present(&data_dir) {
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = wright_webui::vendor::ensure_dom_accessibility_api(&data_dir) {
+                tracing::warn!("the assistant's accessibility library could not be fetched: {e}");
+            }
+        });
+    }
+    {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            crate::assistant::scope_of(&shared, None).await;
         });
     }
     // The chat's embedding model is loaded now, not on someone's first message (when it is not
@@ -186,6 +220,7 @@ pub async fn serve(
     queue::drain(&shared, workers).await;
     shared.streams_stop.cancel();
     idle.abort();
+    expiry.abort();
     shared.apps.stop_all();
     let _ = api.await;
     let _ = preview.await;

@@ -111,6 +111,7 @@ async fn serve(
     } else {
         None
     };
+    let mut assisted = false;
     let mut res = if let Some(ws) = app {
         // The app's own server answers, started on demand in the build's sandbox.
         let (mut parts, body) = req.into_parts();
@@ -118,19 +119,28 @@ async fn serve(
         parts.uri = format!("/{path}{query}").parse::<Uri>().map_err(|_| missing())?;
         crate::apps::proxy(&state.apps, &state.engine, id, &ws, Request::from_parts(parts, body)).await?
     } else {
-        let (path, bytes) = static_file(state, &run, path.trim_end_matches('/')).await.map_err(|e| match e {
+        let (path, mut bytes) = static_file(state, &run, path.trim_end_matches('/')).await.map_err(|e| match e {
             ArtifactError::NoFiles(_) => missing(),
             e => file_error(e, id),
         })?;
+        // An app built with an assistant gets its chat button on every page.
+        if content_type(&path).starts_with("text/html")
+            && let Some(tag) = crate::app_assistant::tag_for(state, id, key).await
+        {
+            bytes = crate::app_assistant::inject(&bytes, &tag);
+            assisted = true;
+        }
         ([(header::CONTENT_TYPE, content_type(&path))], Body::from(bytes)).into_response()
     };
     let h = res.headers_mut();
     // Its own origin may keep same-origin rights (they reach only itself); under a shared
     // path the page gets an opaque origin instead.
     let same_origin = if own_origin { " allow-same-origin" } else { "" };
+    // A page with the assistant loads its library from, and talks to, the API's origin.
+    let api = if assisted { format!(" {}", state.cfg.api_origin()) } else { String::new() };
     let csp = format!(
-        "default-src 'self' data: blob:; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; \
-         style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; \
+        "default-src 'self' data: blob:; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:{api}; \
+         style-src 'self' 'unsafe-inline'{api}; img-src 'self' data: blob:; connect-src 'self'{api}; \
          frame-ancestors 'self' {}; sandbox allow-scripts allow-forms allow-modals allow-popups{same_origin}",
         state.cfg.api_origin()
     );

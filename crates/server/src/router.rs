@@ -5,7 +5,7 @@
 use crate::api::{BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{admin, auth, builds, chat, explain, ops, ui};
+use crate::{admin, assistant, auth, builds, chat, embeddings, explain, ops, ui, visitor};
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
@@ -49,18 +49,30 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))
         .routes(routes!(ops::metrics))
-        .routes(routes!(chat::create, chat::list))
-        .routes(routes!(chat::history, chat::clear))
         .routes(routes!(chat::quiz))
         .routes(routes!(chat::feedback))
         .routes(routes!(chat::cards))
         .routes(routes!(chat::review))
+        .routes(routes!(assistant::create_key, assistant::list_keys))
+        .routes(routes!(assistant::revoke_key))
+        .routes(routes!(embeddings::embeddings))
         .split_for_parts();
+    // What an app's pages call from their own origin with a visitor token (`visitor::cors`).
+    let (embeddable, embeddable_doc) = OpenApiRouter::<AppState>::new()
+        .routes(routes!(chat::create, chat::list))
+        .routes(routes!(chat::history, chat::clear))
+        .routes(routes!(assistant::view))
+        .routes(routes!(assistant::pending))
+        .routes(routes!(assistant::visitors))
+        .split_for_parts();
+    doc.merge(embeddable_doc);
+    let bounded = bounded.merge(embeddable);
     let (unbounded, streams_doc) = OpenApiRouter::<AppState>::new()
         .routes(routes!(builds::events))
         // A chat turn's answer streams as long as its tools and the model take.
         .routes(routes!(chat::send))
         .routes(routes!(chat::turn_events))
+        .routes(routes!(assistant::tool_results))
         // A model call: as long as the model takes, bounded by the provider's own time limits.
         .routes(routes!(explain::explain))
         .split_for_parts();
@@ -70,7 +82,9 @@ pub fn router(state: AppState) -> Router {
         .route("/api/openapi.json", get(move || openapi(doc.clone())))
         .route("/", get(ui::index))
         .route("/ui/{name}", get(ui::asset))
-        .route("/ui/vendor/{name}", get(ui::vendor));
+        .route("/ui/vendor/{name}", get(ui::vendor))
+        .route("/assistant/{name}", get(ui::assistant_asset))
+        .route("/assistant/vendor/{*name}", get(ui::assistant_vendor));
     let bounded = bounded
         .merge(pages)
         .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_secs(60)));
@@ -81,6 +95,8 @@ pub fn router(state: AppState) -> Router {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this route does not take that method")
         })
         .layer(axum::middleware::from_fn_with_state(state.clone(), limit))
+        // Outside the routes, so a preflight (OPTIONS, which no route takes) is answered too.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), visitor::cors))
         .layer(axum::middleware::from_fn_with_state(state.metrics.clone(), crate::metrics::track))
         // Bodies are read only by the JSON extractor, which answers 413 in our error shape.
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

@@ -51,6 +51,68 @@ pub async fn asset(Path(name): Path<String>) -> Response {
     }
 }
 
+/// A file of the in-app assistant's browser library, for any page to load (`<script
+/// type="module" src=".../assistant/assistant.js">`): public, so any origin may fetch it.
+pub async fn assistant_asset(Path(name): Path<String>) -> Response {
+    match wright_webui::assistant_asset(&name) {
+        Some(a) => (
+            [
+                (header::CONTENT_TYPE, a.content_type),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                (header::CACHE_CONTROL, "no-cache"),
+                (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+                (axum::http::HeaderName::from_static("cross-origin-resource-policy"), "cross-origin"),
+            ],
+            a.body,
+        )
+            .into_response(),
+        None => ApiError::not_found(format!("/assistant/{name}")).into_response(),
+    }
+}
+
+/// A vendored file of the assistant's library (`/assistant/vendor/dom-accessibility-api/…`),
+/// public like the library itself.
+pub async fn assistant_vendor(State(state): State<AppState>, Path(name): Path<String>, headers: HeaderMap) -> Response {
+    let data_dir = state.engine.data_dir().to_path_buf();
+    let Some((path, content_type)) = wright_webui::vendor::served_assistant(&data_dir, &name) else {
+        return ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_fetched",
+            format!(
+                "/assistant/vendor/{name}: not a file of the assistant's library, or dom-accessibility-api {} has not \
+                 been fetched into this server's data dir yet (`cargo xtask setup`, or a `wright serve` start with npm \
+                 and a network, fetches it)",
+                wright_webui::vendor::DOM_ACCESSIBILITY_API_VERSION
+            ),
+        )
+        .into_response();
+    };
+    let etag = wright_webui::vendor::assistant_etag();
+    let mut res = if headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag))
+    {
+        (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response()
+    } else {
+        match tokio::fs::read(&path).await {
+            Ok(body) => (
+                [
+                    (header::CONTENT_TYPE, content_type.to_string()),
+                    (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
+                    (header::CACHE_CONTROL, "no-cache".to_string()),
+                    (header::ETAG, etag),
+                ],
+                body,
+            )
+                .into_response(),
+            Err(e) => return ApiError::internal(format!("{}: {e}", path.display())).into_response(),
+        }
+    };
+    res.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, axum::http::HeaderValue::from_static("*"));
+    res
+}
+
 /// A vendored file (`/ui/vendor/mermaid.min.js`, `/ui/vendor/mermaid.LICENSE`) from the data
 /// dir; 404 with what to do when it has not been fetched.
 pub async fn vendor(State(state): State<AppState>, Path(name): Path<String>, headers: HeaderMap) -> Response {
