@@ -286,6 +286,7 @@ async function startBuild(body, button, errorBox) {
 async function submit(ev) {
   ev.preventDefault();
   const body = { prompt: $('prompt').value.trim(), template: $('template').value, lang: $('lang').value };
+  if ($('with-assistant').checked) body.assistant = true;
   if (await startBuild(body, $('build'), $('ask-error'))) {
     localStorage.removeItem(DRAFT_KEY);
     $('prompt').value = '';
@@ -433,6 +434,18 @@ async function start() {
   route();
   loadHistory();
   suggest();
+  mountOwnAssistant();
+}
+
+/// wright's own in-app assistant (bottom right): it reads and operates this page and searches
+/// wright's documents. Loaded from `/assistant/` so its accessibility library resolves there.
+async function mountOwnAssistant() {
+  try {
+    const { mountAssistant } = await import('/assistant/assistant.js');
+    mountAssistant({ endpoint: '', lang });
+  } catch (err) {
+    console.warn('the assistant could not be loaded', err);
+  }
 }
 
 /// Requests the tested starters answer, at the foot of the form (so nothing above them moves

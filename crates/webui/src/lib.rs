@@ -7,6 +7,11 @@
 //! The server serves [`INDEX`] at `/` and each [`Asset`] at `/ui/{name}`. Built third-party
 //! files (Mermaid, which draws the chat's diagrams) are not embedded: [`vendor`] fetches them
 //! once into the data dir and the server serves them at `/ui/vendor/{name}`.
+//!
+//! The in-app assistant (`assistant.js`, which any page can load with one `<script>` tag) is
+//! served from `/assistant/{name}` for each name in [`ASSISTANT`] ([`assistant_asset`]), and
+//! the accessibility library its page tools import from `/assistant/vendor/{name}`
+//! ([`vendor::ASSISTANT_SERVED`], [`vendor::served_assistant`]).
 
 pub mod vendor;
 
@@ -39,6 +44,29 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "diagram.js", content_type: JS, body: include_str!("../assets/diagram.js") },
     Asset { name: "sse.js", content_type: JS, body: include_str!("../assets/sse.js") },
     Asset { name: "words.js", content_type: JS, body: WORDS_JS },
+    Asset { name: "assistant.js", content_type: JS, body: include_str!("../assets/assistant.js") },
+    Asset {
+        name: "assistant.css",
+        content_type: "text/css; charset=utf-8",
+        body: include_str!("../assets/assistant.css"),
+    },
+    Asset { name: "assistant-core.js", content_type: JS, body: include_str!("../assets/assistant-core.js") },
+    Asset { name: "a11y.js", content_type: JS, body: include_str!("../assets/a11y.js") },
+    Asset { name: "a11y-text.js", content_type: JS, body: include_str!("../assets/a11y-text.js") },
+];
+
+/// The files served under `/assistant/{name}`: the assistant and every module it imports
+/// (its vendored library aside, under `/assistant/vendor/`). A page on another origin loads
+/// them as module scripts, so they need CORS headers there.
+pub const ASSISTANT: &[&str] = &[
+    "assistant.js",
+    "assistant.css",
+    "assistant-core.js",
+    "a11y.js",
+    "a11y-text.js",
+    "markdown.js",
+    "highlight.js",
+    "sse.js",
 ];
 
 /// The words the CLI and the server say too (`wright_events::words`), as the module
@@ -55,6 +83,11 @@ pub const WORDS_JS: &str = concat!(
 /// The embedded file called `name`, if there is one.
 pub fn asset(name: &str) -> Option<&'static Asset> {
     ASSETS.iter().find(|a| a.name == name)
+}
+
+/// The file to answer `/assistant/{name}` with: one of [`ASSISTANT`].
+pub fn assistant_asset(name: &str) -> Option<&'static Asset> {
+    if ASSISTANT.contains(&name) { asset(name) } else { None }
 }
 
 #[cfg(test)]
@@ -85,6 +118,13 @@ mod tests {
             }
             for (i, _) in text.match_indices("from './") {
                 let name: String = text[i + 8..].chars().take_while(|c| *c != '\'').collect();
+                if let Some(vendored) = name.strip_prefix("vendor/") {
+                    assert!(
+                        vendor::ASSISTANT_SERVED.iter().any(|s| s.name == vendored),
+                        "module ./{name} is not a vendored file"
+                    );
+                    continue;
+                }
                 assert!(asset(&name).is_some(), "module ./{name} is imported but not embedded");
             }
         }
@@ -126,6 +166,42 @@ mod tests {
             "role=\"log\" aria-label=\"Conversation\"",
         ] {
             assert!(INDEX.contains(needle), "index.html lacks {needle}");
+        }
+    }
+
+    /// The modules the assistant's modules import, and theirs, are all served under
+    /// `/assistant/` (a page on another origin can reach nothing else).
+    #[test]
+    fn the_assistant_loads_only_what_is_served_beside_it() {
+        let mut todo = vec!["assistant.js"];
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(name) = todo.pop() {
+            if !seen.insert(name) {
+                continue;
+            }
+            let body = assistant_asset(name).unwrap_or_else(|| panic!("{name} is not served under /assistant/")).body;
+            for (i, _) in body.match_indices("from './") {
+                let dep: String = body[i + 8..].chars().take_while(|c| *c != '\'').collect();
+                if dep.starts_with("vendor/") {
+                    continue;
+                }
+                let dep = ASSISTANT.iter().find(|n| **n == dep).unwrap_or_else(|| panic!("{name} imports ./{dep}"));
+                todo.push(dep);
+            }
+        }
+        assert!(seen.contains("a11y.js") && seen.contains("markdown.js") && seen.contains("sse.js"), "{seen:?}");
+        assert!(assistant_asset("assistant.css").is_some() && assistant_asset("app.js").is_none());
+        let a11y = asset("a11y.js").unwrap().body;
+        assert!(a11y.contains("from './vendor/dom-accessibility-api/index.mjs'"));
+        let panel = asset("assistant.js").unwrap().body;
+        for needle in ["data-testid", "import.meta.url", "'assistant.css'", "attachShadow"] {
+            assert!(panel.contains(needle), "assistant.js lacks {needle}");
+        }
+        // No inline style or script: a page's strict CSP must not break the panel.
+        for bad in
+            ["setAttribute('style'", "h('style'", "h('script'", "createElement('style')", "createElement('script')"]
+        {
+            assert!(!panel.contains(bad), "assistant.js has {bad}");
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The page's own modules under node's test runner: the same files the page loads, laid out as
 //! the server serves them (`words.js` made from the shared tables), beside a copy of the tests.
 //! `narrate.test.mjs` covers the build narration; `chat.test.mjs` the chat's Markdown renderer,
-//! SSE reader and parts.
+//! SSE reader and parts; `assistant.test.mjs` the in-app assistant's page-free helpers (the
+//! describe tree's lines, snapshot diffs, candidates, a round of tool calls).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 /// Run one of `tests/*.test.mjs` against the embedded assets; node's report.
@@ -35,4 +36,10 @@ fn narration_passes_its_node_tests() {
 fn markdown_and_sse_pass_their_node_tests() {
     let text = node_tests("chat.test.mjs");
     assert!(text.contains("pass 9") && text.contains("fail 0"), "{text}");
+}
+
+#[test]
+fn the_assistant_helpers_pass_their_node_tests() {
+    let text = node_tests("assistant.test.mjs");
+    assert!(text.contains("pass 11") && text.contains("fail 0"), "{text}");
 }
