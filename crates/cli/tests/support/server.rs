@@ -104,7 +104,7 @@ test('GET /api/quote answers JSON', async () => {
     ]
 }
 
-/// The models and the diagram renderer the tests fetched once, linked into a test's data folder
+/// The models, the diagram renderer and the assistant's accessibility library the tests fetched once, linked into a test's data folder
 /// so a server or `wright chat` there does not fetch them again.
 pub fn link_models(data: &Path) {
     // Mermaid, fetched once for all the tests: every server would otherwise fetch and unpack
@@ -117,6 +117,11 @@ pub fn link_models(data: &Path) {
             && let Err(e) = wright_webui::vendor::ensure_mermaid(&cache)
         {
             eprintln!("the diagram renderer could not be fetched for the tests: {e}");
+        }
+        if !wright_webui::vendor::dom_accessibility_api_present(&cache)
+            && let Err(e) = wright_webui::vendor::ensure_dom_accessibility_api(&cache)
+        {
+            eprintln!("the assistant's accessibility library could not be fetched for the tests: {e}");
         }
     }
     let vendor = cache.join("vendor");
