@@ -70,11 +70,47 @@ pub async fn assistant_asset(Path(name): Path<String>) -> Response {
     }
 }
 
+/// A fetched third-party file at `path`: `304` when the client holds `etag`'s version, else its
+/// bytes; `None` when it cannot be read (the caller says what to do).
+async fn vendored(path: &std::path::Path, content_type: &str, etag: String, headers: &HeaderMap) -> Option<Response> {
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag))
+    {
+        return Some((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
+    }
+    match tokio::fs::read(path).await {
+        Ok(body) => Some(
+            (
+                [
+                    (header::CONTENT_TYPE, content_type.to_string()),
+                    (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
+                    (header::CACHE_CONTROL, "no-cache".to_string()),
+                    (header::ETAG, etag),
+                ],
+                body,
+            )
+                .into_response(),
+        ),
+        Err(e) => {
+            tracing::warn!("{}: {e}", path.display());
+            None
+        }
+    }
+}
+
 /// A vendored file of the assistant's library (`/assistant/vendor/dom-accessibility-api/…`),
 /// public like the library itself.
 pub async fn assistant_vendor(State(state): State<AppState>, Path(name): Path<String>, headers: HeaderMap) -> Response {
     let data_dir = state.engine.data_dir().to_path_buf();
-    let Some((path, content_type)) = wright_webui::vendor::served_assistant(&data_dir, &name) else {
+    let found = match wright_webui::vendor::served_assistant(&data_dir, &name) {
+        Some((path, content_type)) => {
+            vendored(&path, content_type, wright_webui::vendor::assistant_etag(), &headers).await
+        }
+        None => None,
+    };
+    let Some(mut res) = found else {
         return ApiError::new(
             StatusCode::NOT_FOUND,
             "not_fetched",
@@ -86,28 +122,6 @@ pub async fn assistant_vendor(State(state): State<AppState>, Path(name): Path<St
             ),
         )
         .into_response();
-    };
-    let etag = wright_webui::vendor::assistant_etag();
-    let mut res = if headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag))
-    {
-        (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response()
-    } else {
-        match tokio::fs::read(&path).await {
-            Ok(body) => (
-                [
-                    (header::CONTENT_TYPE, content_type.to_string()),
-                    (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
-                    (header::CACHE_CONTROL, "no-cache".to_string()),
-                    (header::ETAG, etag),
-                ],
-                body,
-            )
-                .into_response(),
-            Err(e) => return ApiError::internal(format!("{}: {e}", path.display())).into_response(),
-        }
     };
     res.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, axum::http::HeaderValue::from_static("*"));
     res
@@ -123,30 +137,7 @@ pub async fn vendor(State(state): State<AppState>, Path(name): Path<String>, hea
     let Some((path, content_type)) = wright_webui::vendor::served(&data_dir, &name) else {
         return not_fetched(&name);
     };
-    let etag = wright_webui::vendor::etag();
-    if headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag))
-    {
-        return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
-    }
-    match tokio::fs::read(&path).await {
-        Ok(body) => (
-            [
-                (header::CONTENT_TYPE, content_type.to_string()),
-                (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
-                (header::CACHE_CONTROL, "no-cache".to_string()),
-                (header::ETAG, etag),
-            ],
-            body,
-        )
-            .into_response(),
-        Err(e) => {
-            tracing::warn!("{}: {e}", path.display());
-            not_fetched(&name)
-        }
-    }
+    vendored(&path, content_type, wright_webui::vendor::etag(), &headers).await.unwrap_or_else(|| not_fetched(&name))
 }
 
 fn not_fetched(name: &str) -> Response {

@@ -1,6 +1,6 @@
 // The words of the assistant's page tools, from plain data: a describe tree's lines, the
 // changes between two snapshots, matching by accessible name, and the error that lists the
-// candidates. No DOM here (a11y.js reads the page; these run under node's tests as they are).
+// candidates. No DOM here (a11y-page.js reads the page; node's tests run these as they are).
 
 export const NAME_MAX = 100; // characters of a name shown in a line (matching uses the whole name)
 export const VALUE_MAX = 80; // characters of a field's value shown

@@ -1,7 +1,8 @@
 // The in-app assistant's logic that needs no page: its words (English, Portuguese), running a
 // round of the model's tool calls (all at once, each with a timeout, answered as one batch in
 // the calls' order, each output capped), what to do with the calls a reload left waiting, and
-// the storage keys. assistant.js draws the panel and speaks to the server with these.
+// the storage keys. assistant.js draws the panel (assistant-messages.js its conversation) and
+// speaks to the server (assistant-server.js) with these.
 
 export const OUTPUT_MAX = 48000; // characters of one tool's output sent back
 export const TOOL_TIMEOUT_MS = 15000;

@@ -9,24 +9,23 @@
 // mounts it (data-lang, data-open and data-manual are optional); mountAssistant() does the
 // same from code. Everything a model or a person wrote goes in as text or through the safe
 // Markdown renderer, never as markup.
+//
+// assistant-messages.js draws the conversation, assistant-server.js talks to the server.
 
-import { renderMarkdown } from './markdown.js';
-import { readSse } from './sse.js';
 import { ASSISTANT_ATTR, clickElement, describeWhenSettled, fillFormElement } from './a11y.js';
 import {
   activeTools,
   capOutput,
   errorText,
-  partText,
   pickLang,
   planPending,
   runRound,
-  sourceLine,
-  storageKeys,
   toolDone,
   toolStatus,
   translator,
 } from './assistant-core.js';
+import { h, messageLog } from './assistant-messages.js';
+import { HttpError, Server, messageOf } from './assistant-server.js';
 
 const HERE = import.meta.url;
 const TEXTAREA_MAX_PX = 160;
@@ -49,113 +48,6 @@ const BUILTINS = {
     return { changed: r.changed, settled_ms: r.settled_ms };
   },
 };
-
-/// An element: `props` are attributes (class, role, aria-*, data-*, type, …) except `text`
-/// (its textContent) and `on` ({event: handler}).
-function h(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'text') node.textContent = v;
-    else if (k === 'on') for (const [ev, fn] of Object.entries(v)) node.addEventListener(ev, fn);
-    else node.setAttribute(k, v === true ? '' : String(v));
-  }
-  node.append(...children.filter((c) => c !== null && c !== undefined));
-  return node;
-}
-
-class HttpError extends Error {
-  constructor(status, message) {
-    super(message);
-    this.status = status;
-  }
-}
-
-/// The server: its address, who this visitor is (the session cookie, or a visitor token got
-/// with the embed key and kept in localStorage) and the language to answer in.
-class Server {
-  constructor(endpoint, embedKey, lang) {
-    this.endpoint = String(endpoint || '').replace(/\/+$/, '');
-    this.embedKey = embedKey || null;
-    this.lang = lang;
-    this.keys = storageKeys(this.embedKey);
-  }
-
-  stored() {
-    try {
-      return localStorage.getItem(this.keys.token);
-    } catch {
-      return null;
-    }
-  }
-
-  async visitorToken(fresh) {
-    if (!this.embedKey) return null;
-    if (!fresh) {
-      const have = this.stored();
-      if (have) return have;
-    }
-    const res = await fetch(`${this.endpoint}/api/embed/visitors`, {
-      method: 'POST',
-      credentials: 'omit',
-      headers: { 'X-Wright-Embed-Key': this.embedKey, Accept: 'application/json' },
-    });
-    if (!res.ok) throw new HttpError(res.status, await messageOf(res));
-    const body = await res.json();
-    if (!body?.token) throw new HttpError(res.status, 'no visitor token in the answer');
-    try {
-      localStorage.setItem(this.keys.token, body.token);
-    } catch {
-      // Private mode: the token lives as long as the page.
-    }
-    this.token = body.token;
-    return body.token;
-  }
-
-  /// fetch() on the server with this visitor's credentials; a 401 gets a fresh visitor token
-  /// once. Rejects only when the network fails; an error status comes back as the response.
-  async request(path, { method = 'GET', body, stream = false } = {}) {
-    const send = async (fresh) => {
-      const headers = { Accept: stream ? 'text/event-stream' : 'application/json', 'Accept-Language': this.lang };
-      if (body !== undefined) headers['Content-Type'] = 'application/json';
-      const token = this.embedKey ? (fresh ? await this.visitorToken(true) : this.token || (await this.visitorToken(false))) : null;
-      if (token) headers.Authorization = `Bearer ${token}`;
-      return fetch(`${this.endpoint}${path}`, {
-        method,
-        headers,
-        credentials: this.embedKey ? 'omit' : 'include',
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    };
-    let res = await send(false);
-    if (res.status === 401 && this.embedKey) res = await send(true);
-    return res;
-  }
-
-  /// A JSON call: the parsed answer, or an HttpError with the server's message.
-  async json(path, options) {
-    const res = await this.request(path, options);
-    if (!res.ok) throw new HttpError(res.status, await messageOf(res));
-    if (res.status === 204) return null;
-    const type = res.headers.get('content-type') || '';
-    return type.includes('json') ? res.json() : null;
-  }
-}
-
-/// The server's words for a failed answer (its {"error": {message}}), or the status.
-async function messageOf(res) {
-  try {
-    const type = res.headers.get('content-type') || '';
-    if (type.includes('json')) {
-      const body = await res.json();
-      const m = body?.error?.message || body?.message || (typeof body?.error === 'string' ? body.error : '');
-      if (m) return `${m} (HTTP ${res.status})`;
-    }
-  } catch {
-    // fall through to the status
-  }
-  return `HTTP ${res.status}`;
-}
 
 const mounted = new WeakMap();
 
@@ -279,10 +171,9 @@ export function mountAssistant({ endpoint = '', embedKey = null, container, lang
     newButton.disabled = busy;
     clearButton.disabled = busy || !state.id;
   };
-  const nearBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight < 80;
-  const scrollDown = (force = false) => {
-    if (force || nearBottom()) log.scrollTop = log.scrollHeight;
-  };
+  // The conversation in the log: the messages, the reply being written, an answer's events.
+  const messages = messageLog({ log, empty, t, state, setStatus });
+  const { add, chip, clearLog, newReply, note, read, scrollDown, settleReply, storedMessage, userBubble } = messages;
   const grow = () => {
     input.style.height = 'auto';
     input.style.height = `${Math.min(input.scrollHeight + 2, TEXTAREA_MAX_PX)}px`;
@@ -309,114 +200,7 @@ export function mountAssistant({ endpoint = '', embedKey = null, container, lang
     }
   }
 
-  // ---- messages ----------------------------------------------------------------------------
-
-  const clearLog = () => {
-    log.replaceChildren(empty);
-    empty.hidden = false;
-  };
-  const add = (node) => {
-    empty.hidden = true;
-    log.append(node);
-    scrollDown(true);
-    return node;
-  };
-
-  function userBubble(text) {
-    return add(h('article', { class: 'msg user' }, h('div', { class: 'who', text: t('you') }), h('div', { class: 'bubble plain', text })));
-  }
-
-  function sources(part) {
-    const box = h('div', { class: 'sources' }, h('p', { class: 'sources-title', text: t('sources') }));
-    const list = h('ul');
-    const seen = new Set();
-    for (const hit of part.hits || []) {
-      const line = sourceLine(hit);
-      if (!line || seen.has(line)) continue;
-      seen.add(line);
-      list.append(h('li', { title: hit.snippet || '', text: line }));
-    }
-    if (!list.children.length) return null;
-    box.append(list);
-    return box;
-  }
-
-  function renderPart(part) {
-    switch (part?.type) {
-      case 'text':
-        return renderMarkdown(part.text || '');
-      case 'documents':
-        return sources(part);
-      case 'error':
-        return h('p', { class: 'part warn', role: 'note', text: `⚠ ${t('tool_error', { tool: part.tool || '?', message: part.message || '' })}` });
-      default:
-        return h('p', { class: 'part other', text: partText(part) });
-    }
-  }
-
-  /// Draw a stored reply's parts into `bubble`: text first, then the rest (sources last).
-  function fillParts(bubble, parts) {
-    const rank = (p) => (p?.type === 'text' ? 0 : p?.type === 'documents' ? 2 : 1);
-    const ordered = parts.map((p, i) => [rank(p), i, p]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[2]);
-    const nodes = ordered.map(renderPart).filter(Boolean);
-    bubble.replaceChildren(...nodes);
-  }
-
-  function storedMessage(m) {
-    if (m.role === 'user') {
-      const text = (m.parts || []).filter((p) => p.type === 'text').map((p) => p.text).join('\n');
-      if (text) userBubble(text);
-      return;
-    }
-    if (m.role !== 'assistant') return;
-    const bubble = h('div', { class: 'bubble' });
-    fillParts(bubble, m.parts || []);
-    if (!bubble.childNodes.length) return;
-    add(h('article', { class: 'msg assistant', 'data-id': m.id }, h('div', { class: 'who', text: t('assistant') }), bubble));
-  }
-
-  /// A reply being written: its tool chips, its streamed text, the parts tools gave.
-  function newReply(content) {
-    const chips = h('ul', { class: 'chips' });
-    const text = h('div', { class: 'streamed' });
-    const extra = h('div', { class: 'extra' });
-    const bubble = h('div', { class: 'bubble' }, chips, text, extra);
-    const article = h('article', { class: 'msg assistant streaming' }, h('div', { class: 'who', text: t('assistant') }), bubble);
-    add(article);
-    const reply = { content, article, bubble, chips, text, extra, streamed: '', final: null, rounds: 0, frame: 0, chipOf: new Map() };
-    state.reply = reply;
-    return reply;
-  }
-
-  function chip(reply, key, text, kind) {
-    let li = reply.chipOf.get(key);
-    if (!li) {
-      li = h('li');
-      reply.chipOf.set(key, li);
-      reply.chips.append(li);
-    }
-    li.className = `chip ${kind}`;
-    li.textContent = text;
-    scrollDown();
-  }
-
-  function showStreamed(reply) {
-    if (reply.frame) return;
-    reply.frame = requestAnimationFrame(() => {
-      reply.frame = 0;
-      if (reply.final) return;
-      reply.text.replaceChildren(renderMarkdown(reply.streamed));
-      scrollDown();
-    });
-  }
-
-  /// The reply is over: keep what it showed (or drop it when it showed nothing).
-  function settleReply(reply) {
-    reply.article.classList.remove('streaming');
-    if (!reply.final && reply.streamed) reply.text.replaceChildren(renderMarkdown(reply.streamed));
-    if (!reply.final && !reply.streamed && !reply.chips.children.length && !reply.extra.children.length) reply.article.remove();
-    if (state.reply === reply) state.reply = null;
-  }
+  // ---- talking to the server ---------------------------------------------------------------
 
   /// An error in the chat, with a Retry that runs `retry`.
   function failure(message, retry) {
@@ -432,12 +216,6 @@ export function mountAssistant({ endpoint = '', embedKey = null, container, lang
     setBusy(false);
   }
 
-  function note(reply, text) {
-    reply.extra.append(h('p', { class: 'part note', text }));
-  }
-
-  // ---- talking to the server ---------------------------------------------------------------
-
   /// What went wrong, in the panel's words: the server's message, or that it was unreachable.
   const problem = (e) => (e instanceof HttpError ? t('error', { message: e.message }) : t('unreachable', { message: errorText(e) }));
 
@@ -449,70 +227,6 @@ export function mountAssistant({ endpoint = '', embedKey = null, container, lang
   const conv = () => `/api/chat/${encodeURIComponent(state.id)}`;
 
   const readOnly = (name) => !!(state.config?.tools || []).find((tool) => tool.name === name)?.read_only;
-
-  /// Read one answer's events into `reply`: {calls} when the turn waits for the browser,
-  /// {done: reason} when it is over, {broken} when the stream stopped short.
-  async function read(reply, res) {
-    const outcome = {};
-    try {
-      await readSse(res, {
-        onEvent: (e) => {
-          const d = e.data && typeof e.data === 'object' ? e.data : {};
-          switch (e.event) {
-            case 'text_delta':
-              setStatus(t('writing'));
-              reply.streamed += d.text || '';
-              showStreamed(reply);
-              break;
-            case 'tool_selected':
-              setStatus(toolStatus(d.tool, d.arguments, t));
-              chip(reply, `server:${d.tool}`, toolStatus(d.tool, d.arguments, t), 'running');
-              break;
-            case 'tool_result': {
-              const failed = d.success === false ? { error: d.error || '' } : null;
-              chip(reply, `server:${d.tool}`, toolDone(d.tool, {}, failed, t), failed ? 'failed' : 'done');
-              const sd = d.structured_data;
-              if (sd && typeof sd === 'object' && !reply.final) {
-                const part = sd.type === 'documents' || !Array.isArray(sd.hits) ? sd : { type: 'documents', ...sd };
-                if (part.type === 'documents') {
-                  const node = sources(part);
-                  if (node) reply.extra.append(node);
-                }
-              }
-              setStatus(t('thinking'));
-              break;
-            }
-            case 'client_tool_calls':
-              outcome.calls = Array.isArray(d.calls) ? d.calls : [];
-              outcome.round = d.round;
-              break;
-            case 'message': {
-              const m = d.message && typeof d.message === 'object' ? d.message : d;
-              if (m.role === 'assistant') {
-                reply.final = m;
-                fillParts(reply.bubble, m.parts || []);
-                reply.bubble.prepend(reply.chips);
-                scrollDown();
-              }
-              break;
-            }
-            case 'error':
-              outcome.error = d.message || t('error', { message: '' });
-              break;
-            case 'done':
-              outcome.done = d.finish_reason || 'stop';
-              return false;
-            default:
-          }
-          return true;
-        },
-      });
-    } catch (e) {
-      outcome.broken = errorText(e);
-    }
-    if (!outcome.calls && !outcome.done && !outcome.broken) outcome.broken = 'the answer stopped before it was finished';
-    return outcome;
-  }
 
   /// Make `request` (a POST whose answer is the turn's event stream) and follow the turn to
   /// its end: the browser's tool calls run and their results go back, round after round.

@@ -45,6 +45,8 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "sse.js", content_type: JS, body: include_str!("../assets/sse.js") },
     Asset { name: "words.js", content_type: JS, body: WORDS_JS },
     Asset { name: "assistant.js", content_type: JS, body: include_str!("../assets/assistant.js") },
+    Asset { name: "assistant-messages.js", content_type: JS, body: include_str!("../assets/assistant-messages.js") },
+    Asset { name: "assistant-server.js", content_type: JS, body: include_str!("../assets/assistant-server.js") },
     Asset {
         name: "assistant.css",
         content_type: "text/css; charset=utf-8",
@@ -52,6 +54,8 @@ pub const ASSETS: &[Asset] = &[
     },
     Asset { name: "assistant-core.js", content_type: JS, body: include_str!("../assets/assistant-core.js") },
     Asset { name: "a11y.js", content_type: JS, body: include_str!("../assets/a11y.js") },
+    Asset { name: "a11y-page.js", content_type: JS, body: include_str!("../assets/a11y-page.js") },
+    Asset { name: "a11y-act.js", content_type: JS, body: include_str!("../assets/a11y-act.js") },
     Asset { name: "a11y-text.js", content_type: JS, body: include_str!("../assets/a11y-text.js") },
 ];
 
@@ -62,7 +66,11 @@ pub const ASSISTANT: &[&str] = &[
     "assistant.js",
     "assistant.css",
     "assistant-core.js",
+    "assistant-messages.js",
+    "assistant-server.js",
     "a11y.js",
+    "a11y-page.js",
+    "a11y-act.js",
     "a11y-text.js",
     "markdown.js",
     "highlight.js",
@@ -191,17 +199,21 @@ mod tests {
         }
         assert!(seen.contains("a11y.js") && seen.contains("markdown.js") && seen.contains("sse.js"), "{seen:?}");
         assert!(assistant_asset("assistant.css").is_some() && assistant_asset("app.js").is_none());
-        let a11y = asset("a11y.js").unwrap().body;
+        // a11y.js reads the page through a11y-page.js, which computes roles and names with it.
+        let a11y = asset("a11y-page.js").unwrap().body;
         assert!(a11y.contains("from './vendor/dom-accessibility-api/index.mjs'"));
         let panel = asset("assistant.js").unwrap().body;
         for needle in ["data-testid", "import.meta.url", "'assistant.css'", "attachShadow"] {
             assert!(panel.contains(needle), "assistant.js lacks {needle}");
         }
         // No inline style or script: a page's strict CSP must not break the panel.
-        for bad in
-            ["setAttribute('style'", "h('style'", "h('script'", "createElement('style')", "createElement('script')"]
-        {
-            assert!(!panel.contains(bad), "assistant.js has {bad}");
+        for name in ["assistant.js", "assistant-messages.js"] {
+            let body = asset(name).unwrap().body;
+            for bad in
+                ["setAttribute('style'", "h('style'", "h('script'", "createElement('style')", "createElement('script')"]
+            {
+                assert!(!body.contains(bad), "{name} has {bad}");
+            }
         }
     }
 }

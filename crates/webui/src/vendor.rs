@@ -102,7 +102,7 @@ pub const SERVED: &[Served] = &[
 
 /// Every file served under `/assistant/vendor/` (`name` holds slashes: the package keeps its
 /// layout, since its modules import `./util.mjs`, `./polyfills/SetLike.mjs` and so on; `file`
-/// is the path in [`dom_accessibility_api_dir`]). `a11y.js` imports
+/// is the path in [`dom_accessibility_api_dir`]). `a11y-page.js` imports
 /// `./vendor/dom-accessibility-api/index.mjs`.
 pub const ASSISTANT_SERVED: &[Served] = &[
     Served { name: "dom-accessibility-api/index.mjs", file: "index.mjs", content_type: JS },
