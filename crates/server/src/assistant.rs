@@ -245,9 +245,20 @@ pub async fn tool_results(
         .next_back()
         .unwrap_or(0);
     if let Answered::RoundComplete { run } = answered {
-        let turn = state.store.assistant_turn(&run).await?;
+        // This request resumes the turn (no one else will): if it cannot, the turn ends here
+        // rather than wait for ever.
+        let ready = match state.store.assistant_turn(&run).await {
+            Ok(turn) => scope_named(&state, &turn.assistant).await.map(|scope| (turn, scope)),
+            Err(e) => Err(e.into()),
+        };
+        let (turn, scope) = match ready {
+            Ok(r) => r,
+            Err(e) => {
+                state.engine.fail_chat_turn(&run, &format!("This turn could not go on: {}", e.message)).await;
+                return Err(e);
+            }
+        };
         let lang = Lang::parse_loose(&turn.lang).unwrap_or_else(|| lang_of(&headers));
-        let scope = scope_named(&state, &turn.assistant).await?;
         let (engine, metrics, stop) = (state.engine.clone(), state.metrics.clone(), state.streams_stop.clone());
         tokio::spawn(async move {
             let sinks: Vec<Arc<dyn wright_events::EventSink>> = vec![Arc::new(ChatSink(metrics))];
