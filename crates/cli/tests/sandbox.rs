@@ -66,7 +66,12 @@ fn tool_results(req: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// One hostile build at a time: each one's fork storm would otherwise starve the other's
+/// commands past their time limit on a small machine.
+static ONE_STORM: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn hostile_build(sandbox: &str, daemon_marker: &str) {
+    let _alone = ONE_STORM.lock().await;
     let mock = MockLlm::start(hostile_turns(daemon_marker)).await;
     let run = wright(&mock.base_url, "make a counter app", &["--sandbox", sandbox, "--command-timeout", "8"]).await;
     assert_eq!(run.code, 0, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
