@@ -69,7 +69,8 @@ pub fn message_id() -> String {
     format!("m-{:012x}", fastrand::u64(..) & 0xffff_ffff_ffff)
 }
 
-fn message(role: Role, parts: Vec<Part>, run: &str) -> ChatMessage {
+/// A new message of `role` with `parts`, written in run `run`.
+pub fn message(role: Role, parts: Vec<Part>, run: &str) -> ChatMessage {
     ChatMessage {
         id: message_id(),
         role,

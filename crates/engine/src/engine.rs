@@ -107,6 +107,8 @@ pub struct Engine {
     embedding: OnceCell<chat::Embedding>,
     /// The in-app assistants' document indexes, one per folder.
     docs: assistant::DocsIndexes,
+    /// wright's own docs folder, once they are written into the data dir.
+    wright_docs: std::sync::OnceLock<PathBuf>,
 }
 
 /// A template name as users type it.
@@ -198,6 +200,7 @@ impl Engine {
             chat: OnceCell::new(),
             embedding: OnceCell::new(),
             docs: Default::default(),
+            wright_docs: std::sync::OnceLock::new(),
         })
     }
 

@@ -24,9 +24,23 @@ const LOGIN_LINK: Duration = Duration::from_secs(24 * 3600);
 
 /// A new random secret: `wr_` and 64 hex digits (256 bits).
 pub fn new_token() -> String {
+    token_with("wr_")
+}
+
+/// `prefix` and 64 random hex characters (two v4 UUIDs): an unguessable secret.
+pub fn token_with(prefix: &str) -> String {
     let a = uuid::Uuid::new_v4().simple().to_string();
     let b = uuid::Uuid::new_v4().simple().to_string();
-    format!("wr_{a}{b}")
+    format!("{prefix}{a}{b}")
+}
+
+/// The token of an `Authorization: Bearer …` header.
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim)
 }
 
 /// What the store keeps of a token.
@@ -79,13 +93,7 @@ impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let bearer = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-            .map(str::trim);
-        let user = if let Some(token) = bearer {
+        let user = if let Some(token) = bearer(&parts.headers) {
             state.store.user_by_token(&hash_token(token)).await?
         } else if let Some(session) = cookie_value(&parts.headers, COOKIE) {
             if !same_site_request(parts) {

@@ -3,7 +3,7 @@
 //! visitor's own conversations; it opens the chat routes and nothing else, and only from the
 //! origins its key allows (CORS answers name the caller's origin only when the key allows it).
 
-use crate::auth::{Caller, hash_token};
+use crate::auth::{Caller, bearer, hash_token, token_with};
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::extract::{FromRequestParts, Request, State};
@@ -38,26 +38,14 @@ impl ChatCaller {
     }
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim)
-}
-
 /// A visitor token: `vt_` and 64 hex characters.
 pub fn new_visitor_token() -> String {
-    let a = uuid::Uuid::new_v4().simple().to_string();
-    let b = uuid::Uuid::new_v4().simple().to_string();
-    format!("vt_{a}{b}")
+    token_with("vt_")
 }
 
 /// An embed key's secret: `ek_` and 64 hex characters.
 pub fn new_embed_key() -> String {
-    let a = uuid::Uuid::new_v4().simple().to_string();
-    let b = uuid::Uuid::new_v4().simple().to_string();
-    format!("ek_{a}{b}")
+    token_with("ek_")
 }
 
 /// `origin` is one `key` allows (scheme, host and port, exactly).

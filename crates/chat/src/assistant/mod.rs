@@ -10,13 +10,14 @@ pub mod ui_tools;
 
 use crate::model::provider_words;
 use crate::reply::{as_text, tokens_of};
+use crate::turn::message;
 use async_trait::async_trait;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use wright_events::chat::{ChatMessage, ClientCall, ClientToolDef, ContentFlags, Part, Role};
+use wright_events::chat::{ChatMessage, ClientCall, ClientToolDef, Part, Role};
 use wright_events::{Emitter, EventKind, Lang};
 use wright_provider::{ChatRequest, Delta, Message, Provider, RetryPolicy, ToolChoice, ToolSpec, Usage, complete};
 use wright_store::{AssistantTurn, CallRow, CallStatus, Side, Store, TurnState};
@@ -105,18 +106,6 @@ pub fn capped(text: &str) -> String {
     }
     let kept: String = text.chars().take(MAX_OUTPUT_CHARS).collect();
     format!("{kept}\n… (cut at {MAX_OUTPUT_CHARS} characters)")
-}
-
-fn message(role: Role, parts: Vec<Part>, run: &str) -> ChatMessage {
-    ChatMessage {
-        id: crate::turn::message_id(),
-        role,
-        flags: ContentFlags::of(&parts),
-        parts,
-        run: Some(run.to_string()),
-        created_at: chrono::Utc::now().to_rfc3339(),
-        feedback: None,
-    }
 }
 
 impl AssistantDeps {

@@ -126,14 +126,18 @@ impl Engine {
     }
 
     /// The folder wright's own assistant searches: `[assistant] docs`, else wright's own docs
-    /// written into the data dir.
+    /// written into the data dir (once per engine).
     pub fn wright_docs_dir(&self) -> Result<PathBuf, EngineError> {
         if let Some(dir) = &self.file.assistant.docs {
             return Ok(dir.clone());
         }
+        // Written once per engine (every message asks for the folder); a failure is tried again.
+        if let Some(dir) = self.wright_docs.get() {
+            return Ok(dir.clone());
+        }
         let dir = self.data_dir.join("docs").join("wright");
         materialise_wright_docs(&dir)?;
-        Ok(dir)
+        Ok(self.wright_docs.get_or_init(|| dir).clone())
     }
 
     /// The index of the documents in `dir`, opened once and kept up to date in the background
@@ -292,15 +296,8 @@ impl Engine {
 
     async fn interrupt(&self, conversation: &str, run: &str, lang: Lang) {
         let words = prompt::interrupted(lang);
-        let reply = wright_events::chat::ChatMessage {
-            id: wright_chat::turn::message_id(),
-            role: wright_events::chat::Role::Assistant,
-            flags: Default::default(),
-            parts: vec![Part::Text { text: words }],
-            run: Some(run.to_string()),
-            created_at: chrono::Utc::now().to_rfc3339(),
-            feedback: None,
-        };
+        let reply =
+            wright_chat::turn::message(wright_events::chat::Role::Assistant, vec![Part::Text { text: words }], run);
         if let Err(e) = self.store.add_message(conversation, &reply, &[]).await {
             tracing::warn!(run, "the interrupted turn's reply was not stored: {e}");
         }
