@@ -20,7 +20,8 @@ use wright_events::api::{CancelState, RunId};
 use wright_events::words::{Said, say};
 use wright_events::{EventKind, Lang, Level};
 use wright_store::{
-    BuildFinish, BuildRecord, CancelOutcome, Enqueued, NewBuild, QueuedBuild, RunEnd, RunStatus, Tokens,
+    BuildFinish, BuildRecord, CancelOutcome, Enqueued, LimitKind, Limits, NewBuild, QueuedBuild, RunEnd, RunStatus,
+    Tokens,
 };
 
 /// Most acceptance commands one request may add, and the longest one.
@@ -65,40 +66,36 @@ fn validate(state: &AppState, body: &BuildBody) -> ApiResult<()> {
     Ok(())
 }
 
-/// Per-user limits: builds at once, and builds per hour (answered with when to try again).
-async fn check_limits(state: &AppState, caller: &Caller) -> ApiResult<()> {
-    let user = &caller.0.id;
+/// The answer to a request that a per-user limit refused (decided by the store in the
+/// transaction that would have queued it): 429 with when to try again.
+async fn refuse(state: &AppState, user: &str, kind: LimitKind, count: u64, oldest: Option<String>) -> ApiError {
     let cfg = &state.cfg;
-    let refuse = |reason: &'static str, message: String, retry: u64| {
-        let state = state.clone();
-        let user = user.clone();
-        async move {
-            state.metrics.refused(reason);
-            if let Err(e) = state.store.log_refusal(&user, reason).await {
-                tracing::warn!("refusal not logged: {e}");
-            }
-            ApiError::too_many("rate_limited", message, retry)
+    state.metrics.refused(kind.as_str());
+    if let Err(e) = state.store.log_refusal(user, kind.as_str()).await {
+        tracing::warn!("refusal not logged: {e}");
+    }
+    match kind {
+        LimitKind::Concurrent => ApiError::too_many(
+            "rate_limited",
+            format!(
+                "you have {count} builds queued or running, the most at once ({}); wait for one to end",
+                cfg.max_concurrent_builds
+            ),
+            10,
+        ),
+        LimitKind::Hourly => {
+            let hour = chrono::Duration::hours(1);
+            let retry = oldest
+                .and_then(|o| chrono::DateTime::parse_from_rfc3339(&o).ok())
+                .map(|o| (o.with_timezone(&chrono::Utc) + hour - chrono::Utc::now()).num_seconds().max(1) as u64)
+                .unwrap_or(60);
+            ApiError::too_many(
+                "rate_limited",
+                format!("you started {count} builds in the last hour, the most allowed; try again in {retry} s"),
+                retry,
+            )
         }
-    };
-    if state.store.active_builds(user).await? >= u64::from(cfg.max_concurrent_builds) {
-        let m = format!(
-            "you have {} builds queued or running, the most at once; wait for one to end",
-            cfg.max_concurrent_builds
-        );
-        return Err(refuse("concurrent", m, 10).await);
     }
-    let hour = chrono::Duration::hours(1);
-    let since = (chrono::Utc::now() - hour).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let (count, oldest) = state.store.builds_since(user, &since).await?;
-    if count >= u64::from(cfg.builds_per_hour) {
-        let retry = oldest
-            .and_then(|o| chrono::DateTime::parse_from_rfc3339(&o).ok())
-            .map(|o| (o.with_timezone(&chrono::Utc) + hour - chrono::Utc::now()).num_seconds().max(1) as u64)
-            .unwrap_or(60);
-        let m = format!("you started {count} builds in the last hour, the most allowed; try again in {retry} s");
-        return Err(refuse("hourly", m, retry).await);
-    }
-    Ok(())
 }
 
 /// Queue a build.
@@ -160,7 +157,7 @@ pub async fn create(
     if let Some(m) = &state.cfg.moderation {
         m.check(&body.prompt).await.inspect_err(|_| state.metrics.refused("moderation"))?;
     }
-    check_limits(&state, &caller).await?;
+    let cfg_limits = (state.cfg.max_concurrent_builds, state.cfg.builds_per_hour);
     let id = wright_engine::new_build_id();
     let workspace = match &parent {
         Some(p) => p.start.workspace.clone(),
@@ -198,6 +195,7 @@ pub async fn create(
         // 128 random bits: the preview address is the capability to see the build's files.
         preview_key: uuid::Uuid::new_v4().simple().to_string(),
         first_event: Some(first),
+        limits: Some(Limits { concurrent: cfg_limits.0, per_hour: cfg_limits.1 }),
     };
 
     match state.store.enqueue_build(&queued).await? {
@@ -215,6 +213,7 @@ pub async fn create(
             Ok((StatusCode::ACCEPTED, Json(created)))
         }
         Enqueued::Existing(b) => Ok(existing(*b)),
+        Enqueued::Limited { kind, count, oldest } => Err(refuse(&state, &caller.0.id, kind, count, oldest).await),
         Enqueued::FolderBusy(other) => Err(ApiError::new(
             StatusCode::CONFLICT,
             "conflict",

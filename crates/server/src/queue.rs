@@ -48,7 +48,7 @@ async fn worker(shared: AppState, n: usize, stop: CancellationToken) {
         if stop.is_cancelled() {
             return;
         }
-        match shared.store.claim_build(&name, &time_from_now(shared.cfg.lease)).await {
+        match shared.store.claim_build(&name, shared.cfg.lease).await {
             Ok(Some(record)) => {
                 let span = tracing::info_span!("build", build = %record.start.id, worker = %name);
                 run_claimed(&shared, &name, record).instrument(span).await
@@ -348,7 +348,7 @@ async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handl
         if shared.store.cancel_requested(&id).await.unwrap_or(false) {
             handles.cancel.cancel();
         }
-        match shared.store.renew_lease(&id, &worker, &time_from_now(lease)).await {
+        match shared.store.renew_lease(&id, &worker, lease).await {
             Ok(true) => renewed = Instant::now(),
             Ok(false) => {
                 tracing::warn!(build = %id, "another worker holds the build now; dropping this run");
@@ -378,11 +378,10 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
     let every = (shared.cfg.lease / 2).max(Duration::from_millis(200));
     sweep_snapshots(&shared).await;
     loop {
-        let now = wright_events::now();
         // This process's own workers are alive: a lease they could not renew for a while (a
         // busy database) is theirs to renew once it answers, not a build to run twice.
         let own = format!("{}-w", shared.queue.instance);
-        match shared.store.take_expired(&now, &name, &time_from_now(shared.cfg.lease * 4), &own).await {
+        match shared.store.take_expired(&name, shared.cfg.lease * 4, &own).await {
             Ok(lost) => {
                 for b in lost {
                     // Not settled: the lease runs out again and the next pass tries once more.

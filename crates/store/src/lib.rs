@@ -16,6 +16,7 @@ pub mod assistant;
 pub mod chat;
 pub mod note;
 pub mod notify;
+mod pg;
 pub mod runlog;
 mod sqlite;
 mod sqlite_assistant;
@@ -32,6 +33,7 @@ pub use assistant::{Answer, Answered, AssistantStore, AssistantTurn, CallRow, Ca
 pub use chat::{ChatStore, Conversation, StoredCard};
 pub use note::{Note, NoteStatus};
 pub use notify::{LocalNotifier, Notifier, Signal};
+pub use pg::{PgNotifier, PgStore};
 pub use runlog::{Draft, Finished, Logged, RunEnd, RunLog, SAFETY_NET};
 pub use sqlite::SqliteStore;
 pub use sqlite_service::new_user;
@@ -40,6 +42,7 @@ pub use writer::{LogWriter, MAX_GROUP};
 
 use async_trait::async_trait;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -140,14 +143,17 @@ pub trait Store: RunLog + ChatStore + AssistantStore {
     /// Queue a build, unless the owner already has it: the same `idempotency_key`, or an
     /// identical request (`dedup_key`) still queued or running.
     async fn enqueue_build(&self, build: &QueuedBuild) -> Result<Enqueued>;
-    /// Take the oldest queued build for `worker`, running until `lease_until` unless renewed.
-    async fn claim_build(&self, worker: &str, lease_until: &str) -> Result<Option<BuildRecord>>;
-    /// Extend a claimed build's lease; false when the worker no longer holds it.
-    async fn renew_lease(&self, id: &str, worker: &str, lease_until: &str) -> Result<bool>;
-    /// Take the running builds whose lease ended before `now` (their worker is gone), so that
-    /// exactly one caller ends each of them. Builds of workers whose names start with `spare`
-    /// are left alone: the caller's own workers, alive though their renewals were held up.
-    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str, spare: &str) -> Result<Vec<BuildRecord>>;
+    /// Take the oldest queued build for `worker`, leased for `lease` from now by the store's
+    /// clock (the database's, never a worker's: clocks of many machines disagree).
+    async fn claim_build(&self, worker: &str, lease: Duration) -> Result<Option<BuildRecord>>;
+    /// Extend a claimed build's lease to `lease` from now; false when the worker no longer
+    /// holds it.
+    async fn renew_lease(&self, id: &str, worker: &str, lease: Duration) -> Result<bool>;
+    /// Take the running builds whose lease has ended by the store's clock (their worker is
+    /// gone), holding each for `lease`, so that exactly one caller ends each of them. Builds of
+    /// workers whose names start with `spare` are left alone: the caller's own workers, alive
+    /// though their renewals were held up.
+    async fn take_expired(&self, reaper: &str, lease: Duration, spare: &str) -> Result<Vec<BuildRecord>>;
     /// Builds ahead of this one in the queue (0 when it is next or not queued).
     async fn queue_position(&self, id: &str) -> Result<u64>;
     /// Queued builds in all.
@@ -204,17 +210,17 @@ pub trait Store: RunLog + ChatStore + AssistantStore {
     async fn project_returned(&self, run_id: &str) -> Result<()>;
 }
 
-/// Open the store a URL names: `sqlite://PATH` (created if missing) or `sqlite::memory:`.
-/// `postgres://` is recognised and refused with a clear message until that store exists.
+/// Open the store a URL names: `sqlite://PATH` (created if missing), `sqlite::memory:`, or
+/// `postgres://user[:password]@host[:port]/database` (the shared store; migrated on open).
 pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
     if url.starts_with("sqlite:") {
         Ok(Arc::new(SqliteStore::open(url).await?))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Err(StoreError::Unsupported(
-            "PostgreSQL is not supported by this build of wright yet; use sqlite://PATH".into(),
-        ))
+        Ok(Arc::new(PgStore::open(url).await?))
     } else {
-        Err(StoreError::Invalid(format!("unknown database URL `{url}`; use sqlite://PATH")))
+        Err(StoreError::Invalid(format!(
+            "unknown database URL `{url}`; use sqlite://PATH or postgres://user@host/database"
+        )))
     }
 }
 

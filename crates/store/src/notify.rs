@@ -63,6 +63,18 @@ impl LocalNotifier {
     pub fn channels(&self) -> usize {
         self.with(|m| m.len())
     }
+
+    /// Whether anyone here follows `run` (a shared store reads another process's events only
+    /// for runs someone follows).
+    pub fn is_followed(&self, run: &str) -> bool {
+        self.with(|m| m.get(run).is_some_and(|tx| tx.receiver_count() > 0))
+    }
+
+    /// Close every run's channel: each follower reads the store again (after notices may have
+    /// been missed).
+    pub fn close_all(&self) {
+        self.with(|m| m.clear());
+    }
 }
 
 impl Notifier for LocalNotifier {

@@ -87,6 +87,21 @@ pub(crate) fn unjson<T: serde::de::DeserializeOwned>(s: &str, what: &str) -> Res
     serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
 }
 
+/// `d` from now by this machine's clock: a SQLite file has no clock of its own, and every
+/// process that shares one runs on the same machine.
+pub(crate) fn from_now(d: Duration) -> String {
+    let now = std::time::SystemTime::now() + d;
+    let t: chrono::DateTime<chrono::Utc> = now.into();
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// `d` ago by this machine's clock.
+pub(crate) fn from_now_minus(d: Duration) -> String {
+    let then = std::time::SystemTime::now() - d;
+    let t: chrono::DateTime<chrono::Utc> = then.into();
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 pub(crate) fn u(v: i64) -> u64 {
     v.max(0) as u64
 }
@@ -549,14 +564,14 @@ impl Store for SqliteStore {
         }
         Ok(done)
     }
-    async fn claim_build(&self, worker: &str, lease_until: &str) -> Result<Option<BuildRecord>> {
-        self.svc_claim(worker, lease_until).await
+    async fn claim_build(&self, worker: &str, lease: Duration) -> Result<Option<BuildRecord>> {
+        self.svc_claim(worker, &from_now(lease)).await
     }
-    async fn renew_lease(&self, id: &str, worker: &str, lease_until: &str) -> Result<bool> {
-        self.svc_renew(id, worker, lease_until).await
+    async fn renew_lease(&self, id: &str, worker: &str, lease: Duration) -> Result<bool> {
+        self.svc_renew(id, worker, &from_now(lease)).await
     }
-    async fn take_expired(&self, now: &str, reaper: &str, lease_until: &str, spare: &str) -> Result<Vec<BuildRecord>> {
-        self.svc_take_expired(now, reaper, lease_until, spare).await
+    async fn take_expired(&self, reaper: &str, lease: Duration, spare: &str) -> Result<Vec<BuildRecord>> {
+        self.svc_take_expired(&crate::now(), reaper, &from_now(lease), spare).await
     }
     async fn queue_position(&self, id: &str) -> Result<u64> {
         self.svc_queue_position(id).await

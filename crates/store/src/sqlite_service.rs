@@ -7,6 +7,7 @@ use crate::types::*;
 use crate::{Result, StoreError, new_id};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
+use std::time::Duration;
 
 fn user_row(r: &SqliteRow) -> Result<User> {
     let role: String = r.try_get("role")?;
@@ -49,8 +50,15 @@ impl SqliteStore {
             .await?
             .rows_affected();
             if inserted == 1 {
-                // Checked after the insert, in the same transaction, so two requests at once
-                // cannot both see the folder free.
+                // Limits and the folder are checked after the insert, in the same transaction
+                // (BEGIN IMMEDIATE: one writer at a time), so two requests at once cannot both
+                // see room left.
+                if let Some(limits) = q.limits
+                    && let Some(limited) = self.over_limit(&mut tx, &q.owner, &b.id, limits).await?
+                {
+                    tx.rollback().await?;
+                    return Ok(limited);
+                }
                 let busy = sqlx::query(
                     "SELECT id FROM builds WHERE workspace = ? AND id <> ? AND status IN ('queued', 'running') \
                      ORDER BY queued_at LIMIT 1",
@@ -92,6 +100,47 @@ impl SqliteStore {
             }
         }
         Err(StoreError::Invalid(format!("build {} could not be queued", q.build.id)))
+    }
+
+    /// The limit `owner` is at, not counting build `this`.
+    async fn over_limit(
+        &self,
+        tx: &mut sqlx::SqliteConnection,
+        owner: &str,
+        this: &str,
+        limits: crate::Limits,
+    ) -> Result<Option<Enqueued>> {
+        let active = sqlx::query(
+            "SELECT COUNT(*) AS n FROM builds WHERE owner = ? AND id <> ? AND status IN ('queued', 'running') \
+             AND kind <> 'chat'",
+        )
+        .bind(owner)
+        .bind(this)
+        .fetch_one(&mut *tx)
+        .await?;
+        let active = u(active.try_get("n")?);
+        if active >= u64::from(limits.concurrent) {
+            return Ok(Some(Enqueued::Limited { kind: crate::LimitKind::Concurrent, count: active, oldest: None }));
+        }
+        let since = crate::sqlite::from_now_minus(Duration::from_secs(3600));
+        let hour = sqlx::query(
+            "SELECT COUNT(*) AS n, MIN(queued_at) AS oldest FROM builds WHERE owner = ? AND id <> ? \
+             AND queued_at >= ? AND kind <> 'chat'",
+        )
+        .bind(owner)
+        .bind(this)
+        .bind(&since)
+        .fetch_one(&mut *tx)
+        .await?;
+        let count = u(hour.try_get("n")?);
+        if count >= u64::from(limits.per_hour) {
+            return Ok(Some(Enqueued::Limited {
+                kind: crate::LimitKind::Hourly,
+                count,
+                oldest: hour.try_get("oldest")?,
+            }));
+        }
+        Ok(None)
     }
 
     pub(crate) async fn svc_claim(&self, worker: &str, lease_until: &str) -> Result<Option<BuildRecord>> {

@@ -134,6 +134,32 @@ pub struct QueuedBuild {
     pub preview_key: String,
     /// Stored with the build, before any worker can take it (the queue notice).
     pub first_event: Option<wright_events::Event>,
+    /// The owner's limits, decided in the transaction that queues the build, so two servers
+    /// cannot both let an over-limit request through. `None`: no limit (a local run).
+    pub limits: Option<Limits>,
+}
+
+/// How many builds one owner may have queued or running at once, and queue per hour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub concurrent: u32,
+    pub per_hour: u32,
+}
+
+/// Which limit refused a build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitKind {
+    Concurrent,
+    Hourly,
+}
+
+impl LimitKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Concurrent => "concurrent",
+            Self::Hourly => "hourly",
+        }
+    }
 }
 
 /// What [`crate::Store::enqueue_build`] did.
@@ -147,6 +173,10 @@ pub enum Enqueued {
     /// one parent would write over each other's files, and a re-run's copy of the folder would
     /// put back the other's half-written state.
     FolderBusy(String),
+    /// Not queued: the owner is at a limit. `count` is what they have (at once, or this past
+    /// hour); `oldest` when the oldest build of the hour was queued (the hourly limit's
+    /// retry time), by the store's clock.
+    Limited { kind: LimitKind, count: u64, oldest: Option<String> },
 }
 
 /// What a cancel request found.

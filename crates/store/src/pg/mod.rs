@@ -1,0 +1,91 @@
+//! The shared store: PostgreSQL, for many API servers and workers on many machines.
+//!
+//! Same records and behaviour as [`crate::SqliteStore`] (one test suite runs on both), with
+//! what sharing needs: leases by the database's clock (`wright_now()`), claims with
+//! `FOR UPDATE SKIP LOCKED`, per-owner limits decided under a transaction-scoped advisory lock,
+//! appends fenced by the lease holder in the same transaction, and a [`PgNotifier`] that fans
+//! commits out to every process over `LISTEN`/`NOTIFY`.
+
+mod assistant;
+mod chat;
+mod notify;
+mod rows;
+mod runlog;
+mod store;
+
+pub use notify::PgNotifier;
+
+use crate::{Result, StoreError};
+use sqlx::PgPool;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations_pg");
+
+/// [`crate::Store`] on PostgreSQL.
+#[derive(Clone)]
+pub struct PgStore {
+    pub(crate) pool: PgPool,
+    pub(crate) notifier: Arc<PgNotifier>,
+}
+
+impl PgStore {
+    /// Connect to `url` (`postgres://user@host:port/db`), apply migrations (one process at a
+    /// time: sqlx holds an advisory lock while it migrates) and start listening for notices.
+    pub async fn open(url: &str) -> Result<Self> {
+        Self::open_with(url, 16).await
+    }
+
+    /// As [`PgStore::open`] with at most `connections` pooled connections (plus the listener's).
+    pub async fn open_with(url: &str, connections: u32) -> Result<Self> {
+        let options = PgConnectOptions::from_str(url)?.application_name("wright");
+        let pool = PgPoolOptions::new()
+            .max_connections(connections.max(2))
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(options)
+            .await
+            .map_err(|e| StoreError::Invalid(format!("cannot reach PostgreSQL at {}: {e}", redact(url))))?;
+        MIGRATOR.run(&pool).await?;
+        let notifier = PgNotifier::start(pool.clone()).await?;
+        Ok(Self { pool, notifier })
+    }
+
+    /// The pool (for benches and maintenance).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+/// A URL without its password, for messages.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            match creds.find(':') {
+                Some(c) => format!("{}{}:***{}", &url[..s + 3], &creds[..c], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// What a part not yet on PostgreSQL answers.
+#[allow(dead_code)]
+pub(crate) fn todo_pg(what: &str) -> StoreError {
+    StoreError::Unsupported(format!("{what} is not on PostgreSQL yet"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn passwords_stay_out_of_messages() {
+        assert_eq!(redact("postgres://w:secret@db:5432/wright"), "postgres://w:***@db:5432/wright");
+        assert_eq!(redact("postgres://w@db/wright"), "postgres://w@db/wright");
+        assert_eq!(redact("postgres://db/wright"), "postgres://db/wright");
+    }
+}

@@ -1,0 +1,1 @@
+//! PostgreSQL rows into the store's records.
