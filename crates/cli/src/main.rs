@@ -98,6 +98,9 @@ enum Command {
     Doctor(Box<sandbox::DoctorArgs>),
     /// Serve builds to many users over HTTP: a queue, workers, resumable event streams, previews.
     Serve(Box<serve::ServeArgs>),
+    /// Run builds from a shared queue without serving HTTP: start any number, on any machines,
+    /// beside `wright serve --no-workers` on the same PostgreSQL database (`--db postgres://…`).
+    Worker(Box<serve::WorkerArgs>),
     /// The tested starter apps new builds begin from: list, show, add your own, remove.
     Starters {
         #[command(subcommand)]
@@ -322,6 +325,7 @@ fn main() -> ExitCode {
             Command::Chat(args) => chat::chat(*args, cli.config).await,
             Command::Doctor(args) => sandbox::doctor(*args, cli.config).await,
             Command::Serve(args) => serve::serve(*args, cli.config).await,
+            Command::Worker(args) => serve::worker(*args, cli.config).await,
             Command::Starters { command } => starters::starters(command, cli.config, &mut std::io::stdout()).await,
             Command::Users { db, command } => {
                 let store = open_store(db, cli.config.as_deref()).await?;

@@ -22,8 +22,12 @@ pub struct ServeArgs {
     #[arg(long, env = "WRIGHT_PREVIEW_BIND", value_name = "ADDR")]
     preview_bind: Option<SocketAddr>,
     /// Builds run at once [default: the number of CPU cores].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "no_workers")]
     workers: Option<usize>,
+    /// Serve the API and previews only: builds wait in the shared database for `wright worker`
+    /// processes (on this machine or others) to run them.
+    #[arg(long)]
+    no_workers: bool,
     /// Builds one user may start per hour [default: 10].
     #[arg(long, value_name = "N")]
     builds_per_hour: Option<u32>,
@@ -79,7 +83,67 @@ pub struct ServeArgs {
     db: DbArgs,
 }
 
-pub async fn serve(mut args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
+/// `wright worker`: runs builds from the shared queue, serves no HTTP.
+#[derive(clap::Args)]
+pub struct WorkerArgs {
+    /// Builds run at once by this process [default: the number of CPU cores].
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    /// Seconds a claimed build stays claimed without this worker renewing it; a worker that
+    /// dies has its builds rescued within about this time [default: 15].
+    #[arg(long, value_name = "SECS")]
+    lease: Option<u64>,
+    /// Seconds running builds may finish after a shutdown signal [default: 30].
+    #[arg(long, value_name = "SECS")]
+    grace: Option<u64>,
+    /// Times an interrupted build runs again before it ends failed [default: 2].
+    #[arg(long, value_name = "N")]
+    max_restarts: Option<u32>,
+    /// Time limit for each build, in seconds [default: 600].
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    #[command(flatten)]
+    llm: ModelArgs,
+    #[command(flatten)]
+    sandbox: crate::sandbox::SandboxArgs,
+    #[command(flatten)]
+    browser: crate::sandbox::BrowserArgs,
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+pub async fn worker(args: WorkerArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
+    let as_serve = ServeArgs {
+        bind: None,
+        preview_bind: None,
+        workers: args.workers,
+        no_workers: false,
+        builds_per_hour: None,
+        max_concurrent_builds: None,
+        public_url: None,
+        preview_url: None,
+        lease: args.lease,
+        grace: args.grace,
+        max_restarts: args.max_restarts,
+        docs: None,
+        unauthenticated_per_minute: None,
+        trusted_proxies: vec![],
+        preview_idle: None,
+        heartbeat: None,
+        timeout: args.timeout,
+        llm: args.llm,
+        sandbox: args.sandbox,
+        browser: args.browser,
+        db: args.db,
+    };
+    run(as_serve, config_path, false).await
+}
+
+pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
+    run(args, config_path, true).await
+}
+
+async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> Result<u8, Exit> {
     let (mut file, _) = FileConfig::load(config_path.as_deref())?;
     if let Some(dir) = args.docs.take() {
         if !dir.is_dir() {
@@ -115,7 +179,8 @@ pub async fn serve(mut args: ServeArgs, config_path: Option<PathBuf>) -> Result<
     let cfg = ServeConfig {
         bind: addr(args.bind, &s.bind, "127.0.0.1:8787")?,
         preview_bind: addr(args.preview_bind, &s.preview_bind, "127.0.0.1:8788")?,
-        workers: args.workers.or(s.workers).unwrap_or(cores).max(1),
+        workers: if args.no_workers { 0 } else { args.workers.or(s.workers).unwrap_or(cores).max(1) },
+        http,
         builds_per_hour: args.builds_per_hour.or(s.builds_per_hour).unwrap_or(10),
         max_concurrent_builds: args.max_concurrent_builds.or(s.max_concurrent_builds).unwrap_or(2).max(1),
         prompt_chars: (min_chars, max_chars),
@@ -155,13 +220,24 @@ pub async fn serve(mut args: ServeArgs, config_path: Option<PathBuf>) -> Result<
     }
     let kind = engine.provider_kind().as_str();
     let workers = cfg.workers;
+    let store = engine.store_kind();
     wright_server::serve(engine, cfg, shutdown, |s| {
         let mut out = std::io::stdout();
-        let _ = writeln!(
-            out,
-            "wright serve · API http://{} · previews http://{} · {workers} workers · provider {kind}",
-            s.api, s.preview
-        );
+        let _ = if !s.http {
+            writeln!(out, "wright worker · {workers} workers · provider {kind} · store {store}")
+        } else if workers == 0 {
+            writeln!(
+                out,
+                "wright serve · API http://{} · previews http://{} · no workers: builds wait for `wright worker` · store {store}",
+                s.api, s.preview
+            )
+        } else {
+            writeln!(
+                out,
+                "wright serve · API http://{} · previews http://{} · {workers} workers · provider {kind}",
+                s.api, s.preview
+            )
+        };
         if let Some(link) = &s.login_url {
             let _ = writeln!(out, "First start: an admin was created. Sign in (the link works once): {link}");
         }

@@ -43,7 +43,8 @@ pub struct FileConfig {
     pub note_model: Option<String>,
     /// Tokens of learning notes a prompt may carry (default 800; 0 turns notes off).
     pub note_budget: Option<u32>,
-    /// Where builds, events and notes are kept: `sqlite://PATH` (default: wright.db in the data dir).
+    /// Where builds, events and notes are kept: `sqlite://PATH` (default: wright.db in the data
+    /// dir) or `postgres://…`. `[store] url` says the same and wins when both are set.
     pub database_url: Option<String>,
     /// How commands are confined: auto, bwrap, landlock or none (see `wright doctor`).
     pub sandbox: Option<String>,
@@ -78,6 +79,18 @@ pub struct FileConfig {
     /// The in-app assistant (`[assistant]`, `docs/assistant.md`).
     #[serde(default)]
     pub assistant: AssistantFile,
+    /// Where state is kept (`[store]`, `docs/scale.md`).
+    #[serde(default)]
+    pub store: StoreFile,
+}
+
+/// The `[store]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreFile {
+    /// `sqlite://PATH` or `postgres://user[:password]@host[:port]/database`; `--db` and
+    /// `WRIGHT_DATABASE_URL` win over it.
+    pub url: Option<String>,
 }
 
 /// The `[assistant]` table.

@@ -208,6 +208,16 @@ impl Engine {
         &self.store
     }
 
+    /// Which store this is, for start-up lines: `SQLite` or `PostgreSQL host/db` (no password).
+    pub fn store_kind(&self) -> String {
+        if self.db_url.starts_with("sqlite:") {
+            "SQLite".into()
+        } else {
+            let url = wright_store::redact_url(&self.db_url);
+            format!("PostgreSQL {}", url.rsplit('@').next().unwrap_or(&url))
+        }
+    }
+
     pub fn file(&self) -> &FileConfig {
         &self.file
     }
@@ -544,12 +554,16 @@ pub fn host_redactor(home: bool) -> wright_sandbox::Redactor {
 
 /// The database URL: flag/env, then wright.toml, then `wright.db` in the data dir.
 pub fn database_url(db: Option<String>, file: &FileConfig, data_dir: &Path) -> String {
-    db.or(file.database_url.clone()).unwrap_or_else(|| format!("sqlite://{}", data_dir.join("wright.db").display()))
+    db.or(file.store.url.clone())
+        .or(file.database_url.clone())
+        .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("wright.db").display()))
 }
 
 /// Open the store at `url`; one that cannot be opened is a configuration error.
 pub async fn open_store(url: &str) -> Result<Arc<dyn Store>, EngineError> {
-    wright_store::open(url).await.map_err(|e| EngineError::Usage(format!("database {url}: {e}")))
+    wright_store::open(url)
+        .await
+        .map_err(|e| EngineError::Usage(format!("database {}: {e}", wright_store::redact_url(url))))
 }
 
 /// A build made ready by [`Engine::prepare`]. Its fields say what it will run with, for the

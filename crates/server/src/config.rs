@@ -10,8 +10,11 @@ use std::time::Duration;
 pub struct ServeConfig {
     pub bind: SocketAddr,
     pub preview_bind: SocketAddr,
-    /// Builds run at once by this process.
+    /// Builds run at once by this process; 0 for an API-only server (`--no-workers`), whose
+    /// builds are run by `wright worker`s sharing its database.
     pub workers: usize,
+    /// Whether this process serves HTTP (the API and previews); false for `wright worker`.
+    pub http: bool,
     pub builds_per_hour: u32,
     pub max_concurrent_builds: u32,
     pub prompt_chars: (usize, usize),

@@ -93,6 +93,8 @@ pub struct Started {
     pub preview: SocketAddr,
     /// A one-time login link for the admin, when this start created the first user.
     pub login_url: Option<String>,
+    /// Whether `api` and `preview` are served (false for `wright worker`).
+    pub http: bool,
 }
 
 /// Run the service until `shutdown` fires, then stop taking builds, let running ones finish
@@ -111,16 +113,17 @@ pub async fn serve(
     if interrupted > 0 {
         tracing::info!("{interrupted} chat turn(s) interrupted by the last stop were ended");
     }
-    let api_listener = listen(cfg.bind)?;
-    let preview_listener = listen(cfg.preview_bind)?;
-    let api_addr = api_listener.local_addr()?;
-    let preview_addr = preview_listener.local_addr()?;
+    let listeners = if cfg.http { Some((listen(cfg.bind)?, listen(cfg.preview_bind)?)) } else { None };
     let mut cfg = cfg;
-    cfg.bind = api_addr;
-    cfg.preview_bind = preview_addr;
-    let login_url = auth::bootstrap_admin(store.as_ref(), &cfg.api_origin())
-        .await
-        .map_err(|e| ServeError::Setup(format!("creating the first user: {e}")))?;
+    let mut login_url = None;
+    if let Some((api, preview)) = &listeners {
+        cfg.bind = api.local_addr()?;
+        cfg.preview_bind = preview.local_addr()?;
+        login_url = auth::bootstrap_admin(store.as_ref(), &cfg.api_origin())
+            .await
+            .map_err(|e| ServeError::Setup(format!("creating the first user: {e}")))?;
+    }
+    let (api_addr, preview_addr) = (cfg.bind, cfg.preview_bind);
     // Files, archives and screenshots are kept under the engine's data directory, where its
     // builds write them.
     let artifacts = Arc::new(wright_engine::LocalArtifacts::new(engine.data_dir()));
@@ -168,12 +171,24 @@ pub async fn serve(
             }
         })
     };
+    let Some((api_listener, preview_listener)) = listeners else {
+        // `wright worker`: builds only, until the signal.
+        on_start(&Started { api: api_addr, preview: preview_addr, login_url, http: false });
+        shutdown.cancelled().await;
+        tracing::info!("shutting down: no new builds; running ones get {:?}", shared.cfg.grace);
+        shared.stopping.store(true, Ordering::SeqCst);
+        workers_stop.cancel();
+        queue::drain(&shared, workers).await;
+        idle.abort();
+        expiry.abort();
+        return Ok(());
+    };
     let api =
         axum::serve(api_listener, router::router(shared.clone()).into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(shared.streams_stop.clone().cancelled_owned());
     let preview = axum::serve(preview_listener, preview::router(shared.clone()))
         .with_graceful_shutdown(shared.streams_stop.clone().cancelled_owned());
-    on_start(&Started { api: api_addr, preview: preview_addr, login_url });
+    on_start(&Started { api: api_addr, preview: preview_addr, login_url, http: true });
     // The chat's diagram renderer (Mermaid, from the npm registry, checked) is fetched once, in
     // the background: diagrams show as source until it lands.
     let data_dir = shared.engine.data_dir().to_path_buf();

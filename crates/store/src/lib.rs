@@ -33,7 +33,7 @@ pub use assistant::{Answer, Answered, AssistantStore, AssistantTurn, CallRow, Ca
 pub use chat::{ChatStore, Conversation, StoredCard};
 pub use note::{Note, NoteStatus};
 pub use notify::{LocalNotifier, Notifier, Signal};
-pub use pg::{PgNotifier, PgStore};
+pub use pg::{PgNotifier, PgStore, redact as redact_url};
 pub use runlog::{Draft, Finished, Logged, RunEnd, RunLog, SAFETY_NET};
 pub use sqlite::SqliteStore;
 pub use sqlite_service::new_user;

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use wright_events::{EventKind, Level, RunKind};
 use wright_store::*;
 
+mod support;
+
 async fn sqlite() -> (tempfile::TempDir, Arc<dyn Store>) {
     let dir = tempfile::tempdir().unwrap();
     let s = open(&format!("sqlite://{}", dir.path().join("w.db").display())).await.unwrap();
@@ -121,18 +123,20 @@ async fn a_stale_writer_is_refused(s: Arc<dyn Store>) {
         dedup_key: "u1:rq".into(),
         preview_key: "pk".into(),
         first_event: None,
+        limits: None,
     };
     assert_eq!(s.enqueue_build(&queued).await.unwrap(), Enqueued::New);
     // Nobody holds a queued build: the service may write its notices, a worker may not.
     s.append("rq", None, vec![say("queued")]).await.unwrap();
     assert!(matches!(s.append("rq", Some("w1"), vec![say("no")]).await, Err(StoreError::NotHolder(_))));
-    let past = "2000-01-01T00:00:00.000Z";
-    assert!(s.claim_build("w1", past).await.unwrap().is_some());
+    // A lease that has run out as soon as it is given.
+    assert!(s.claim_build("w1", std::time::Duration::ZERO).await.unwrap().is_some());
     s.append("rq", Some("w1"), vec![say("w1 runs it")]).await.unwrap();
     assert!(matches!(s.append("rq", None, vec![say("no")]).await, Err(StoreError::NotHolder(_))));
     assert!(matches!(s.append("rq", Some("w2"), vec![say("no")]).await, Err(StoreError::NotHolder(_))));
     // w1's lease is long over; the reaper takes the build.
-    let taken = s.take_expired(&now(), "reaper", "2099-01-01T00:00:00.000Z", "spare-").await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let taken = s.take_expired("reaper", std::time::Duration::from_secs(3600), "spare-").await.unwrap();
     assert_eq!(taken.len(), 1);
     assert!(matches!(s.append("rq", Some("w1"), vec![say("stale")]).await, Err(StoreError::NotHolder(_))));
     assert!(matches!(s.finish("rq", Some("w1"), end(RunStatus::Failed)).await, Err(StoreError::NotHolder(_))));
@@ -238,6 +242,132 @@ async fn sqlite_finish_twice_stores_one_complete() {
 async fn sqlite_subscribe_from_every_after_equals_the_stored_tail() {
     let (_d, s) = sqlite().await;
     subscribe_from_every_after_equals_the_stored_tail(s).await;
+}
+
+mod postgres {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_appenders_get_gapless_unique_seqs() {
+        super::concurrent_appenders_get_gapless_unique_seqs(support::postgres().await).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stale_writer_is_refused() {
+        super::a_stale_writer_is_refused(support::postgres().await).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn finish_twice_stores_one_complete() {
+        super::finish_twice_stores_one_complete(support::postgres().await).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn subscribe_from_every_after_equals_the_stored_tail() {
+        super::subscribe_from_every_after_equals_the_stored_tail(support::postgres().await).await;
+    }
+
+    /// Two stores on one database are two servers: writers on both share one numbering, and a
+    /// follower on one sees the other's events live, through LISTEN/NOTIFY, well before its
+    /// safety-net read would.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn two_servers_share_the_numbering_and_follow_each_other_live() {
+        let url = support::postgres_url();
+        let a: Arc<dyn Store> = Arc::new(PgStore::open_with(&url, 4).await.unwrap());
+        let b: Arc<dyn Store> = Arc::new(PgStore::open_with(&url, 4).await.unwrap());
+        a.create_build(&new_run("r2")).await.unwrap();
+        let follower = tokio::spawn(b.subscribe("r2", 0).map(|r| r.unwrap().event.seq).collect::<Vec<u64>>());
+        let tasks: Vec<_> = [a.clone(), b.clone()]
+            .into_iter()
+            .enumerate()
+            .map(|(n, s)| {
+                tokio::spawn(async move {
+                    for i in 0..50 {
+                        s.append("r2", None, vec![say(format!("{n}-{i}"))]).await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        a.finish("r2", None, end(RunStatus::Published)).await.unwrap();
+        let seqs: Vec<u64> = b.events("r2", 0).await.unwrap().iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, (1..=102).collect::<Vec<_>>());
+        let got = tokio::time::timeout(SAFETY_NET * 4, follower).await.expect("followed to the end").unwrap();
+        assert_eq!(got, (1..=102).collect::<Vec<_>>());
+    }
+
+    /// A follower on another server gets each event live: no safety-net wait between them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_follower_elsewhere_hears_each_event_without_waiting_for_the_safety_net() {
+        let url = support::postgres_url();
+        let writer = PgStore::open_with(&url, 4).await.unwrap();
+        let reader = PgStore::open_with(&url, 4).await.unwrap();
+        writer.create_build(&new_run("live")).await.unwrap();
+        let mut stream = reader.subscribe("live", 0);
+        // Let the follower finish its first read and wait on its channel.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        for i in 0..5u64 {
+            writer.append("live", None, vec![say(format!("e{i}"))]).await.unwrap();
+            let got = tokio::time::timeout(SAFETY_NET / 2, stream.next())
+                .await
+                .expect("heard through NOTIFY, not the safety net")
+                .unwrap()
+                .unwrap();
+            assert_eq!(got.event.seq, i + 1);
+        }
+        // Signals cross too: a queued build wakes a worker on the other server.
+        let mut signals = reader.notifier().signals();
+        let queued = QueuedBuild {
+            build: new_run("sig"),
+            owner: "u".into(),
+            request: "{}".into(),
+            idempotency_key: None,
+            dedup_key: "u:sig".into(),
+            preview_key: "pk".into(),
+            first_event: None,
+            limits: None,
+        };
+        writer.enqueue_build(&queued).await.unwrap();
+        let s = tokio::time::timeout(SAFETY_NET, signals.recv()).await.expect("signal crossed").unwrap();
+        assert_eq!(s, Signal::Queued);
+    }
+
+    /// A worker frozen past its lease (SIGSTOP, a long GC pause) whose build moved on can add
+    /// nothing to it when it wakes: the fence is checked in the appending transaction.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_frozen_worker_cannot_write_after_its_build_moved_on() {
+        let url = support::postgres_url();
+        let frozen = PgStore::open_with(&url, 2).await.unwrap();
+        let other = PgStore::open_with(&url, 2).await.unwrap();
+        let queued = QueuedBuild {
+            build: new_run("fz"),
+            owner: "u".into(),
+            request: "{}".into(),
+            idempotency_key: None,
+            dedup_key: "u:fz".into(),
+            preview_key: "pk".into(),
+            first_event: None,
+            limits: None,
+        };
+        frozen.enqueue_build(&queued).await.unwrap();
+        let lease = std::time::Duration::from_millis(300);
+        assert!(frozen.claim_build("a-w0", lease).await.unwrap().is_some());
+        frozen.append("fz", Some("a-w0"), vec![say("before")]).await.unwrap();
+        tokio::time::sleep(lease * 2).await;
+        let taken = other.take_expired("b-reaper", std::time::Duration::from_secs(60), "b-w").await.unwrap();
+        assert_eq!(taken.len(), 1);
+        assert!(matches!(other.restart_build("fz", "b-reaper", 3, "worker_lost").await.unwrap(), Restart::Requeued(_)));
+        assert!(other.claim_build("b-w0", std::time::Duration::from_secs(60)).await.unwrap().is_some());
+        other.append("fz", Some("b-w0"), vec![say("after")]).await.unwrap();
+        assert!(!frozen.renew_lease("fz", "a-w0", lease).await.unwrap(), "the renewal tells it");
+        assert!(matches!(frozen.append("fz", Some("a-w0"), vec![say("late")]).await, Err(StoreError::NotHolder(_))));
+        let said: Vec<String> = other.events("fz", 0).await.unwrap().iter().map(message).collect();
+        assert!(!said.iter().any(|m| m == "late"), "{said:?}");
+        let seqs: Vec<u64> = other.events("fz", 0).await.unwrap().iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    }
 }
 
 /// Two stores on one file are two processes' worth of writers: the numbering still holds.
