@@ -308,6 +308,7 @@ fn queued(id: &str, kind: RunKind) -> QueuedBuild {
         dedup_key: format!("ann:{id}"),
         preview_key: format!("pk-{id}"),
         first_event: None,
+        limits: None,
     }
 }
 

@@ -8,10 +8,13 @@
 
 mod assistant;
 mod chat;
+mod notes;
 mod notify;
+mod queue;
 mod rows;
 mod runlog;
 mod store;
+mod users;
 
 pub use notify::PgNotifier;
 
