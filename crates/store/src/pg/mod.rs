@@ -7,6 +7,7 @@
 //! commits out to every process over `LISTEN`/`NOTIFY`.
 
 mod assistant;
+mod assistant_calls;
 mod chat;
 mod notes;
 mod notify;
@@ -73,12 +74,6 @@ pub fn redact(url: &str) -> String {
         }
         _ => url.to_string(),
     }
-}
-
-/// What a part not yet on PostgreSQL answers.
-#[allow(dead_code)]
-pub(crate) fn todo_pg(what: &str) -> StoreError {
-    StoreError::Unsupported(format!("{what} is not on PostgreSQL yet"))
 }
 
 #[cfg(test)]
