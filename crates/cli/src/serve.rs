@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use wright_engine::config::FileConfig;
 use wright_engine::{Engine, Overrides};
-use wright_server::{Cidr, IpLimit, Moderation, ServeConfig};
+use wright_server::{Cidr, IpLimit, MaintenanceConfig, Moderation, ServeConfig};
 
 #[derive(clap::Args)]
 pub struct ServeArgs {
@@ -176,6 +176,23 @@ async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> R
             .map(|p| p.parse::<Cidr>().map_err(|e| usage(anyhow!("trusted proxy: {e}"))))
             .collect::<Result<_, _>>()?,
     };
+    let m = &file.maintenance;
+    let half_life = m.decay_half_life_days.unwrap_or(90.0);
+    if !(half_life.is_finite() && half_life >= 0.0) {
+        return Err(usage(anyhow!("[maintenance] decay_half_life_days must be 0 (no decay) or more")));
+    }
+    let retention = match m.retention_days {
+        None => None,
+        Some(days) if days.is_finite() && (0.0..=365.0 * 1000.0).contains(&days) => {
+            Some(Duration::from_secs_f64(days * 86_400.0))
+        }
+        Some(_) => return Err(usage(anyhow!("[maintenance] retention_days must be a number of days, 0 or more"))),
+    };
+    let maintenance = MaintenanceConfig {
+        every: Duration::from_secs(m.every_secs.unwrap_or(3600).max(1)),
+        decay_half_life_days: half_life,
+        retention,
+    };
     let cfg = ServeConfig {
         bind: addr(args.bind, &s.bind, "127.0.0.1:8787")?,
         preview_bind: addr(args.preview_bind, &s.preview_bind, "127.0.0.1:8788")?,
@@ -197,6 +214,7 @@ async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> R
         preview_idle: Duration::from_secs(args.preview_idle.unwrap_or(300).max(1)),
         max_restarts: args.max_restarts.or(s.max_restarts).unwrap_or(2),
         ip_limit,
+        maintenance,
     };
     let overrides = Overrides {
         timeout: args.timeout,

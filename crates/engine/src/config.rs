@@ -82,6 +82,9 @@ pub struct FileConfig {
     /// Where state is kept (`[store]`, `docs/scale.md`).
     #[serde(default)]
     pub store: StoreFile,
+    /// `wright serve`'s periodic jobs (`[maintenance]`, `docs/api.md`).
+    #[serde(default)]
+    pub maintenance: MaintenanceFile,
 }
 
 /// The `[store]` table.
@@ -91,6 +94,20 @@ pub struct StoreFile {
     /// `sqlite://PATH` or `postgres://user[:password]@host[:port]/database`; `--db` and
     /// `WRIGHT_DATABASE_URL` win over it.
     pub url: Option<String>,
+}
+
+/// The `[maintenance]` table: the jobs `wright serve` runs, one server at a time.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaintenanceFile {
+    /// Seconds between runs of each job, across every server sharing the store [default: 3600].
+    pub every_secs: Option<u64>,
+    /// Days after which an unused lesson's record counts half when confidence is recalculated;
+    /// 0 turns the decay off [default: 90].
+    pub decay_half_life_days: Option<f64>,
+    /// Days a finished build's files are kept (fractions allowed); unset keeps them for ever
+    /// [default: unset].
+    pub retention_days: Option<f64>,
 }
 
 /// The `[assistant]` table.

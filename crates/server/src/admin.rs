@@ -7,7 +7,7 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::{Deserialize, Serialize};
-use wright_store::{DayStats, ErrorKindCount, Note, NoteFilter, NoteStatus, Stats, StoreError};
+use wright_store::{DayStats, ErrorKindCount, JobRun, Note, NoteFilter, NoteStatus, Stats, StoreError, WorkerRow};
 
 fn admins_only(caller: &Caller) -> ApiResult<()> {
     if caller.is_admin() {
@@ -24,7 +24,8 @@ pub struct DashboardQuery {
 }
 
 /// The admin dashboard's figures: totals, the trends per day and template, the problems
-/// verification finds most, and the lessons with their scores.
+/// verification finds most, the lessons with their scores, the periodic jobs' last runs and
+/// the servers sharing the store.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Dashboard {
     #[schema(value_type = Object)]
@@ -35,6 +36,12 @@ pub struct Dashboard {
     pub error_kinds: Vec<ErrorKindCount>,
     #[schema(value_type = Vec<Object>)]
     pub notes: Vec<Note>,
+    /// The periodic jobs (`confidence`, `retention`): lease, last run and how it went.
+    #[schema(value_type = Vec<Object>)]
+    pub maintenance: Vec<JobRun>,
+    /// Every server in the registry, `alive` when it sent a heartbeat lately.
+    #[schema(value_type = Vec<Object>)]
+    pub workers: Vec<WorkerRow>,
 }
 
 /// Everything the admin dashboard draws (admins only).
@@ -52,6 +59,8 @@ pub async fn dashboard(
         days: state.store.daily_stats(days).await?,
         error_kinds: state.store.error_kinds(days, 12).await?,
         notes: state.store.list_notes(&NoteFilter { status: None, limit: Some(50) }).await?,
+        maintenance: state.store.jobs().await?,
+        workers: state.store.workers(crate::maintenance::ALIVE).await?,
     }))
 }
 

@@ -85,6 +85,14 @@ impl Apps {
         });
     }
 
+    /// Stop one build's app, if it runs (its files are about to go).
+    pub fn stop(&self, id: &str) {
+        if let Some(app) = self.with(|m| m.remove(id)) {
+            tracing::info!(build = %id, "stopping its preview app");
+            app.stop.cancel();
+        }
+    }
+
     pub fn stop_all(&self) {
         self.stop_idle(Duration::ZERO);
     }

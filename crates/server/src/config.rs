@@ -40,6 +40,27 @@ pub struct ServeConfig {
     pub max_restarts: u32,
     /// The per-address limit on requests that carry no valid credentials.
     pub ip_limit: IpLimit,
+    /// Periodic jobs (`[maintenance]`).
+    pub maintenance: MaintenanceConfig,
+}
+
+/// The periodic jobs every server runs, one server at a time (`[maintenance]` in wright.toml;
+/// see [`crate::maintenance`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaintenanceConfig {
+    /// How often each job runs, across every server sharing the store [default: 1 hour].
+    pub every: Duration,
+    /// Days after which an unused note's record counts half when its confidence is
+    /// recalculated; 0 for no decay [default: 90].
+    pub decay_half_life_days: f64,
+    /// How long a finished build's files are kept; `None` keeps them for ever [default].
+    pub retention: Option<Duration>,
+}
+
+impl Default for MaintenanceConfig {
+    fn default() -> Self {
+        Self { every: Duration::from_secs(3600), decay_half_life_days: 90.0, retention: None }
+    }
 }
 
 impl ServeConfig {

@@ -18,7 +18,8 @@
 // - leaves: `error`, `api` (request and response bodies), `config`, `checks`, `rerun`,
 //   `stream`, `metrics`, `ratelimit` (its buckets), `running`, `apps`, `files`;
 // - `state` (what every handler shares), above the parts it holds;
-// - `queue` (the workers) and `auth` (who is calling), above `state`;
+// - `maintenance` (periodic jobs, the heartbeat), above `state`;
+// - `queue` (the workers, which start the maintenance) and `auth` (who is calling), above `state`;
 // - the resources: `builds`, `explain`, `admin`, `ops`, `ui`, `preview`;
 // - `router`, the API origin's routes and OpenAPI document, above every resource;
 // - and this root, which starts it all and which no module imports.
@@ -37,6 +38,7 @@ mod embeddings;
 mod error;
 mod explain;
 mod files;
+mod maintenance;
 mod metrics;
 mod ops;
 mod preview;
@@ -53,7 +55,7 @@ mod visitor;
 
 pub use auth::{hash_token, login_link, new_token};
 pub use checks::Moderation;
-pub use config::ServeConfig;
+pub use config::{MaintenanceConfig, ServeConfig};
 pub use error::ApiError;
 pub use ratelimit::{Cidr, IpLimit};
 

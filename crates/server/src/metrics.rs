@@ -1,6 +1,7 @@
 //! Prometheus metrics in a registry the server owns (no global state): builds by outcome and
 //! template, queue depth, running builds, model tokens and cost, HTTP requests by route and
-//! status with latency, SSE followers, refusals by limit.
+//! status with latency, SSE followers, refusals by limit; and, read from the store when scraped,
+//! the periodic jobs' last runs and the servers alive.
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
@@ -15,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 use wright_events::{Event, EventKind, EventSink};
+use wright_store::{JobRun, WorkerRow};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct BuildLabels {
@@ -50,6 +52,17 @@ pub struct KindLabels {
     pub kind: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct JobLabels {
+    pub job: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WorkerLabels {
+    pub worker: String,
+    pub host: String,
+}
+
 /// The server's metrics. Cheap to clone (every part is shared).
 #[derive(Clone)]
 pub struct Metrics {
@@ -69,6 +82,13 @@ pub struct Metrics {
     chat_latency: Family<ToolLabels, Histogram>,
     /// Replies a tool took part in, by the user's 👍/👎 (set from the store when scraped).
     pub chat_feedback: Family<FeedbackLabels, Gauge>,
+    /// When each periodic job last finished, and whether that run went well (from the store).
+    job_finished: Family<JobLabels, Gauge<f64, AtomicU64>>,
+    job_ok: Family<JobLabels, Gauge>,
+    /// Servers sharing the store that were seen lately, and their build slots (from the store).
+    workers_alive: Gauge,
+    worker_slots: Family<WorkerLabels, Gauge>,
+    worker_busy: Family<WorkerLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -116,8 +136,35 @@ impl Metrics {
             "Replies a chat tool took part in, by the user's rating (up or down)",
             chat_feedback.clone(),
         );
+        let job_finished = Family::<JobLabels, Gauge<f64, AtomicU64>>::default();
+        r.register(
+            "wright_job_last_finished_timestamp_seconds",
+            "When a periodic job last finished (Unix time), by job",
+            job_finished.clone(),
+        );
+        let job_ok = Family::<JobLabels, Gauge>::default();
+        r.register(
+            "wright_job_last_ok",
+            "Whether a periodic job's last run went well (1) or failed (0)",
+            job_ok.clone(),
+        );
+        let workers_alive = Gauge::default();
+        r.register(
+            "wright_workers_alive",
+            "Servers sharing the store that sent a heartbeat lately",
+            workers_alive.clone(),
+        );
+        let worker_slots = Family::<WorkerLabels, Gauge>::default();
+        r.register("wright_worker_slots", "Builds a live server may run at once, by server", worker_slots.clone());
+        let worker_busy = Family::<WorkerLabels, Gauge>::default();
+        r.register("wright_worker_busy", "Builds a live server runs now, by server", worker_busy.clone());
         Self {
             registry: Arc::new(r),
+            job_finished,
+            job_ok,
+            workers_alive,
+            worker_slots,
+            worker_busy,
             chat_selected,
             chat_errors,
             chat_latency,
@@ -147,7 +194,6 @@ impl Metrics {
         self.refused.get_or_create(&KindLabels { kind: reason.into() }).inc();
     }
 
-    /// The text exposition format.
     /// The 👍/👎 counts of replies each chat tool took part in, as the store has them.
     pub fn set_chat_feedback(&self, by_tool: &[(String, u64, u64)]) {
         for (tool, up, down) in by_tool {
@@ -158,6 +204,32 @@ impl Metrics {
         }
     }
 
+    /// The periodic jobs and the servers alive, as the store has them now (servers gone and
+    /// jobs never finished are left out).
+    pub fn set_maintenance(&self, jobs: &[JobRun], workers: &[WorkerRow]) {
+        self.job_finished.clear();
+        self.job_ok.clear();
+        for j in jobs {
+            let labels = JobLabels { job: j.name.clone() };
+            if let Some(t) = j.last_finished.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()) {
+                self.job_finished.get_or_create(&labels).set(t.timestamp_millis() as f64 / 1000.0);
+            }
+            if let Some(ok) = j.last_ok {
+                self.job_ok.get_or_create(&labels).set(i64::from(ok));
+            }
+        }
+        self.worker_slots.clear();
+        self.worker_busy.clear();
+        let alive: Vec<&WorkerRow> = workers.iter().filter(|w| w.alive).collect();
+        self.workers_alive.set(alive.len() as i64);
+        for w in alive {
+            let labels = WorkerLabels { worker: w.name.clone(), host: w.host.clone() };
+            self.worker_slots.get_or_create(&labels).set(i64::from(w.slots));
+            self.worker_busy.get_or_create(&labels).set(i64::from(w.busy));
+        }
+    }
+
+    /// The text exposition format.
     pub fn render(&self) -> String {
         let mut out = String::new();
         if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {

@@ -70,6 +70,10 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         state.metrics.queue_depth.set(depth as i64);
     }
     state.metrics.set_chat_feedback(&state.store.feedback_by_tool().await.unwrap_or_default());
+    // Two small reads: a row per job and per server.
+    if let (Ok(jobs), Ok(workers)) = (state.store.jobs().await, state.store.workers(crate::maintenance::ALIVE).await) {
+        state.metrics.set_maintenance(&jobs, &workers);
+    }
     ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
         .into_response()
 }

@@ -32,11 +32,13 @@ pub fn time_from_now(d: Duration) -> String {
     (chrono::Utc::now() + d).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-/// Start `cfg.workers` workers (none on an API-only server) and the reaper (on every
-/// process: taking an expired build is exactly-once in the store, so reapers may race).
+/// Start `cfg.workers` workers (none on an API-only server), the reaper (on every process:
+/// taking an expired build is exactly-once in the store, so reapers may race), the periodic
+/// jobs and the heartbeat.
 pub fn start(shared: AppState, stop: CancellationToken) -> Vec<JoinHandle<()>> {
     let mut handles: Vec<JoinHandle<()>> =
         (0..shared.cfg.workers).map(|n| tokio::spawn(worker(shared.clone(), n, stop.clone()))).collect();
+    handles.extend(crate::maintenance::start(shared.clone(), stop.clone()));
     handles.push(tokio::spawn(reaper(shared, stop)));
     handles
 }

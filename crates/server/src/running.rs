@@ -23,6 +23,8 @@ pub struct Queue {
     running: Mutex<HashMap<String, Handles>>,
     /// Names this process's workers and reaper in the store (`host-pid-random`).
     pub instance: String,
+    /// This machine's name (the registry of workers shows it).
+    pub host: String,
 }
 
 impl Queue {
@@ -33,6 +35,7 @@ impl Queue {
             wake: Notify::new(),
             running: Mutex::new(HashMap::new()),
             instance: format!("{host}-{}-{}", std::process::id(), &tag[..6]),
+            host,
         }
     }
 

@@ -10,10 +10,12 @@
 //! [`LogWriter`] stores a running run's events in small groups before anyone is shown them.
 //!
 //! The tutoring chat's conversations, messages, feedback and flashcards go through the
-//! [`ChatStore`] every store also is.
+//! [`ChatStore`] every store also is; periodic jobs' leases, confidence recalculation, retention
+//! and the worker registry through its [`Maintenance`].
 
 pub mod assistant;
 pub mod chat;
+pub mod maintenance;
 pub mod note;
 pub mod notify;
 mod pg;
@@ -22,6 +24,7 @@ mod sqlite;
 mod sqlite_assistant;
 mod sqlite_chat;
 mod sqlite_dashboard;
+mod sqlite_maintenance;
 mod sqlite_restart;
 mod sqlite_runlog;
 mod sqlite_service;
@@ -31,6 +34,7 @@ mod writer;
 
 pub use assistant::{Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side, TurnState};
 pub use chat::{ChatStore, Conversation, StoredCard};
+pub use maintenance::{Decay, JobRun, Maintenance, Recalculated, WorkerBeat, WorkerRow};
 pub use note::{Note, NoteStatus};
 pub use notify::{LocalNotifier, Notifier, Signal};
 pub use pg::{PgNotifier, PgStore, redact as redact_url};
@@ -86,9 +90,10 @@ pub struct NoteHit {
 /// events, and its end, go through the [`RunLog`] every store is; the chat's records through
 /// its [`ChatStore`]. Lists of builds for people (`list_builds`, `builds_of`) and the limits
 /// that count a user's builds leave chat turns (runs of kind `chat`) out: a conversation is
-/// not a build, and its turns must not use up a user's build quota.
+/// not a build, and its turns must not use up a user's build quota. Periodic jobs, retention
+/// and the worker registry go through its [`Maintenance`].
 #[async_trait]
-pub trait Store: RunLog + ChatStore + AssistantStore {
+pub trait Store: RunLog + ChatStore + AssistantStore + Maintenance {
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;
     async fn build(&self, id: &str) -> Result<BuildRecord>;

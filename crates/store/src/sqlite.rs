@@ -153,7 +153,7 @@ pub(crate) fn build_row(r: &SqliteRow) -> Result<BuildRecord> {
     })
 }
 
-fn note_row(r: &SqliteRow) -> Result<Note> {
+pub(crate) fn note_row(r: &SqliteRow) -> Result<Note> {
     let status: String = r.try_get("status")?;
     let list = |col: &str| -> Result<Vec<String>> {
         let s: String = r.try_get(col)?;

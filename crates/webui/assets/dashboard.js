@@ -1,5 +1,6 @@
 // The admin dashboard: how builds are going across every user, drawn from the store through
-// GET /api/admin/dashboard; lessons can be corrected or retired from here (PATCH /api/notes/{id}).
+// GET /api/admin/dashboard; lessons can be corrected or retired from here (PATCH /api/notes/{id});
+// the periodic jobs' last runs and the servers sharing the store are listed at the end.
 
 import { barChart, lineChart } from './charts.js';
 import { $, api, el } from './dom.js';
@@ -97,6 +98,72 @@ export async function showDashboard(t) {
   for (const n of d.notes) body.append(noteRow(n, t));
   table.append(body);
   root.append(table);
+
+  root.append(el('h3', {}, t('dash.maintenance')));
+  root.append(
+    simpleTable(
+      'maintenance',
+      ['dash.job', 'dash.last_run', 'dash.outcome', 'dash.detail'],
+      (d.maintenance || []).map((j) => [
+        j.name,
+        when(j.last_finished || j.last_started),
+        outcome(j, t),
+        j.last_detail || '',
+      ]),
+      t,
+    ),
+  );
+
+  root.append(el('h3', {}, t('dash.workers')));
+  root.append(
+    simpleTable(
+      'workers',
+      ['dash.worker', 'dash.host', 'dash.slots', 'dash.busy', 'dash.last_seen', 'dash.alive'],
+      (d.workers || []).map((w) => [
+        w.name,
+        w.host,
+        String(w.slots),
+        String(w.busy),
+        when(w.seen_at),
+        w.alive ? t('dash.yes') : t('dash.no'),
+      ]),
+      t,
+    ),
+  );
+}
+
+/// A stored time in the viewer's locale ('–' when there is none).
+function when(ts) {
+  if (!ts) return '–';
+  const d = new Date(ts);
+  return Number.isNaN(d.getTime()) ? ts : d.toLocaleString();
+}
+
+/// How a job's last run went: running now, fine, failed, or never run.
+function outcome(j, t) {
+  const running = j.last_started && (!j.last_finished || j.last_started > j.last_finished);
+  if (running) return t('dash.running');
+  if (j.last_ok === true) return t('dash.ok');
+  if (j.last_ok === false) return t('dash.failed');
+  return '–';
+}
+
+/// A table of text cells with translated headings; a line saying so when there are no rows.
+function simpleTable(cls, heads, rows, t) {
+  if (!rows.length) return el('p', { class: 'muted' }, t('dash.none'));
+  const table = el('table', { class: cls });
+  const head = el('tr');
+  for (const h of heads) head.append(el('th', {}, t(h)));
+  const thead = el('thead');
+  thead.append(head);
+  const body = el('tbody');
+  for (const cells of rows) {
+    const row = el('tr');
+    for (const c of cells) row.append(el('td', {}, c));
+    body.append(row);
+  }
+  table.append(thead, body);
+  return table;
 }
 
 function noteRow(n, t) {

@@ -9,6 +9,7 @@
 mod assistant;
 mod assistant_calls;
 mod chat;
+mod maintenance;
 mod notes;
 mod notify;
 mod queue;

@@ -1,0 +1,69 @@
+//! `wright serve`'s periodic jobs over a real server: with `[maintenance]` every second and a
+//! retention of two seconds, a finished build's folder goes while its record and events stay,
+//! and the jobs and this server show in the admin dashboard and in `/metrics`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+mod support;
+
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use support::MockLlm;
+use support::server::{Server, client, create_ok, get_json, stateless_model, stream};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn old_builds_lose_their_files_and_the_jobs_show() {
+    let llm = MockLlm::start_with_fallback(vec![], stateless_model(1)).await;
+    let dir = tempfile::tempdir().unwrap();
+    // The server reads ./wright.toml (it runs in its data folder).
+    std::fs::write(
+        dir.path().join("wright.toml"),
+        "[maintenance]\nevery_secs = 1\ndecay_half_life_days = 30\nretention_days = 0.000025\n",
+    )
+    .unwrap();
+    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "1", "--browser-check", "off"]).await;
+    let admin = s.add_user("root", true).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+
+    let id = create_ok(&c, &s, &alice, "a landing page for a dog walking business").await;
+    let events = stream(&c, &s, &alice, &id, None).await;
+    assert_eq!(events.last().unwrap().data["success"], true);
+    let folder = dir.path().join("builds").join(&id);
+    assert!(folder.join("index.html").exists(), "kept for two seconds after the build ended");
+
+    // Within a few passes (retention ≈ 2 s, a pass every quarter second) the folder is gone.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while folder.exists() {
+        assert!(Instant::now() < deadline, "{} is still there", folder.display());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // History stays: the record and the stream, which still ends with `complete`.
+    let b: Value = get_json(&c, &s, &alice, &format!("/api/builds/{id}")).await;
+    assert_eq!(b["status"], "published");
+    let again = stream(&c, &s, &alice, &id, None).await;
+    assert_eq!(again.len(), events.len());
+    let files: Value = get_json(&c, &s, &alice, &format!("/api/builds/{id}/files")).await;
+    assert_eq!(files, serde_json::json!([]), "no files left");
+    let page = c.get(s.url(&format!("/api/builds/{id}/files/index.html"))).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(page.status(), 404);
+
+    // The dashboard (admins only) lists both jobs and this server.
+    let denied = c.get(s.url("/api/admin/dashboard")).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(denied.status(), 403);
+    let d: Value = get_json(&c, &s, &admin, "/api/admin/dashboard").await;
+    let jobs = d["maintenance"].as_array().unwrap();
+    let job = |name: &str| jobs.iter().find(|j| j["name"] == name).unwrap_or_else(|| panic!("{name}: {jobs:?}"));
+    assert_eq!(job("confidence")["last_ok"], true, "{jobs:?}");
+    assert!(job("confidence")["last_detail"].as_str().unwrap().contains("lessons"), "{jobs:?}");
+    assert_eq!(job("retention")["last_ok"], true, "{jobs:?}");
+    let workers = d["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 1, "{workers:?}");
+    assert_eq!((workers[0]["alive"].as_bool(), workers[0]["slots"].as_u64()), (Some(true), Some(1)));
+
+    // /metrics: the jobs' last runs and the live servers.
+    let m = c.get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(m.contains("wright_job_last_ok{job=\"retention\"} 1"), "{m}");
+    assert!(m.contains("wright_job_last_finished_timestamp_seconds{job=\"confidence\"}"), "{m}");
+    assert!(m.lines().any(|l| l == "wright_workers_alive 1"), "{m}");
+    assert!(m.lines().any(|l| l.starts_with("wright_worker_slots{") && l.ends_with(" 1")), "{m}");
+}
