@@ -333,6 +333,9 @@ fn main() -> ExitCode {
             }
         }
     });
+    // Work left on the blocking pool (an embedding half done, a file copy) does not hold the
+    // exit: a stopped server is stopped, whatever the background was doing.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     match result {
         Ok(code) => ExitCode::from(code),
         Err(Exit(code, e)) => {

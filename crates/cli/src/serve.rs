@@ -41,7 +41,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "URL")]
     preview_url: Option<String>,
     /// Seconds a claimed build stays claimed without its worker; after a crash, builds that were
-    /// running end within this time of the next start [default: 15].
+    /// running end within this time of the next start [default: 10].
     #[arg(long, value_name = "SECS")]
     lease: Option<u64>,
     /// Seconds running builds may finish after a shutdown signal; those still running then go
@@ -90,7 +90,7 @@ pub struct WorkerArgs {
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
     /// Seconds a claimed build stays claimed without this worker renewing it; a worker that
-    /// dies has its builds rescued within about this time [default: 15].
+    /// dies has its builds rescued within about this time [default: 10].
     #[arg(long, value_name = "SECS")]
     lease: Option<u64>,
     /// Seconds running builds may finish after a shutdown signal [default: 30].
@@ -191,7 +191,7 @@ async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> R
             .map(|command| Moderation { command, timeout: Duration::from_secs(10) }),
         heartbeat: Duration::from_secs(args.heartbeat.or(s.heartbeat_secs).unwrap_or(15).clamp(1, 30)),
         grace: Duration::from_secs(args.grace.or(s.grace_secs).unwrap_or(30)),
-        lease: Duration::from_secs(args.lease.unwrap_or(15).max(1)),
+        lease: Duration::from_secs(args.lease.unwrap_or(10).max(1)),
         public_url: args.public_url,
         preview_url: args.preview_url,
         preview_idle: Duration::from_secs(args.preview_idle.unwrap_or(300).max(1)),

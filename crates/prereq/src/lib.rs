@@ -207,6 +207,20 @@ pub const REQUIREMENTS: &[Requirement] = &[
         },
     },
     Requirement {
+        name: "PostgreSQL",
+        stage: Stage::Test,
+        why: "the shared store's tests start a throwaway PostgreSQL server with it",
+        without: "",
+        probe: Probe::Command(&["pg_ctl", "pg_ctlcluster"]),
+        packages: Packages {
+            apt: &["postgresql"],
+            dnf: &["postgresql-server"],
+            pacman: &["postgresql"],
+            zypper: &["postgresql-server"],
+            brew: &["postgresql@17"],
+        },
+    },
+    Requirement {
         name: "perl",
         stage: Stage::Test,
         why: "the sandbox attack tests call raw system calls with it",

@@ -373,10 +373,11 @@ async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handl
 }
 
 /// Find builds whose lease ran out (their worker is gone: a crash or kill -9), at start and
-/// then every half lease, and run them again (or end them past the limit).
+/// then every quarter lease (at most every 2 s), and run them again (or end them past the
+/// limit). A dead worker's build is rescued within a lease and a quarter.
 async fn reaper(shared: AppState, stop: CancellationToken) {
     let name = format!("{}-reaper", shared.queue.instance);
-    let every = (shared.cfg.lease / 2).max(Duration::from_millis(200));
+    let every = (shared.cfg.lease / 4).clamp(Duration::from_millis(200), Duration::from_secs(2));
     sweep_snapshots(&shared).await;
     loop {
         // This process's own workers are alive: a lease they could not renew for a while (a

@@ -50,6 +50,10 @@ CREATE UNIQUE INDEX builds_dedup ON builds (owner, dedup_key)
     WHERE dedup_key IS NOT NULL AND status IN ('queued', 'running');
 CREATE INDEX builds_queue ON builds (status, queued_at);
 CREATE INDEX builds_owner ON builds (owner, started_at);
+-- An owner's limits, decided as each request is queued: what they have queued or running, and
+-- what they queued this past hour.
+CREATE INDEX builds_owner_active ON builds (owner) WHERE status IN ('queued', 'running');
+CREATE INDEX builds_owner_queued ON builds (owner, queued_at);
 CREATE INDEX builds_lease ON builds (status, lease_until);
 CREATE INDEX builds_workspace ON builds (workspace) WHERE status IN ('queued', 'running');
 

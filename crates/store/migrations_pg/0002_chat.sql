@@ -1,4 +1,6 @@
 -- The tutoring chat and the in-app assistant on PostgreSQL: the SQLite store's 0007 and 0008.
+-- Flags are BOOLEAN (SQLite keeps them as 0/1). Times are `COLLATE "C"` (and queries sort
+-- ids and names as "C"): they compare byte by byte as in SQLite, whatever the database's locale.
 
 -- The tutoring chat. A conversation belongs to one user; its messages keep their typed parts
 -- as one JSON array (read whole, never queried inside), beside flags of what kinds of content
@@ -10,8 +12,8 @@ CREATE TABLE conversations (
     user_id    TEXT NOT NULL,
     -- Empty until the first user message names it.
     title      TEXT NOT NULL DEFAULT '',
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    created_at TEXT COLLATE "C" NOT NULL,
+    updated_at TEXT COLLATE "C" NOT NULL
 );
 -- A user's list, most recently active first.
 CREATE INDEX conversations_user ON conversations (user_id, updated_at);
@@ -25,17 +27,17 @@ CREATE TABLE chat_messages (
     role            TEXT NOT NULL,
     -- JSON array of Part.
     parts           TEXT NOT NULL,
-    has_diagram     BIGINT NOT NULL DEFAULT 0,
-    has_quiz        BIGINT NOT NULL DEFAULT 0,
-    has_flashcards  BIGINT NOT NULL DEFAULT 0,
-    has_videos      BIGINT NOT NULL DEFAULT 0,
-    has_code        BIGINT NOT NULL DEFAULT 0,
+    has_diagram     BOOLEAN NOT NULL DEFAULT FALSE,
+    has_quiz        BOOLEAN NOT NULL DEFAULT FALSE,
+    has_flashcards  BOOLEAN NOT NULL DEFAULT FALSE,
+    has_videos      BOOLEAN NOT NULL DEFAULT FALSE,
+    has_code        BOOLEAN NOT NULL DEFAULT FALSE,
     -- JSON array of the names of the tools that took part in the reply (feedback per tool).
     tools           TEXT NOT NULL DEFAULT '[]',
     run_id          TEXT,
     -- The user's 1 (up) or -1 (down) on an assistant's reply.
     feedback        BIGINT,
-    created_at      TEXT NOT NULL,
+    created_at      TEXT COLLATE "C" NOT NULL,
     UNIQUE (conversation_id, pos)
 );
 
@@ -45,8 +47,8 @@ CREATE TABLE flashcards (
     user_id        TEXT NOT NULL,
     front          TEXT NOT NULL,
     back           TEXT NOT NULL,
-    created_at     TEXT NOT NULL,
-    due            TEXT NOT NULL,
+    created_at     TEXT COLLATE "C" NOT NULL,
+    due            TEXT COLLATE "C" NOT NULL,
     stability      DOUBLE PRECISION NOT NULL,
     difficulty     DOUBLE PRECISION NOT NULL,
     elapsed_days   BIGINT NOT NULL,
@@ -55,7 +57,7 @@ CREATE TABLE flashcards (
     lapses         BIGINT NOT NULL,
     -- new | learning | review | relearning
     state          TEXT NOT NULL,
-    last_review    TEXT,
+    last_review    TEXT COLLATE "C",
     -- A card the tutor makes again (the same front) is not added to the deck twice.
     UNIQUE (user_id, front)
 );
@@ -82,7 +84,7 @@ CREATE TABLE assistant_turns (
     parts           TEXT NOT NULL DEFAULT '[]',
     round           BIGINT NOT NULL DEFAULT 0,
     state           TEXT NOT NULL,
-    updated_at      TEXT NOT NULL
+    updated_at      TEXT COLLATE "C" NOT NULL
 );
 CREATE INDEX assistant_turns_waiting ON assistant_turns (conversation_id, state);
 
@@ -101,13 +103,13 @@ CREATE TABLE assistant_calls (
     args_hash       TEXT NOT NULL,
     -- `client` or `server`.
     side            TEXT NOT NULL,
-    read_only       BIGINT NOT NULL,
-    deadline        TEXT NOT NULL,
+    read_only       BOOLEAN NOT NULL,
+    deadline        TEXT COLLATE "C" NOT NULL,
     -- pending | answered | cancelled | expired
     status          TEXT NOT NULL,
     output          TEXT,
     error           TEXT,
-    answered_at     TEXT,
+    answered_at     TEXT COLLATE "C",
     UNIQUE (run_id, round, pos)
 );
 CREATE INDEX assistant_calls_pending ON assistant_calls (conversation_id, status);
@@ -127,8 +129,8 @@ CREATE TABLE embed_keys (
     -- The folder of documents its assistant searches, if any.
     docs_dir    TEXT,
     per_hour    BIGINT NOT NULL,
-    created_at  TEXT NOT NULL,
-    revoked_at  TEXT
+    created_at  TEXT COLLATE "C" NOT NULL,
+    revoked_at  TEXT COLLATE "C"
 );
 CREATE INDEX embed_keys_owner ON embed_keys (owner_id);
 
@@ -138,5 +140,5 @@ CREATE TABLE visitors (
     id          TEXT PRIMARY KEY,
     token_hash  TEXT NOT NULL UNIQUE,
     key_id      TEXT NOT NULL REFERENCES embed_keys (id) ON DELETE CASCADE,
-    created_at  TEXT NOT NULL
+    created_at  TEXT COLLATE "C" NOT NULL
 );

@@ -1,24 +1,18 @@
-//! The in-app assistant's part of the store against a real database file, through the `Store`
-//! trait only: a round's calls wait, results are accepted all-or-none for pending calls of the
-//! right conversation, exactly one post resumes the turn, closing and expiring end waiting
-//! turns, and embed keys and visitors.
+//! The in-app assistant's part of the store through the `Store` trait only, on SQLite and on
+//! PostgreSQL: a round's calls wait, results are accepted all-or-none for pending calls of the
+//! right conversation, exactly one post resumes the turn (also from two servers at once, on
+//! PostgreSQL), closing and expiring end waiting turns, and embed keys and visitors.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
 
 use std::sync::Arc;
 use wright_events::RunKind;
 use wright_events::chat::ClientToolDef;
 use wright_store::*;
 
-async fn store() -> (tempfile::TempDir, Arc<dyn Store>) {
-    let dir = tempfile::tempdir().unwrap();
-    let s = open(&format!("sqlite://{}", dir.path().join("w.db").display())).await.unwrap();
-    (dir, s)
-}
-
-async fn turn(s: &dyn Store, run: &str, conversation: &str) -> AssistantTurn {
-    if s.conversation(conversation).await.is_err() {
-        s.create_conversation(conversation, "ann", "").await.unwrap();
-    }
+/// The chat run of a turn (its record names the server that answers for it).
+async fn chat_run(s: &dyn Store, run: &str) {
     s.create_build(&NewBuild {
         id: run.into(),
         kind: RunKind::Chat,
@@ -33,6 +27,14 @@ async fn turn(s: &dyn Store, run: &str, conversation: &str) -> AssistantTurn {
     })
     .await
     .unwrap();
+}
+
+/// A running turn (of a new conversation unless it exists), without its run's record: the
+/// assistant's records stand on their own.
+async fn turn(s: &dyn Store, run: &str, conversation: &str) -> AssistantTurn {
+    if s.conversation(conversation).await.is_err() {
+        s.create_conversation(conversation, "ann", "").await.unwrap();
+    }
     let t = AssistantTurn {
         run: run.into(),
         conversation: conversation.into(),
@@ -70,9 +72,7 @@ fn call(t: &AssistantTurn, id: &str, pos: u32, side: Side, deadline: &str) -> Ca
 
 const LATER: &str = "2999-01-01T00:00:00.000Z";
 
-#[tokio::test]
-async fn a_round_waits_and_one_post_resumes_it() {
-    let (_d, s) = store().await;
+async fn a_round_waits_and_one_post_resumes_it(s: Arc<dyn Store>) {
     let mut t = turn(s.as_ref(), "r1", "c1").await;
     t.round = 1;
     t.transcript = serde_json::json!([{"role": "assistant"}]);
@@ -87,8 +87,6 @@ async fn a_round_waits_and_one_post_resumes_it() {
     assert_eq!(stored.transcript, t.transcript);
     let pending: Vec<_> = s.pending_calls("c1").await.unwrap().into_iter().map(|c| c.id).collect();
     assert_eq!(pending, ["b", "c"], "the server's call is not the page's to answer");
-    // Waiting turns are not "open" for the crash sweep: nothing runs them.
-    assert!(s.open_chat_runs().await.unwrap().iter().all(|(r, _)| r != "r1"));
 
     let out = |id: &str| (id.to_string(), Answer::Output(format!("did {id}")));
     // Unknown ids, the server's call, another conversation's id and repeats refuse the batch.
@@ -113,15 +111,29 @@ async fn a_round_waits_and_one_post_resumes_it() {
     let done = s.answer_calls("c1", &[("c".into(), Answer::Error("timed out".into()))], "server-2").await.unwrap();
     assert_eq!(done, Answered::RoundComplete { run: "r1".into() });
     assert_eq!(s.assistant_turn("r1").await.unwrap().state, TurnState::Running);
-    assert_eq!(s.build("r1").await.unwrap().start.workspace, "server-2", "the resuming server answers for it now");
     let round = s.round_calls("r1", 1).await.unwrap();
     let got: Vec<_> = round.iter().map(|c| (c.id.as_str(), c.output.as_deref(), c.error.as_deref())).collect();
     assert_eq!(got, [("a", Some("found"), None), ("b", Some("did b"), None), ("c", None, Some("timed out"))]);
 }
 
-#[tokio::test]
-async fn concurrent_posts_resume_the_turn_once() {
-    let (_d, s) = store().await;
+async fn the_resuming_server_answers_for_the_run(s: Arc<dyn Store>) {
+    chat_run(s.as_ref(), "r5").await;
+    let mut t = turn(s.as_ref(), "r5", "c5").await;
+    assert_eq!(s.open_chat_runs().await.unwrap(), [("r5".to_string(), "answerer here 1 1".to_string())]);
+    t.round = 1;
+    s.wait_for_page(&t, &[call(&t, "p", 0, Side::Client, LATER), call(&t, "q", 1, Side::Client, LATER)]).await.unwrap();
+    // Waiting turns are not "open" for the crash sweep: nothing runs them.
+    assert!(s.open_chat_runs().await.unwrap().is_empty());
+    let out = |id: &str| (id.to_string(), Answer::Output(format!("did {id}")));
+    assert!(matches!(s.answer_calls("c5", &[out("p")], "server-1").await.unwrap(), Answered::Waiting { .. }));
+    assert_eq!(s.build("r5").await.unwrap().start.workspace, "answerer here 1 1", "not resumed yet");
+    let done = s.answer_calls("c5", &[out("q")], "server-2").await.unwrap();
+    assert_eq!(done, Answered::RoundComplete { run: "r5".into() });
+    assert_eq!(s.build("r5").await.unwrap().start.workspace, "server-2", "the resuming server answers for it now");
+    assert_eq!(s.open_chat_runs().await.unwrap(), [("r5".to_string(), "server-2".to_string())]);
+}
+
+async fn concurrent_posts_resume_the_turn_once(s: Arc<dyn Store>) {
     let mut t = turn(s.as_ref(), "r2", "c2").await;
     t.round = 1;
     let calls: Vec<_> = (0..8).map(|i| call(&t, &format!("k{i}"), i, Side::Client, LATER)).collect();
@@ -141,9 +153,7 @@ async fn concurrent_posts_resume_the_turn_once() {
     assert_eq!(resumed, 1);
 }
 
-#[tokio::test]
-async fn a_new_message_closes_and_a_deadline_expires_waiting_turns() {
-    let (_d, s) = store().await;
+async fn a_new_message_closes_and_a_deadline_expires_waiting_turns(s: Arc<dyn Store>) {
     let mut t = turn(s.as_ref(), "r3", "c3").await;
     t.round = 1;
     s.wait_for_page(&t, &[call(&t, "x", 0, Side::Client, LATER)]).await.unwrap();
@@ -163,9 +173,7 @@ async fn a_new_message_closes_and_a_deadline_expires_waiting_turns() {
     assert!(e.to_string().contains("expired"), "{e}");
 }
 
-#[tokio::test]
-async fn embed_keys_and_their_visitors() {
-    let (_d, s) = store().await;
+async fn embed_keys_and_their_visitors(s: Arc<dyn Store>) {
     let key = EmbedKey {
         id: "ek-1".into(),
         owner_id: "ann".into(),
@@ -194,4 +202,86 @@ async fn embed_keys_and_their_visitors() {
     assert!(s.embed_key_by_hash("hash-1").await.unwrap().is_none());
     assert!(s.visitor_by_hash("vhash-1").await.unwrap().is_none(), "a revoked key's visitors are out");
     assert!(s.embed_key("ek-1").await.unwrap().unwrap().revoked_at.is_some());
+}
+
+both!(
+    a_round_waits_and_one_post_resumes_it,
+    the_resuming_server_answers_for_the_run,
+    concurrent_posts_resume_the_turn_once,
+    a_new_message_closes_and_a_deadline_expires_waiting_turns,
+    embed_keys_and_their_visitors,
+);
+
+/// What only a shared store has: two servers (two stores, each with its own connections) on one
+/// database, posting results for the same round at the same moment.
+mod two_servers {
+    use super::*;
+    use tokio::sync::Barrier;
+    use wright_store::PgStore;
+
+    /// Rounds tried, half of them with each server answering one call. Without the turn's lock
+    /// a good share of those rounds let both posts see the other's call still pending (so
+    /// neither resumes the turn): a broken store fails this test on nearly every run.
+    const ROUNDS: usize = 80;
+
+    /// Each server posts its batch for `t` once both are ready; how each post ended.
+    async fn at_once(
+        servers: [&Arc<PgStore>; 2],
+        t: &AssistantTurn,
+        batches: [Vec<(String, Answer)>; 2],
+    ) -> Vec<Result<Answered>> {
+        let start = Arc::new(Barrier::new(2));
+        let posts: Vec<_> = servers
+            .into_iter()
+            .zip(batches)
+            .enumerate()
+            .map(|(i, (s, batch))| {
+                let (s, start, conversation) = (s.clone(), start.clone(), t.conversation.clone());
+                tokio::spawn(async move {
+                    start.wait().await;
+                    s.answer_calls(&conversation, &batch, &format!("server-{i}")).await
+                })
+            })
+            .collect();
+        let mut ended = Vec::new();
+        for p in posts {
+            ended.push(p.await.unwrap());
+        }
+        ended
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn posts_of_two_servers_for_the_last_calls_resume_the_turn_once() {
+        let url = support::postgres_url();
+        let a = Arc::new(PgStore::open_with(&url, 4).await.unwrap());
+        let b = Arc::new(PgStore::open_with(&url, 4).await.unwrap());
+        let out = |id: &str| (id.to_string(), Answer::Output(format!("did {id}")));
+        for i in 0..ROUNDS {
+            let mut t = turn(a.as_ref(), &format!("r{i}"), &format!("c{i}")).await;
+            t.round = 1;
+            let (x, y) = (format!("x{i}"), format!("y{i}"));
+            a.wait_for_page(&t, &[call(&t, &x, 0, Side::Client, LATER), call(&t, &y, 1, Side::Client, LATER)])
+                .await
+                .unwrap();
+            let resumed = |ended: &[Result<Answered>]| {
+                ended.iter().filter(|e| matches!(e, Ok(Answered::RoundComplete { .. }))).count()
+            };
+            if i % 2 == 0 {
+                // Each server answers one of the round's two pending calls: the later post resumes.
+                let ended = at_once([&a, &b], &t, [vec![out(&x)], vec![out(&y)]]).await;
+                let waiting = ended.iter().filter(|e| matches!(e, Ok(Answered::Waiting { left: 1, .. }))).count();
+                assert_eq!((resumed(&ended), waiting), (1, 1), "round {i}: {ended:?}");
+            } else {
+                // Both post both calls (a page's retry): one resumes, the other is refused whole.
+                let ended = at_once([&a, &b], &t, [vec![out(&x), out(&y)], vec![out(&y), out(&x)]]).await;
+                let refused = ended
+                    .iter()
+                    .filter(|e| matches!(e, Err(StoreError::Invalid(m)) if m.contains("not waiting")))
+                    .count();
+                assert_eq!((resumed(&ended), refused), (1, 1), "round {i}: {ended:?}");
+            }
+            assert_eq!(b.assistant_turn(&t.run).await.unwrap().state, TurnState::Running);
+            assert!(b.pending_calls(&t.conversation).await.unwrap().is_empty());
+        }
+    }
 }

@@ -1,18 +1,15 @@
 //! The chat's part of the store (conversations, messages with typed parts, feedback, the
-//! flashcard deck) against a real database file, through the `Store` trait only, so a
-//! PostgreSQL store can run the same; and chat turns kept out of the lists of builds.
+//! flashcard deck) through the `Store` trait only, on SQLite and on PostgreSQL; and chat turns
+//! kept out of the lists of builds.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
+mod support;
+
+use std::collections::HashSet;
 use std::sync::Arc;
 use wright_events::RunKind;
 use wright_events::chat::{Card, ChatMessage, ContentFlags, Part, Question, Quiz, Role};
 use wright_store::*;
-
-async fn store() -> (tempfile::TempDir, Arc<dyn Store>) {
-    let dir = tempfile::tempdir().unwrap();
-    let s = open(&format!("sqlite://{}", dir.path().join("w.db").display())).await.unwrap();
-    (dir, s)
-}
 
 fn msg(id: &str, role: Role, parts: Vec<Part>) -> ChatMessage {
     ChatMessage {
@@ -82,9 +79,7 @@ async fn tick() {
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
 }
 
-#[tokio::test]
-async fn conversations_are_listed_per_user_most_recently_active_first() {
-    let (_d, s) = store().await;
+async fn conversations_are_listed_per_user_most_recently_active_first(s: Arc<dyn Store>) {
     s.create_conversation("c1", "ann", "").await.unwrap();
     tick().await;
     s.create_conversation("c2", "ann", "Named").await.unwrap();
@@ -110,9 +105,7 @@ async fn conversations_are_listed_per_user_most_recently_active_first() {
     assert_eq!(s.conversation("c2").await.unwrap().title, "Named");
 }
 
-#[tokio::test]
-async fn messages_round_trip_with_flags_and_name_the_conversation() {
-    let (_d, s) = store().await;
+async fn messages_round_trip_with_flags_and_name_the_conversation(s: Arc<dyn Store>) {
     s.create_conversation("c", "ann", "").await.unwrap();
     assert!(matches!(
         s.add_message("missing", &msg("x", Role::User, vec![text("hi")]), &[]).await,
@@ -167,9 +160,27 @@ async fn messages_round_trip_with_flags_and_name_the_conversation() {
     assert!(matches!(s.replace_parts("c", "nope", &parts).await, Err(StoreError::NotFound(_))));
 }
 
-#[tokio::test]
-async fn a_message_is_found_only_in_its_own_conversation_and_clear_empties_it() {
-    let (_d, s) = store().await;
+async fn writers_at_once_each_get_their_own_place(s: Arc<dyn Store>) {
+    s.create_conversation("c", "ann", "").await.unwrap();
+    let writers = (0..16).map(|i| {
+        let s = s.clone();
+        tokio::spawn(async move {
+            let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+            s.add_message("c", &msg(&format!("m{i}"), role, vec![text(&format!("message {i}"))]), &[]).await
+        })
+    });
+    for w in writers {
+        w.await.unwrap().unwrap();
+    }
+    let all = s.messages("c", None).await.unwrap();
+    assert_eq!(all.len(), 16);
+    assert_eq!(all.iter().map(|m| m.id.as_str()).collect::<HashSet<_>>().len(), 16);
+    let c = s.conversation("c").await.unwrap();
+    assert_eq!(c.messages, 16);
+    assert!(c.title.starts_with("message "), "the first user message stored names it: {c:?}");
+}
+
+async fn a_message_is_found_only_in_its_own_conversation_and_clear_empties_it(s: Arc<dyn Store>) {
     s.create_conversation("c1", "ann", "").await.unwrap();
     s.create_conversation("c2", "ann", "").await.unwrap();
     s.add_message("c1", &msg("m1", Role::User, vec![text("one")]), &[]).await.unwrap();
@@ -191,9 +202,7 @@ async fn a_message_is_found_only_in_its_own_conversation_and_clear_empties_it() 
     assert_eq!(s.clear_messages("unknown").await.unwrap(), 0);
 }
 
-#[tokio::test]
-async fn feedback_goes_on_replies_only_and_is_counted_per_tool() {
-    let (_d, s) = store().await;
+async fn feedback_goes_on_replies_only_and_is_counted_per_tool(s: Arc<dyn Store>) {
     s.create_conversation("c", "ann", "").await.unwrap();
     s.add_message("c", &msg("u", Role::User, vec![text("q")]), &[]).await.unwrap();
     let tools = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -230,9 +239,7 @@ async fn feedback_goes_on_replies_only_and_is_counted_per_tool() {
     assert_eq!(s.feedback_by_tool().await.unwrap(), vec![("diagram".to_string(), 0, 1), ("quiz".to_string(), 0, 2)]);
 }
 
-#[tokio::test]
-async fn cards_are_added_once_listed_by_due_and_saved_per_user() {
-    let (_d, s) = store().await;
+async fn cards_are_added_once_listed_by_due_and_saved_per_user(s: Arc<dyn Store>) {
     let batch = vec![
         card("k1", "ann", "What is ATP?", "2030-01-03T00:00:00.000Z"),
         card("k2", "ann", "What is a chloroplast?", "2030-01-01T00:00:00.000Z"),
@@ -308,6 +315,7 @@ fn queued(id: &str, kind: RunKind) -> QueuedBuild {
         dedup_key: format!("ann:{id}"),
         preview_key: format!("pk-{id}"),
         first_event: None,
+        limits: None,
     }
 }
 
@@ -343,9 +351,7 @@ fn published() -> RunEnd {
     }
 }
 
-#[tokio::test]
-async fn chat_runs_are_not_listed_or_counted_as_builds() {
-    let (_d, s) = store().await;
+async fn chat_runs_are_not_listed_or_counted_as_builds(s: Arc<dyn Store>) {
     let since = now();
     s.create_build(&run("b1", RunKind::Build)).await.unwrap();
     s.create_build(&run("t1", RunKind::Task)).await.unwrap();
@@ -375,3 +381,13 @@ async fn chat_runs_are_not_listed_or_counted_as_builds() {
     let days = s.daily_stats(1).await.unwrap();
     assert_eq!(days.iter().map(|d| d.builds).sum::<u64>(), 1, "{days:?}");
 }
+
+both!(
+    conversations_are_listed_per_user_most_recently_active_first,
+    messages_round_trip_with_flags_and_name_the_conversation,
+    writers_at_once_each_get_their_own_place,
+    a_message_is_found_only_in_its_own_conversation_and_clear_empties_it,
+    feedback_goes_on_replies_only_and_is_counted_per_tool,
+    cards_are_added_once_listed_by_due_and_saved_per_user,
+    chat_runs_are_not_listed_or_counted_as_builds,
+);

@@ -1,16 +1,13 @@
-//! The service's part of the store (queue, leases, dedup, cancel, users, sessions) against a
-//! real database file, through the `Store` trait only, so a PostgreSQL store can run the same.
+//! The service's part of the store (queue, leases, limits, dedup, cancel, users, sessions),
+//! through the `Store` trait only, on both backends: SQLite and PostgreSQL.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
+mod support;
+
 use std::sync::Arc;
+use std::time::Duration;
 use wright_events::{Event, EventKind, Level};
 use wright_store::*;
-
-async fn store() -> (tempfile::TempDir, Arc<dyn Store>) {
-    let dir = tempfile::tempdir().unwrap();
-    let s = open(&format!("sqlite://{}", dir.path().join("w.db").display())).await.unwrap();
-    (dir, s)
-}
 
 fn queued(id: &str, owner: &str, key: Option<&str>, request: &str, at: &str) -> QueuedBuild {
     QueuedBuild {
@@ -37,6 +34,7 @@ fn queued(id: &str, owner: &str, key: Option<&str>, request: &str, at: &str) -> 
             ts: at.into(),
             kind: EventKind::Status { message: "Queued".into(), level: Level::Info },
         }),
+        limits: None,
     }
 }
 
@@ -64,9 +62,18 @@ const T1: &str = "2026-11-24T10:00:01.000Z";
 const T2: &str = "2026-11-24T10:00:02.000Z";
 const LATER: &str = "2099-01-01T00:00:00.000Z";
 
-#[tokio::test]
-async fn the_queue_runs_in_order_and_each_build_is_claimed_once() {
-    let (_d, s) = store().await;
+/// A lease that lasts the whole test.
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// A lease that has run out by the time anyone looks (after [`tick`]).
+const GONE: Duration = Duration::ZERO;
+
+/// Let the store's clock move past a lease that ended just now.
+async fn tick() {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+}
+
+async fn the_queue_runs_in_order_and_each_build_is_claimed_once(s: Arc<dyn Store>) {
     assert_eq!(s.enqueue_build(&queued("b1", "u1", None, "{\"p\":1}", T0)).await.unwrap(), Enqueued::New);
     assert_eq!(s.enqueue_build(&queued("b2", "u1", None, "{\"p\":2}", T1)).await.unwrap(), Enqueued::New);
     assert_eq!(s.enqueue_build(&queued("b3", "u2", None, "{\"p\":1}", T2)).await.unwrap(), Enqueued::New);
@@ -96,7 +103,7 @@ async fn futures_all(s: &Arc<dyn Store>, n: usize) -> Vec<Option<String>> {
     let handles: Vec<_> = (0..n)
         .map(|i| {
             let s = s.clone();
-            tokio::spawn(async move { s.claim_build(&format!("w{i}"), LATER).await.unwrap().map(|b| b.start.id) })
+            tokio::spawn(async move { s.claim_build(&format!("w{i}"), HOUR).await.unwrap().map(|b| b.start.id) })
         })
         .collect();
     let mut out = Vec::new();
@@ -106,9 +113,7 @@ async fn futures_all(s: &Arc<dyn Store>, n: usize) -> Vec<Option<String>> {
     out
 }
 
-#[tokio::test]
-async fn idempotency_keys_and_identical_active_requests_are_one_build() {
-    let (_d, s) = store().await;
+async fn idempotency_keys_and_identical_active_requests_are_one_build(s: Arc<dyn Store>) {
     assert_eq!(s.enqueue_build(&queued("b1", "u1", Some("k"), "{\"a\":1}", T0)).await.unwrap(), Enqueued::New);
     // Same key, even with another body: the same build.
     match s.enqueue_build(&queued("b2", "u1", Some("k"), "{\"a\":2}", T1)).await.unwrap() {
@@ -133,13 +138,11 @@ async fn idempotency_keys_and_identical_active_requests_are_one_build() {
     assert!(s.events("b2", 0).await.unwrap().is_empty(), "nor their events");
 }
 
-#[tokio::test]
-async fn cancel_leases_and_the_reaper() {
-    let (_d, s) = store().await;
+async fn cancel_leases_and_the_reaper(s: Arc<dyn Store>) {
     s.enqueue_build(&queued("b1", "u1", None, "1", T0)).await.unwrap();
     s.enqueue_build(&queued("b2", "u1", None, "2", T1)).await.unwrap();
     assert_eq!(s.active_builds("u1").await.unwrap(), 2);
-    let claimed = s.claim_build("w1", "2026-11-24T10:00:05.000Z").await.unwrap().unwrap();
+    let claimed = s.claim_build("w1", HOUR).await.unwrap().unwrap();
     assert_eq!(claimed.start.id, "b1");
     assert!(!s.cancel_requested("b1").await.unwrap());
     assert_eq!(s.request_cancel("b1", cancelled(T1)).await.unwrap(), CancelOutcome::Running);
@@ -148,38 +151,168 @@ async fn cancel_leases_and_the_reaper() {
     assert_eq!(s.build("b2").await.unwrap().end_reason, Some(EndReason::Cancelled));
     assert_eq!(s.request_cancel("b2", cancelled(T1)).await.unwrap(), CancelOutcome::AlreadyEnded);
     assert!(matches!(s.request_cancel("nope", cancelled(T1)).await, Err(StoreError::NotFound(_))));
-    assert!(s.claim_build("w2", LATER).await.unwrap().is_none(), "a cancelled build is never claimed");
+    assert!(s.claim_build("w2", HOUR).await.unwrap().is_none(), "a cancelled build is never claimed");
 
     // The lease: renewed by its worker only; expired ones are taken by exactly one reaper.
-    assert!(s.renew_lease("b1", "w1", "2026-11-24T10:00:09.000Z").await.unwrap());
-    assert!(!s.renew_lease("b1", "w9", LATER).await.unwrap());
-    assert!(s.take_expired("2026-11-24T10:00:08.000Z", "r", LATER, "").await.unwrap().is_empty());
-    let lost = s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
+    assert!(s.renew_lease("b1", "w1", HOUR).await.unwrap());
+    assert!(!s.renew_lease("b1", "w9", HOUR).await.unwrap());
+    assert!(s.take_expired("r", HOUR, "").await.unwrap().is_empty(), "its lease has not run out");
+    assert!(s.renew_lease("b1", "w1", GONE).await.unwrap());
+    tick().await;
+    let lost = s.take_expired("r1", HOUR, "").await.unwrap();
     assert_eq!(lost.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b1"]);
-    assert!(s.take_expired("2026-11-24T10:00:10.000Z", "r2", LATER, "").await.unwrap().is_empty(), "taken once");
-    assert!(!s.renew_lease("b1", "w1", LATER).await.unwrap(), "the old worker lost it");
+    assert!(s.take_expired("r2", HOUR, "").await.unwrap().is_empty(), "taken once");
+    assert!(!s.renew_lease("b1", "w1", HOUR).await.unwrap(), "the old worker lost it");
+    assert!(s.renew_lease("b1", "r1", HOUR).await.unwrap(), "the reaper holds it");
     // A `wright run` build has no lease and is never reaped.
     s.create_build(&queued("cli", "x", None, "", T0).build).await.unwrap();
-    assert!(s.take_expired(LATER, "r3", LATER, "").await.unwrap().iter().all(|b| b.start.id != "cli"));
+    assert!(s.renew_lease("b1", "r1", GONE).await.unwrap());
+    tick().await;
+    let lost = s.take_expired("r3", HOUR, "").await.unwrap();
+    assert_eq!(lost.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b1"], "not cli");
 }
 
-#[tokio::test]
-async fn hourly_counts_and_lists_per_owner() {
-    let (_d, s) = store().await;
-    for (i, at) in [T0, T1, T2].iter().enumerate() {
-        s.enqueue_build(&queued(&format!("b{i}"), "u1", None, &i.to_string(), at)).await.unwrap();
+async fn hourly_counts_and_lists_per_owner(s: Arc<dyn Store>) {
+    // Counted by when they were queued, which is now (by the store's clock).
+    s.enqueue_build(&queued("b0", "u1", None, "0", &now())).await.unwrap();
+    tick().await;
+    let since = now();
+    tick().await;
+    for i in 1..3 {
+        s.enqueue_build(&queued(&format!("b{i}"), "u1", None, &i.to_string(), &now())).await.unwrap();
     }
-    s.enqueue_build(&queued("o", "u2", None, "x", T2)).await.unwrap();
-    assert_eq!(s.builds_since("u1", T1).await.unwrap(), (2, Some(T1.to_string())));
+    s.enqueue_build(&queued("o", "u2", None, "x", &now())).await.unwrap();
+    let (count, oldest) = s.builds_since("u1", &since).await.unwrap();
+    assert_eq!(count, 2);
+    let oldest = oldest.unwrap();
+    assert!(oldest > since && oldest <= now(), "{oldest} after {since}");
     assert_eq!(s.builds_since("u1", LATER).await.unwrap(), (0, None));
     assert_eq!(s.builds_of(Some("u2"), 10).await.unwrap().len(), 1);
     assert_eq!(s.builds_of(None, 10).await.unwrap().len(), 4);
     assert_eq!(s.builds_of(Some("u1"), 2).await.unwrap().len(), 2);
 }
 
-#[tokio::test]
-async fn users_tokens_sessions_and_login_links() {
-    let (_d, s) = store().await;
+async fn limits_refuse_at_once_and_per_hour(s: Arc<dyn Store>) {
+    let limited = |id: &str| {
+        let mut q = queued(id, "u1", None, id, &now());
+        q.limits = Some(Limits { concurrent: 2, per_hour: 3 });
+        q
+    };
+    // A chat turn is no build: it counts towards neither limit.
+    let mut chat = queued("chat", "u1", None, "chat", &now());
+    chat.build.kind = wright_events::RunKind::Chat;
+    assert_eq!(s.enqueue_build(&chat).await.unwrap(), Enqueued::New);
+    assert_eq!(s.enqueue_build(&limited("b1")).await.unwrap(), Enqueued::New);
+    assert_eq!(s.enqueue_build(&limited("b2")).await.unwrap(), Enqueued::New);
+    assert_eq!(
+        s.enqueue_build(&limited("b3")).await.unwrap(),
+        Enqueued::Limited { kind: LimitKind::Concurrent, count: 2, oldest: None }
+    );
+    assert!(matches!(s.build("b3").await, Err(StoreError::NotFound(_))), "nothing of it is stored");
+    assert!(s.events("b3", 0).await.unwrap().is_empty());
+    // Another owner has limits of their own.
+    let mut theirs = limited("o1");
+    theirs.owner = "u2".into();
+    theirs.dedup_key = "u2:o1".into();
+    assert_eq!(s.enqueue_build(&theirs).await.unwrap(), Enqueued::New);
+
+    // An ended build frees its place at once, but still counts in the hour.
+    assert_eq!(s.request_cancel("b1", cancelled(T2)).await.unwrap(), CancelOutcome::WasQueued);
+    assert_eq!(s.enqueue_build(&limited("b3")).await.unwrap(), Enqueued::New);
+    for id in ["b2", "b3"] {
+        assert_eq!(s.request_cancel(id, cancelled(T2)).await.unwrap(), CancelOutcome::WasQueued);
+    }
+    assert_eq!(s.active_builds("u1").await.unwrap(), 0);
+    match s.enqueue_build(&limited("b4")).await.unwrap() {
+        Enqueued::Limited { kind: LimitKind::Hourly, count: 3, oldest: Some(oldest) } => {
+            assert!(oldest <= now(), "{oldest}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // A retry of a queued build is found before any limit.
+    match s.enqueue_build(&limited("chat")).await.unwrap() {
+        Enqueued::Existing(b) => assert_eq!(b.start.id, "chat"),
+        other => panic!("{other:?}"),
+    }
+    // Without limits (a local run) nothing is refused.
+    assert_eq!(s.enqueue_build(&queued("b5", "u1", None, "b5", &now())).await.unwrap(), Enqueued::New);
+}
+
+async fn forty_requests_at_once_queue_no_more_than_the_limit(s: Arc<dyn Store>) {
+    let handles: Vec<_> = (0..40)
+        .map(|i| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                let id = format!("b{i:02}");
+                let mut q = queued(&id, "u1", None, &id, &now());
+                q.limits = Some(Limits { concurrent: 5, per_hour: 100 });
+                s.enqueue_build(&q).await.unwrap()
+            })
+        })
+        .collect();
+    let mut new = 0;
+    for h in handles {
+        match h.await.unwrap() {
+            Enqueued::New => new += 1,
+            Enqueued::Limited { kind: LimitKind::Concurrent, count: 5, oldest: None } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(new, 5);
+    assert_eq!((s.active_builds("u1").await.unwrap(), s.queue_depth().await.unwrap()), (5, 5));
+}
+
+async fn twenty_workers_claim_ten_builds_once_each(s: Arc<dyn Store>) {
+    for i in 0..10 {
+        let id = format!("b{i}");
+        assert_eq!(s.enqueue_build(&queued(&id, &format!("u{i}"), None, &id, &now())).await.unwrap(), Enqueued::New);
+    }
+    let handles: Vec<_> = (0..20)
+        .map(|w| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                while let Some(b) = s.claim_build(&format!("w{w}"), HOUR).await.unwrap() {
+                    assert_eq!(b.status, RunStatus::Running);
+                    got.push(b.start.id);
+                }
+                got
+            })
+        })
+        .collect();
+    let mut claimed = Vec::new();
+    for h in handles {
+        claimed.extend(h.await.unwrap());
+    }
+    claimed.sort();
+    let all: Vec<String> = (0..10).map(|i| format!("b{i}")).collect();
+    assert_eq!(claimed, all, "each build claimed exactly once");
+    assert_eq!(s.queue_depth().await.unwrap(), 0);
+}
+
+async fn reapers_at_once_take_each_lost_build_once(s: Arc<dyn Store>) {
+    for i in 0..10 {
+        let id = format!("b{i}");
+        s.enqueue_build(&queued(&id, &format!("u{i}"), None, &id, &now())).await.unwrap();
+        s.claim_build(&format!("w{i}"), GONE).await.unwrap().unwrap();
+    }
+    tick().await;
+    let handles: Vec<_> = (0..5)
+        .map(|r| {
+            let s = s.clone();
+            tokio::spawn(async move { s.take_expired(&format!("r{r}"), HOUR, "").await.unwrap() })
+        })
+        .collect();
+    let mut taken = Vec::new();
+    for h in handles {
+        taken.extend(h.await.unwrap().into_iter().map(|b| b.start.id));
+    }
+    taken.sort();
+    let all: Vec<String> = (0..10).map(|i| format!("b{i}")).collect();
+    assert_eq!(taken, all, "each lost build taken by exactly one reaper");
+}
+
+async fn users_tokens_sessions_and_login_links(s: Arc<dyn Store>) {
     let alice = new_user("alice", Role::User);
     s.create_user(&alice, "hash-a").await.unwrap();
     assert!(matches!(s.create_user(&new_user("alice", Role::Admin), "hash-b").await, Err(StoreError::Invalid(_))));
@@ -205,14 +338,13 @@ async fn users_tokens_sessions_and_login_links() {
     s.log_refusal("u1", "hourly").await.unwrap();
 }
 
-#[tokio::test]
-async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
-    let (_d, s) = store().await;
+async fn a_build_whose_lease_ran_out_runs_again_until_its_limit(s: Arc<dyn Store>) {
     s.enqueue_build(&queued("b1", "u1", None, "1", T0)).await.unwrap();
     s.enqueue_build(&queued("b2", "u1", None, "2", T1)).await.unwrap();
     let claim = |w: &'static str| {
         let s = s.clone();
-        async move { s.claim_build(w, "2026-11-24T10:00:05.000Z").await.unwrap().unwrap() }
+        // Each run's lease runs out at once: its server is killed right after the claim.
+        async move { s.claim_build(w, GONE).await.unwrap().unwrap() }
     };
     let first = claim("w1").await;
     assert_eq!((first.start.id.as_str(), first.attempt), ("b1", 1));
@@ -231,12 +363,13 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
     s.append("b1", Some("w1"), vec![Draft::now(EventKind::Started { worker: "w1".into() })]).await.unwrap();
 
     // A reaper spares its own process's workers (alive, their renewals held up).
-    assert!(s.take_expired("2026-11-24T10:00:10.000Z", "r0", LATER, "w").await.unwrap().is_empty());
-    s.renew_lease("b1", "w1", "2026-11-24T10:00:05.000Z").await.unwrap();
+    tick().await;
+    assert!(s.take_expired("r0", HOUR, "w").await.unwrap().is_empty());
 
     let max_runs = 3;
     for attempt in 2..=max_runs {
-        let lost = s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
+        tick().await;
+        let lost = s.take_expired("r1", HOUR, "").await.unwrap();
         assert_eq!(lost.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b1"]);
         assert_eq!(s.restart_build("b1", "someone-else", max_runs, "worker_lost").await.unwrap(), Restart::NotHeld);
         let Restart::Requeued(event) = s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap() else {
@@ -260,7 +393,8 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
         s.append_turn(&turn(0), Some("w2")).await.unwrap();
     }
     // Past the limit: the caller ends it.
-    s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
+    tick().await;
+    s.take_expired("r1", HOUR, "").await.unwrap();
     assert_eq!(
         s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap(),
         Restart::Exhausted { attempts: max_runs }
@@ -274,9 +408,7 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit() {
     assert_eq!(s.restart_build("b2", "w3", max_runs, "shutdown").await.unwrap(), Restart::Cancelled);
 }
 
-#[tokio::test]
-async fn a_retry_is_found_before_it_is_queued() {
-    let (_d, s) = store().await;
+async fn a_retry_is_found_before_it_is_queued(s: Arc<dyn Store>) {
     s.enqueue_build(&queued("b1", "u1", Some("k"), "{\"a\":1}", T0)).await.unwrap();
     let found = |key: Option<&'static str>, dedup: &'static str| {
         let s = s.clone();
@@ -306,9 +438,7 @@ async fn a_retry_is_found_before_it_is_queued() {
     assert_eq!(events.iter().map(|e| e.kind.type_name()).collect::<Vec<_>>(), ["status", "complete"]);
 }
 
-#[tokio::test]
-async fn lent_projects_are_remembered_until_given_back() {
-    let (_d, s) = store().await;
+async fn lent_projects_are_remembered_until_given_back(s: Arc<dyn Store>) {
     let p = LentProject {
         run_id: "r1".into(),
         path: "/srv/project".into(),
@@ -324,15 +454,14 @@ async fn lent_projects_are_remembered_until_given_back() {
     assert!(s.lent_projects().await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn a_worker_that_lost_its_build_cannot_finish_it() {
-    let (_d, s) = store().await;
+async fn a_worker_that_lost_its_build_cannot_finish_it(s: Arc<dyn Store>) {
     s.enqueue_build(&queued("b1", "u1", None, "1", T0)).await.unwrap();
-    s.claim_build("w1", "2026-11-24T10:00:05.000Z").await.unwrap().unwrap();
+    s.claim_build("w1", GONE).await.unwrap().unwrap();
     // w1's lease runs out; the reaper puts the build back and w2 runs it again.
-    s.take_expired("2026-11-24T10:00:10.000Z", "r1", LATER, "").await.unwrap();
+    tick().await;
+    assert_eq!(s.take_expired("r1", HOUR, "").await.unwrap().len(), 1);
     assert!(matches!(s.restart_build("b1", "r1", 3, "worker_lost").await.unwrap(), Restart::Requeued(_)));
-    s.claim_build("w2", LATER).await.unwrap().unwrap();
+    s.claim_build("w2", HOUR).await.unwrap().unwrap();
     let finish = |status: RunStatus, reason: Option<EndReason>| BuildFinish {
         status,
         end_reason: reason,
@@ -368,9 +497,7 @@ async fn a_worker_that_lost_its_build_cannot_finish_it() {
     assert_eq!(s.build("b1").await.unwrap().status, RunStatus::Published);
 }
 
-#[tokio::test]
-async fn a_follow_up_is_refused_while_another_build_works_in_its_folder() {
-    let (_d, s) = store().await;
+async fn a_follow_up_is_refused_while_another_build_works_in_its_folder(s: Arc<dyn Store>) {
     let follow_up = |id: &str, at: &str| {
         let mut q = queued(id, "u1", None, id, at);
         q.build.parent_id = Some("p".into());
@@ -380,7 +507,7 @@ async fn a_follow_up_is_refused_while_another_build_works_in_its_folder() {
     assert_eq!(s.enqueue_build(&follow_up("c1", T0)).await.unwrap(), Enqueued::New);
     assert_eq!(s.enqueue_build(&follow_up("c2", T1)).await.unwrap(), Enqueued::FolderBusy("c1".into()));
     assert!(matches!(s.build("c2").await, Err(StoreError::NotFound(_))), "nothing of it is stored");
-    s.claim_build("w1", LATER).await.unwrap().unwrap();
+    s.claim_build("w1", HOUR).await.unwrap().unwrap();
     assert_eq!(s.enqueue_build(&follow_up("c2", T1)).await.unwrap(), Enqueued::FolderBusy("c1".into()), "running");
     let done = BuildFinish {
         status: RunStatus::Published,
@@ -396,3 +523,20 @@ async fn a_follow_up_is_refused_while_another_build_works_in_its_folder() {
     assert!(matches!(s.finish("c1", Some("w1"), RunEnd::of(done, vec![])).await.unwrap(), Finished::Now(_)));
     assert_eq!(s.enqueue_build(&follow_up("c2", T2)).await.unwrap(), Enqueued::New, "free once it ended");
 }
+
+both!(
+    the_queue_runs_in_order_and_each_build_is_claimed_once,
+    idempotency_keys_and_identical_active_requests_are_one_build,
+    cancel_leases_and_the_reaper,
+    hourly_counts_and_lists_per_owner,
+    limits_refuse_at_once_and_per_hour,
+    forty_requests_at_once_queue_no_more_than_the_limit,
+    twenty_workers_claim_ten_builds_once_each,
+    reapers_at_once_take_each_lost_build_once,
+    users_tokens_sessions_and_login_links,
+    a_build_whose_lease_ran_out_runs_again_until_its_limit,
+    a_retry_is_found_before_it_is_queued,
+    lent_projects_are_remembered_until_given_back,
+    a_worker_that_lost_its_build_cannot_finish_it,
+    a_follow_up_is_refused_while_another_build_works_in_its_folder,
+);

@@ -1,5 +1,8 @@
-//! The SQLite store against a real database file.
+//! The store's records on both backends (SQLite and PostgreSQL, through the `Store` trait),
+//! and what only a SQLite file does (a reopen).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
 
 use std::sync::{Arc, Mutex};
 use wright_events::{Emitter, Event, EventKind, EventSink, Level};
@@ -43,38 +46,37 @@ fn note(id: &str, tags: &[&str], libs: &[&str], patterns: &[&str]) -> Note {
     }
 }
 
-#[tokio::test]
-async fn everything_survives_a_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("nested/wright.db").display());
-    {
-        let s = open(&url).await.unwrap();
-        s.create_build(&new_build("20261121-100000-aaaa", "interactive")).await.unwrap();
-        s.finish("20261121-100000-aaaa", None, RunEnd::of(finish(RunStatus::Published, 1, 1200), vec![]))
-            .await
-            .unwrap();
-        s.put_note(&note("n-1", &["timer"], &[], &[])).await.unwrap();
-        s.append_turn(
-            &Turn {
-                build_id: "20261121-100000-aaaa".into(),
-                idx: 0,
-                phase: "GENERATING".into(),
-                role: "user".into(),
-                message: serde_json::json!({"role": "user", "content": "hi"}),
-                ts: now(),
-                tokens: Tokens::default(),
-            },
-            None,
-        )
-        .await
-        .unwrap();
-    }
-    let s = open(&url).await.unwrap();
+/// A finished build, a note and a turn, as [`check_records`] expects them.
+async fn write_records(s: &Arc<dyn Store>) {
+    s.create_build(&new_build("20261121-100000-aaaa", "interactive")).await.unwrap();
+    s.finish("20261121-100000-aaaa", None, RunEnd::of(finish(RunStatus::Published, 1, 1200), vec![])).await.unwrap();
+    s.put_note(&note("n-1", &["timer"], &[], &[])).await.unwrap();
+    s.append_turn(
+        &Turn {
+            build_id: "20261121-100000-aaaa".into(),
+            idx: 0,
+            phase: "GENERATING".into(),
+            role: "user".into(),
+            message: serde_json::json!({"role": "user", "content": "hi"}),
+            ts: now(),
+            tokens: Tokens::default(),
+        },
+        None,
+    )
+    .await
+    .unwrap();
+}
+
+async fn check_records(s: &Arc<dyn Store>) {
     let b = s.build("20261121-100000-aaaa").await.unwrap();
     assert_eq!(b.status, RunStatus::Published);
     assert_eq!((b.fix_attempts, b.duration_ms, b.files.len()), (1, Some(1200), 1));
     assert_eq!(b.tokens.cost_usd, 0.25);
     assert_eq!(s.resolve_build("20261121-1000").await.unwrap().start.id, b.start.id, "prefix lookup");
+    assert_eq!(s.resolve_note("n-").await.unwrap().id, "n-1", "prefix lookup");
+    assert_eq!(s.resolve_note("N-").await.unwrap().id, "n-1", "a prefix ignores the case of ASCII letters");
+    assert!(matches!(s.resolve_build("2026_").await, Err(StoreError::NotFound(_))), "`_` is no wildcard");
+    assert!(matches!(s.resolve_build("%").await, Err(StoreError::NotFound(_))), "nor is `%`");
     assert_eq!(s.note("n-1").await.unwrap().lesson, "lesson of n-1");
     assert_eq!(s.turns(&b.start.id).await.unwrap()[0].message["content"], "hi");
     assert!(matches!(s.build("nope").await, Err(StoreError::NotFound(_))));
@@ -84,16 +86,36 @@ async fn everything_survives_a_reopen() {
     ));
 }
 
-#[tokio::test]
-async fn postgres_urls_are_refused_clearly() {
-    let e = open("postgres://localhost/wright").await.err().unwrap();
-    assert!(e.to_string().contains("PostgreSQL"), "{e}");
-    assert!(open("mysql://x").await.is_err());
+async fn builds_turns_and_notes_round_trip(s: Arc<dyn Store>) {
+    write_records(&s).await;
+    check_records(&s).await;
+    // Two builds share the prefix now: it names neither.
+    s.create_build(&new_build("20261121-100000-bbbb", "interactive")).await.unwrap();
+    assert!(matches!(s.resolve_build("20261121-1000").await, Err(StoreError::Invalid(_))));
 }
 
 #[tokio::test]
-async fn retrieval_ranks_by_matched_keys_then_score_and_skips_deprecated() {
-    let s = SqliteStore::memory().await.unwrap();
+async fn everything_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("nested/wright.db").display());
+    {
+        let s = open(&url).await.unwrap();
+        write_records(&s).await;
+        s.create_build(&new_build("run-1", "task")).await.unwrap();
+        s.put_task_result(&task_record("run-1", "setup", 0, "passed")).await.unwrap();
+    }
+    let s = open(&url).await.unwrap();
+    check_records(&s).await;
+    assert_eq!(s.task_results("run-1").await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn unknown_database_urls_are_refused() {
+    let e = open("mysql://x").await.err().unwrap();
+    assert!(e.to_string().contains("postgres://"), "{e}");
+}
+
+async fn retrieval_ranks_by_matched_keys_then_score_and_skips_deprecated(s: Arc<dyn Store>) {
     s.put_note(&note("n-timer", &["timer", "countdown"], &[], &[])).await.unwrap();
     s.put_note(&note("n-express", &["server"], &["express"], &["Cannot find module"])).await.unwrap();
     let mut strong = note("n-timer-strong", &["timer"], &[], &[]);
@@ -123,9 +145,7 @@ async fn retrieval_ranks_by_matched_keys_then_score_and_skips_deprecated() {
     assert_eq!(ids, ["n-timer-strong"]);
 }
 
-#[tokio::test]
-async fn outcomes_move_notes_through_their_lifecycle() {
-    let s = SqliteStore::memory().await.unwrap();
+async fn outcomes_move_notes_through_their_lifecycle(s: Arc<dyn Store>) {
     s.put_note(&note("n-a", &["x"], &[], &[])).await.unwrap();
     s.put_note(&note("n-b", &["x"], &[], &[])).await.unwrap();
     let ids = vec!["n-a".to_string()];
@@ -146,9 +166,7 @@ async fn outcomes_move_notes_through_their_lifecycle() {
     assert_eq!(s.list_notes(&NoteFilter::default()).await.unwrap()[0].id, "n-a", "best score first");
 }
 
-#[tokio::test]
-async fn a_common_key_yields_its_best_notes_and_outcomes_rerank_them() {
-    let s = SqliteStore::memory().await.unwrap();
+async fn a_common_key_yields_its_best_notes_and_outcomes_rerank_them(s: Arc<dyn Store>) {
     // 300 notes share "tag:app"; only the best ranked per key are read, so the winners must be
     // the high-confidence ones however many weaker notes share the word.
     for i in 0..300 {
@@ -178,9 +196,7 @@ async fn a_common_key_yields_its_best_notes_and_outcomes_rerank_them() {
     assert_eq!(hits.len(), 128, "at most 128 notes are read per key");
 }
 
-#[tokio::test]
-async fn stats_follow_the_builds() {
-    let s = SqliteStore::memory().await.unwrap();
+async fn stats_follow_the_builds(s: Arc<dyn Store>) {
     let rows = [
         ("b1", "interactive", RunStatus::Published, 0, 1000),
         ("b2", "interactive", RunStatus::Published, 1, 3000),
@@ -209,9 +225,7 @@ async fn stats_follow_the_builds() {
     assert_eq!((st.notes_total, st.notes_candidate), (1, 1));
 }
 
-#[tokio::test]
-async fn the_dashboard_counts_builds_per_day_and_the_problems_found() {
-    let s = SqliteStore::memory().await.unwrap();
+async fn the_dashboard_counts_builds_per_day_and_the_problems_found(s: Arc<dyn Store>) {
     let mut old = new_build("old", "static");
     old.started_at = "2001-01-01T00:00:00.000Z".into(); // outside any window
     s.create_build(&old).await.unwrap();
@@ -251,9 +265,7 @@ async fn the_dashboard_counts_builds_per_day_and_the_problems_found() {
     assert_eq!(s.error_kinds(30, 1).await.unwrap().len(), 1);
 }
 
-#[tokio::test]
-async fn an_admin_edit_keeps_the_notes_record() {
-    let s = SqliteStore::memory().await.unwrap();
+async fn an_admin_edit_keeps_the_notes_record(s: Arc<dyn Store>) {
     s.put_note(&note("n-1", &["x"], &[], &[])).await.unwrap();
     s.record_note_outcome(&["n-1".into()], true).await.unwrap();
     let edited = s.edit_note("n-1", Some("Say it better."), Some(NoteStatus::Deprecated)).await.unwrap();
@@ -267,9 +279,7 @@ async fn an_admin_edit_keeps_the_notes_record() {
     assert!(matches!(s.edit_note("n-1", Some("  "), None).await, Err(StoreError::Invalid(_))));
 }
 
-#[tokio::test]
-async fn attempts_and_usage_round_trip() {
-    let s = SqliteStore::memory().await.unwrap();
+async fn attempts_and_usage_round_trip(s: Arc<dyn Store>) {
     let a = Attempt {
         id: new_id("a"),
         build_id: "b1".into(),
@@ -299,18 +309,23 @@ async fn attempts_and_usage_round_trip() {
 
 /// A sink that records, at the moment it is called, whether the store already has the event.
 struct Witness {
-    store: Arc<dyn Store>,
+    /// The store's URL: the witness reads through a store of its own.
+    url: String,
     seen: Mutex<Vec<(u64, bool)>>,
 }
 
 impl EventSink for Witness {
     fn accept(&self, e: &Event) {
-        let store = self.store.clone();
+        let url = self.url.clone();
         let (build, seq) = (e.build.clone(), e.seq);
-        // Look from a separate thread and runtime, as another reader (an SSE client) would.
+        // Look from a separate thread, runtime and connection, as another reader (an SSE
+        // client) would.
         let stored = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            rt.block_on(store.events(&build, seq - 1)).unwrap().first().map(|e| e.seq) == Some(seq)
+            rt.block_on(async {
+                let store = open(&url).await.unwrap();
+                store.events(&build, seq - 1).await.unwrap().first().map(|e| e.seq) == Some(seq)
+            })
         })
         .join()
         .unwrap();
@@ -318,12 +333,10 @@ impl EventSink for Witness {
     }
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn events_are_stored_before_later_sinks_see_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(&format!("sqlite://{}", dir.path().join("w.db").display())).await.unwrap();
+async fn events_are_stored_before_later_sinks_see_them(url: String) {
+    let store = open(&url).await.unwrap();
     store.create_build(&new_build("b-sink", "static")).await.unwrap();
-    let witness = Arc::new(Witness { store: store.clone(), seen: Mutex::new(Vec::new()) });
+    let witness = Arc::new(Witness { url, seen: Mutex::new(Vec::new()) });
     let log: Arc<dyn RunLog> = store.clone();
     let writer = LogWriter::start(log, "b-sink", None, vec![witness.clone()]);
     let em = Emitter::new("b-sink", vec![writer.clone()]);
@@ -336,6 +349,17 @@ async fn events_are_stored_before_later_sinks_see_them() {
     assert_eq!(stored.iter().map(|e| e.seq).collect::<Vec<_>>(), [2, 3], "resume after seq 1");
     assert_eq!(stored[0].kind, EventKind::ErrorFixed { iteration: 1 });
     assert_eq!(writer.failures(), 0);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn events_are_stored_before_later_sinks_see_them_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    events_are_stored_before_later_sinks_see_them(format!("sqlite://{}", dir.path().join("w.db").display())).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn events_are_stored_before_later_sinks_see_them_on_postgres() {
+    events_are_stored_before_later_sinks_see_them(support::postgres_url()).await;
 }
 
 fn task_record(run: &str, task: &str, position: u32, status: &str) -> TaskRecord {
@@ -354,19 +378,12 @@ fn task_record(run: &str, task: &str, position: u32, status: &str) -> TaskRecord
     }
 }
 
-#[tokio::test]
-async fn task_results_are_kept_in_run_order_and_replaced_when_a_task_runs_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("w.db").display());
-    {
-        let s = open(&url).await.unwrap();
-        s.create_build(&new_build("run-1", "task")).await.unwrap();
-        s.put_task_result(&task_record("run-1", "tests", 1, "failed")).await.unwrap();
-        s.put_task_result(&task_record("run-1", "setup", 0, "passed")).await.unwrap();
-        // A task of a run that does not exist is refused (the run is a build).
-        assert!(s.put_task_result(&task_record("no-such-run", "x", 0, "passed")).await.is_err());
-    }
-    let s = open(&url).await.unwrap();
+async fn task_results_are_kept_in_run_order_and_replaced_when_a_task_runs_again(s: Arc<dyn Store>) {
+    s.create_build(&new_build("run-1", "task")).await.unwrap();
+    s.put_task_result(&task_record("run-1", "tests", 1, "failed")).await.unwrap();
+    s.put_task_result(&task_record("run-1", "setup", 0, "passed")).await.unwrap();
+    // A task of a run that does not exist is refused (the run is a build).
+    assert!(s.put_task_result(&task_record("no-such-run", "x", 0, "passed")).await.is_err());
     let ids: Vec<String> = s.task_results("run-1").await.unwrap().into_iter().map(|t| t.task_id).collect();
     assert_eq!(ids, ["setup", "tests"], "run order, not insert order");
     s.put_task_result(&task_record("run-1", "tests", 1, "passed")).await.unwrap();
@@ -376,3 +393,15 @@ async fn task_results_are_kept_in_run_order_and_replaced_when_a_task_runs_again(
     assert_eq!(tasks[1].result["validation_details"]["overall_status"], "passed");
     assert!(s.task_results("run-2").await.unwrap().is_empty());
 }
+
+both!(
+    builds_turns_and_notes_round_trip,
+    retrieval_ranks_by_matched_keys_then_score_and_skips_deprecated,
+    outcomes_move_notes_through_their_lifecycle,
+    a_common_key_yields_its_best_notes_and_outcomes_rerank_them,
+    stats_follow_the_builds,
+    the_dashboard_counts_builds_per_day_and_the_problems_found,
+    an_admin_edit_keeps_the_notes_record,
+    attempts_and_usage_round_trip,
+    task_results_are_kept_in_run_order_and_replaced_when_a_task_runs_again,
+);

@@ -1,74 +1,224 @@
-//! [`AssistantStore`] on PostgreSQL.
+//! [`AssistantStore`] on PostgreSQL: turns, embed keys and visitors here; a round's calls
+//! (waiting for the page, accepting results, closing and expiring) in `assistant_calls`.
 
-#![allow(unused_variables)]
-use super::{PgStore, todo_pg};
-use crate::Result;
-use crate::assistant::*;
+use super::PgStore;
+use super::chat::refused;
+use crate::assistant::{
+    Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side, TurnState,
+};
+use crate::sqlite::{json, unjson};
+use crate::{Result, StoreError};
 use async_trait::async_trait;
+use sqlx::Row;
+use sqlx::postgres::PgRow;
+
+fn turn_row(r: &PgRow) -> Result<AssistantTurn> {
+    let state: String = r.try_get("state")?;
+    let round: i64 = r.try_get("round")?;
+    Ok(AssistantTurn {
+        run: r.try_get("run_id")?,
+        conversation: r.try_get("conversation_id")?,
+        user: r.try_get("user_id")?,
+        assistant: r.try_get("assistant")?,
+        lang: r.try_get("lang")?,
+        client_tools: unjson(&r.try_get::<String, _>("client_tools")?, "assistant turn tools")?,
+        transcript: unjson(&r.try_get::<String, _>("transcript")?, "assistant turn transcript")?,
+        parts: unjson(&r.try_get::<String, _>("parts")?, "assistant turn parts")?,
+        round: u32::try_from(round).unwrap_or(0),
+        state: TurnState::parse(&state)
+            .ok_or_else(|| StoreError::Corrupt(format!("assistant turn state `{state}`")))?,
+    })
+}
+
+pub(super) fn call_row(r: &PgRow) -> Result<CallRow> {
+    let status: String = r.try_get("status")?;
+    let side: String = r.try_get("side")?;
+    Ok(CallRow {
+        id: r.try_get("id")?,
+        run: r.try_get("run_id")?,
+        conversation: r.try_get("conversation_id")?,
+        round: u32::try_from(r.try_get::<i64, _>("round")?).unwrap_or(0),
+        pos: u32::try_from(r.try_get::<i64, _>("pos")?).unwrap_or(0),
+        name: r.try_get("name")?,
+        arguments: r.try_get("arguments")?,
+        args_hash: r.try_get("args_hash")?,
+        side: if side == "server" { Side::Server } else { Side::Client },
+        read_only: r.try_get("read_only")?,
+        deadline: r.try_get("deadline")?,
+        status: CallStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("call status `{status}`")))?,
+        output: r.try_get("output")?,
+        error: r.try_get("error")?,
+    })
+}
+
+fn key_row(r: &PgRow) -> Result<EmbedKey> {
+    Ok(EmbedKey {
+        id: r.try_get("id")?,
+        owner_id: r.try_get("owner_id")?,
+        name: r.try_get("name")?,
+        origins: unjson(&r.try_get::<String, _>("origins")?, "embed key origins")?,
+        tools: unjson(&r.try_get::<String, _>("tools")?, "embed key tools")?,
+        docs_dir: r.try_get("docs_dir")?,
+        per_hour: u32::try_from(r.try_get::<i64, _>("per_hour")?).unwrap_or(0),
+        created_at: r.try_get("created_at")?,
+        revoked_at: r.try_get("revoked_at")?,
+    })
+}
 
 #[async_trait]
 impl AssistantStore for PgStore {
-    async fn begin_assistant_turn(&self, turn: &AssistantTurn) -> Result<()> {
-        Err(todo_pg("AssistantStore"))
+    async fn begin_assistant_turn(&self, t: &AssistantTurn) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO assistant_turns (run_id, conversation_id, user_id, assistant, lang, client_tools, transcript, \
+             parts, round, state, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,wright_now())",
+        )
+        .bind(&t.run)
+        .bind(&t.conversation)
+        .bind(&t.user)
+        .bind(&t.assistant)
+        .bind(&t.lang)
+        .bind(json(&t.client_tools)?)
+        .bind(json(&t.transcript)?)
+        .bind(json(&t.parts)?)
+        .bind(i64::from(t.round))
+        .bind(t.state.as_str())
+        .execute(&self.pool)
+        .await
+        .map_err(refused)?;
+        Ok(())
     }
 
     async fn assistant_turn(&self, run: &str) -> Result<AssistantTurn> {
-        Err(todo_pg("AssistantStore"))
+        let row =
+            sqlx::query("SELECT * FROM assistant_turns WHERE run_id = $1").bind(run).fetch_optional(&self.pool).await?;
+        row.as_ref().map(turn_row).transpose()?.ok_or_else(|| StoreError::NotFound(format!("assistant turn {run}")))
     }
 
-    async fn save_assistant_turn(&self, turn: &AssistantTurn) -> Result<()> {
-        Err(todo_pg("AssistantStore"))
+    async fn save_assistant_turn(&self, t: &AssistantTurn) -> Result<()> {
+        let done = sqlx::query(
+            "UPDATE assistant_turns SET transcript = $1, parts = $2, round = $3, state = $4, updated_at = wright_now() \
+             WHERE run_id = $5",
+        )
+        .bind(json(&t.transcript)?)
+        .bind(json(&t.parts)?)
+        .bind(i64::from(t.round))
+        .bind(t.state.as_str())
+        .bind(&t.run)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("assistant turn {}", t.run)));
+        }
+        Ok(())
     }
 
     async fn wait_for_page(&self, turn: &AssistantTurn, calls: &[CallRow]) -> Result<()> {
-        Err(todo_pg("AssistantStore"))
+        self.wait_for_page_pg(turn, calls).await
     }
 
     async fn answer_calls(&self, conversation: &str, answers: &[(String, Answer)], answerer: &str) -> Result<Answered> {
-        Err(todo_pg("AssistantStore"))
+        self.answer_calls_pg(conversation, answers, answerer).await
     }
 
     async fn round_calls(&self, run: &str, round: u32) -> Result<Vec<CallRow>> {
-        Err(todo_pg("AssistantStore"))
+        let rows = sqlx::query("SELECT * FROM assistant_calls WHERE run_id = $1 AND round = $2 ORDER BY pos")
+            .bind(run)
+            .bind(i64::from(round))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(call_row).collect()
     }
 
     async fn pending_calls(&self, conversation: &str) -> Result<Vec<CallRow>> {
-        Err(todo_pg("AssistantStore"))
+        let rows = sqlx::query(
+            "SELECT * FROM assistant_calls WHERE conversation_id = $1 AND status = 'pending' ORDER BY round, pos",
+        )
+        .bind(conversation)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(call_row).collect()
     }
 
     async fn close_pending(&self, conversation: &str, why: &str) -> Result<Vec<String>> {
-        Err(todo_pg("AssistantStore"))
+        self.close_pending_pg(conversation, why).await
     }
 
     async fn expire_calls(&self, now: &str) -> Result<Vec<(String, String)>> {
-        Err(todo_pg("AssistantStore"))
+        self.expire_calls_pg(now).await
     }
 
-    async fn create_embed_key(&self, key: &EmbedKey, key_hash: &str) -> Result<()> {
-        Err(todo_pg("AssistantStore"))
+    async fn create_embed_key(&self, k: &EmbedKey, key_hash: &str) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO embed_keys (id, key_hash, owner_id, name, origins, tools, docs_dir, per_hour, created_at) \
+             VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)",
+        )
+        .bind(&k.id)
+        .bind(key_hash)
+        .bind(&k.owner_id)
+        .bind(&k.name)
+        .bind(json(&k.origins)?)
+        .bind(json(&k.tools)?)
+        .bind(&k.docs_dir)
+        .bind(i64::from(k.per_hour))
+        .bind(&k.created_at)
+        .execute(&self.pool)
+        .await
+        .map_err(refused)?;
+        Ok(())
     }
 
     async fn embed_key_by_hash(&self, key_hash: &str) -> Result<Option<EmbedKey>> {
-        Err(todo_pg("AssistantStore"))
+        let row = sqlx::query("SELECT * FROM embed_keys WHERE key_hash = $1 AND revoked_at IS NULL")
+            .bind(key_hash)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(key_row).transpose()
     }
 
     async fn embed_key(&self, id: &str) -> Result<Option<EmbedKey>> {
-        Err(todo_pg("AssistantStore"))
+        let row = sqlx::query("SELECT * FROM embed_keys WHERE id = $1").bind(id).fetch_optional(&self.pool).await?;
+        row.as_ref().map(key_row).transpose()
     }
 
     async fn embed_keys(&self, owner: &str) -> Result<Vec<EmbedKey>> {
-        Err(todo_pg("AssistantStore"))
+        let rows =
+            sqlx::query("SELECT * FROM embed_keys WHERE owner_id = $1 ORDER BY created_at DESC, id COLLATE \"C\" DESC")
+                .bind(owner)
+                .fetch_all(&self.pool)
+                .await?;
+        rows.iter().map(key_row).collect()
     }
 
     async fn revoke_embed_key(&self, owner: &str, id: &str) -> Result<bool> {
-        Err(todo_pg("AssistantStore"))
+        let done = sqlx::query(
+            "UPDATE embed_keys SET revoked_at = wright_now() WHERE id = $1 AND owner_id = $2 AND revoked_at IS NULL",
+        )
+        .bind(id)
+        .bind(owner)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     async fn create_visitor(&self, id: &str, token_hash: &str, key_id: &str) -> Result<()> {
-        Err(todo_pg("AssistantStore"))
+        sqlx::query("INSERT INTO visitors (id, token_hash, key_id, created_at) VALUES ($1,$2,$3,wright_now())")
+            .bind(id)
+            .bind(token_hash)
+            .bind(key_id)
+            .execute(&self.pool)
+            .await
+            .map_err(refused)?;
+        Ok(())
     }
 
     async fn visitor_by_hash(&self, token_hash: &str) -> Result<Option<(String, EmbedKey)>> {
-        Err(todo_pg("AssistantStore"))
+        let row = sqlx::query(
+            "SELECT v.id AS visitor, k.* FROM visitors v JOIN embed_keys k ON k.id = v.key_id \
+             WHERE v.token_hash = $1 AND k.revoked_at IS NULL",
+        )
+        .bind(token_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(|r| Ok((r.try_get::<String, _>("visitor")?, key_row(r)?))).transpose()
     }
 }

@@ -7,17 +7,21 @@
 //! commits out to every process over `LISTEN`/`NOTIFY`.
 
 mod assistant;
+mod assistant_calls;
 mod chat;
+mod notes;
 mod notify;
+mod queue;
 mod rows;
 mod runlog;
 mod store;
+mod users;
 
 pub use notify::PgNotifier;
 
 use crate::{Result, StoreError};
-use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{ConnectOptions as _, PgPool};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,12 +45,17 @@ impl PgStore {
     /// As [`PgStore::open`] with at most `connections` pooled connections (plus the listener's).
     pub async fn open_with(url: &str, connections: u32) -> Result<Self> {
         let options = PgConnectOptions::from_str(url)?.application_name("wright");
+        // One plain connection first: a wrong host, port, user or database is said at once,
+        // in PostgreSQL's words, instead of as a pool's timeout.
+        let probe = options.connect().await.map_err(|e| {
+            StoreError::Invalid(format!("cannot connect to PostgreSQL ({e}); is it running, and is the URL right?"))
+        })?;
+        let _ = sqlx::Connection::close(probe).await;
         let pool = PgPoolOptions::new()
             .max_connections(connections.max(2))
             .acquire_timeout(Duration::from_secs(30))
             .connect_with(options)
-            .await
-            .map_err(|e| StoreError::Invalid(format!("cannot reach PostgreSQL at {}: {e}", redact(url))))?;
+            .await?;
         MIGRATOR.run(&pool).await?;
         let notifier = PgNotifier::start(pool.clone()).await?;
         Ok(Self { pool, notifier })
@@ -70,12 +79,6 @@ pub fn redact(url: &str) -> String {
         }
         _ => url.to_string(),
     }
-}
-
-/// What a part not yet on PostgreSQL answers.
-#[allow(dead_code)]
-pub(crate) fn todo_pg(what: &str) -> StoreError {
-    StoreError::Unsupported(format!("{what} is not on PostgreSQL yet"))
 }
 
 #[cfg(test)]

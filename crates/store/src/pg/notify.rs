@@ -157,14 +157,12 @@ async fn deliver(n: &PgNotifier, pool: &PgPool, batch: Vec<sqlx::postgres::PgNot
     for note in &batch {
         match parse(note.channel(), note.payload(), &n.origin) {
             Some(Notice::Signal(s)) => n.local.signal(s),
-            Some(Notice::Run { run, first, last }) => {
-                if n.local.is_followed(&run) {
-                    let e = runs.entry(run).or_insert((first, last));
-                    e.0 = e.0.min(first);
-                    e.1 = e.1.max(last);
-                }
+            Some(Notice::Run { run, first, last }) if n.local.is_followed(&run) => {
+                let e = runs.entry(run).or_insert((first, last));
+                e.0 = e.0.min(first);
+                e.1 = e.1.max(last);
             }
-            None => {}
+            Some(Notice::Run { .. }) | None => {}
         }
     }
     for (run, (first, last)) in runs {
