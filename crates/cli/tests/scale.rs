@@ -1,11 +1,12 @@
 //! The shared store at scale, on a real PostgreSQL (a throwaway one, no Docker): two API
 //! servers (`wright serve --no-workers`) and three `wright worker` processes on one database
 //! and one data folder, thirty builds from a few users spread over both servers. While builds
-//! run, one worker is killed with SIGKILL and another is frozen (SIGSTOP) for longer than its
-//! lease, then let go on (SIGCONT). Every build must end published; every stream, read from
-//! either server (one of them cut and resumed with `Last-Event-ID`), must be exactly what is
-//! stored; the frozen worker must get nothing in once its builds were handed on; and no
-//! process of a dropped run's sandbox may be left.
+//! run, one worker is killed with SIGKILL, and the two others in turn are frozen (SIGSTOP) for
+//! longer than their lease, then let go on (SIGCONT): one while its sandboxes still run, one
+//! after they ended (so it wakes with words to store). Every build must end published; every
+//! stream, read from either server (one of them cut and resumed with `Last-Event-ID`), must be
+//! exactly what is stored; a frozen worker must get nothing in once its builds were handed on;
+//! and no process of a killed or dropped run's sandbox may be left.
 //!
 //! And the limits: forty requests at once from one user over both servers admit exactly the
 //! user's concurrent limit, however the requests interleave (the store decides in the
@@ -90,9 +91,10 @@ fn still_running(procs: &[(u32, String)]) -> Vec<(u32, String)> {
         .collect()
 }
 
-/// A build's events as stored, as the JSON the streams carry.
+/// A build's events as stored, as the JSON the streams carry (the same line, read back: a
+/// float goes through text the same way).
 async fn stored(store: &dyn Store, id: &str) -> Vec<Value> {
-    store.events(id, 0).await.unwrap().iter().map(|e| serde_json::to_value(e).unwrap()).collect()
+    store.events(id, 0).await.unwrap().iter().map(|e| serde_json::from_str(&e.to_json_line()).unwrap()).collect()
 }
 
 /// A run in progress: the build, the worker that runs it (its `started{worker}`), and whether
@@ -104,6 +106,8 @@ struct Running {
     /// Its `started` event's seq.
     seq: u64,
     sleeping: bool,
+    /// When its `sleep` began (its `command_started`), while it runs.
+    sleep_since: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// The runs in progress among `ids`, from the stored events.
@@ -121,11 +125,13 @@ async fn running(store: &dyn Store, ids: &[String]) -> Vec<Running> {
         }
         let started = after.iter().rposition(|e| e["type"] == "command_started");
         let finished = after.iter().rposition(|e| e["type"] == "command_finished");
+        let sleeping = matches!((started, finished), (Some(s), f) if f.is_none_or(|f| f < s));
         out.push(Running {
             build: id.clone(),
             worker: events[at]["worker"].as_str().unwrap().to_string(),
             seq: events[at]["seq"].as_u64().unwrap(),
-            sleeping: matches!((started, finished), (Some(s), f) if f.is_none_or(|f| f < s)),
+            sleeping,
+            sleep_since: started.filter(|_| sleeping).map(|s| ts(&after[s])),
         });
     }
     out
@@ -183,7 +189,7 @@ fn runs_of(id: &str, events: &[Value]) -> Vec<Vec<Value>> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_servers_three_workers_one_killed_one_frozen_and_every_build_publishes_once() {
+async fn two_servers_three_workers_one_killed_two_frozen_and_every_build_publishes_once() {
     let clock = Instant::now();
     let db = database();
     // A sleep no other process on this host runs, to find this test's sandboxes.
@@ -250,7 +256,6 @@ async fn two_servers_three_workers_one_killed_one_frozen_and_every_build_publish
     let k = (0..workers.len())
         .max_by_key(|&n| snapshot.iter().filter(|r| r.sleeping && workers[n].owns(&r.worker)).count())
         .unwrap();
-    let killed_builds: Vec<Running> = snapshot.iter().filter(|r| workers[k].owns(&r.worker)).cloned().collect();
     let killed_sandbox = sandbox_of(&workers[k], &needle);
     assert!(!killed_sandbox.is_empty(), "the worker to kill runs no sleep: {:?}", processes_with(&needle));
     let killed_at = chrono::Utc::now();
@@ -261,72 +266,112 @@ async fn two_servers_three_workers_one_killed_one_frozen_and_every_build_publish
         still_running(&killed_sandbox).is_empty()
     })
     .await;
+    let sandbox_gone = kill_clock.elapsed();
+    // What it ran, now that it cannot change it (a commit it had sent still lands).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let killed_builds: Vec<Running> =
+        running(store, &ids).await.into_iter().filter(|r| workers[k].owns(&r.worker)).collect();
+    assert!(!killed_builds.is_empty());
     eprintln!(
         "killed worker {} ({} builds: {:?}); its {} sandbox processes gone within {:?}",
         workers[k].pid,
         killed_builds.len(),
         killed_builds.iter().map(|r| &r.build).collect::<Vec<_>>(),
         killed_sandbox.len(),
-        kill_clock.elapsed()
+        sandbox_gone
     );
 
-    // Freeze another worker that is mid-sleep for longer than its lease: its builds are handed
-    // on (a reaper puts them back in the queue) while it cannot say a word.
-    let mut s = 0;
-    wait_for("another worker mid-sleep", Duration::from_secs(120), async || {
-        let now = running(store, &ids).await;
-        match (0..workers.len()).find(|&n| n != k && now.iter().any(|r| r.sleeping && workers[n].owns(&r.worker))) {
-            Some(n) => {
-                s = n;
-                true
-            }
-            None => false,
-        }
-    })
-    .await;
-    let stopped_at = Instant::now();
-    workers[s].stop();
-    // What it runs, once it can no longer change it (a commit it had sent still lands).
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let frozen_builds: Vec<Running> =
-        running(store, &ids).await.into_iter().filter(|r| workers[s].owns(&r.worker)).collect();
-    let frozen_sandbox = sandbox_of(&workers[s], &needle);
-    assert!(!frozen_builds.is_empty() && !frozen_sandbox.is_empty(), "the frozen worker runs nothing");
-    let frozen_ids: Vec<String> = frozen_builds.iter().map(|r| r.build.clone()).collect();
-    wait_for("the frozen worker's builds handed on", Duration::from_secs(60), async || {
-        let mut all = true;
-        for r in &frozen_builds {
-            let events = stored(store, &r.build).await;
-            all &= events.iter().skip(r.seq as usize).any(|e| e["type"] == "restarted");
-        }
-        all
-    })
-    .await;
-    let frozen_for = stopped_at.elapsed();
-    assert!(frozen_for > Duration::from_secs(LEASE_SECS), "handed on before its lease ran out: {frozen_for:?}");
-    let sleeping_at_resume = still_running(&frozen_sandbox).len();
-    workers[s].resume();
-    // Awake, it finds at its next renewal that others hold its builds, and drops each run.
-    let log_clock = Instant::now();
-    wait_for("the frozen worker dropping its runs", Duration::from_secs(30), async || {
-        let log = workers[s].log();
-        frozen_ids.iter().all(|id| {
-            log.lines().any(|l| l.contains(id.as_str()) && l.contains("another worker holds the build now"))
+    // Freeze the two others in turn, each once it is mid-sleep: its builds are handed on (a
+    // reaper puts them back in the queue) while it cannot say a word. The first is let go
+    // after two leases, its sandboxes still running: dropping its runs must kill them. The
+    // second only once its sleeps have ended: awake, its runs have a finished command to
+    // report before it learns that it lost them, and the store must refuse every word.
+    let mut frozen: Vec<(usize, Vec<Running>)> = Vec::new();
+    let mut frozen_for = Vec::new();
+    let mut refusals = 0;
+    for past_sleeps in [false, true] {
+        let mut s = 0;
+        wait_for("a worker mid-sleep to freeze", Duration::from_secs(120), async || {
+            let now = running(store, &ids).await;
+            let pick = (0..workers.len()).find(|&n| {
+                n != k
+                    && frozen.iter().all(|(f, _)| *f != n)
+                    && now.iter().any(|r| r.sleeping && workers[n].owns(&r.worker))
+            });
+            pick.inspect(|&n| s = n).is_some()
         })
-    })
-    .await;
-    wait_for("the frozen worker's dropped sandboxes gone", Duration::from_secs(3), async || {
-        still_running(&frozen_sandbox).is_empty()
-    })
-    .await;
-    eprintln!(
-        "froze worker {} for {frozen_for:?} ({} builds: {frozen_ids:?}); it dropped them {:?} after SIGCONT; \
-         {} of its sandbox processes ({sleeping_at_resume} still running at SIGCONT), all gone",
-        workers[s].pid,
-        frozen_builds.len(),
-        log_clock.elapsed(),
-        frozen_sandbox.len()
-    );
+        .await;
+        let w = &workers[s];
+        let stopped_at = Instant::now();
+        w.stop();
+        // What it runs, once it can no longer change it (a commit it had sent still lands).
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let held: Vec<Running> = running(store, &ids).await.into_iter().filter(|r| w.owns(&r.worker)).collect();
+        let sandbox = sandbox_of(w, &needle);
+        assert!(!held.is_empty() && !sandbox.is_empty(), "the frozen worker runs nothing");
+        let wake = if past_sleeps {
+            let last = held.iter().filter_map(|r| r.sleep_since).max().unwrap_or_else(chrono::Utc::now);
+            let end = last + chrono::Duration::milliseconds(i64::from(SLEEP_SECS) * 1000 + 1500);
+            let sleeps_end = stopped_at + (end - chrono::Utc::now()).to_std().unwrap_or_default();
+            sleeps_end.max(stopped_at + Duration::from_secs(LEASE_SECS + 1))
+        } else {
+            stopped_at + Duration::from_secs(2 * LEASE_SECS)
+        };
+        wait_for("the frozen worker's builds handed on", Duration::from_secs(60), async || {
+            let mut all = true;
+            for r in &held {
+                let events = stored(store, &r.build).await;
+                all &= events.iter().skip(r.seq as usize).any(|e| e["type"] == "restarted");
+            }
+            all && Instant::now() >= wake
+        })
+        .await;
+        let took = stopped_at.elapsed();
+        assert!(took > Duration::from_secs(LEASE_SECS), "frozen for {took:?}, not past its lease");
+        let sleeping_at_resume = still_running(&sandbox).len();
+        w.resume();
+        // Awake, it finds at its next renewal (or write) that others hold its builds, and
+        // drops each run.
+        let woke = Instant::now();
+        wait_for("the frozen worker dropping its runs", Duration::from_secs(30), async || {
+            let log = w.log();
+            held.iter().all(|r| {
+                log.lines().any(|l| {
+                    l.contains(r.build.as_str())
+                        && (l.contains("another worker holds the build now") || l.contains("events not stored"))
+                })
+            })
+        })
+        .await;
+        let dropped_after = woke.elapsed();
+        wait_for("the frozen worker's dropped sandboxes gone", Duration::from_secs(3), async || {
+            still_running(&sandbox).is_empty()
+        })
+        .await;
+        // Give what it still had to say the time to be refused, then count the refusals.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let log = w.log();
+        let refused: Vec<&str> = log.lines().filter(|l| l.contains("not stored")).collect();
+        for l in &refused {
+            assert!(l.contains("held by another worker"), "a refusal for another reason: {l}");
+        }
+        refusals += refused.len();
+        if let Some(l) = refused.first() {
+            eprintln!("a refused write: {l}");
+        }
+        eprintln!(
+            "froze worker {} for {took:?} ({} builds: {:?}); it dropped them {:?} after SIGCONT; {} sandbox \
+             processes ({sleeping_at_resume} still running at SIGCONT), all gone; {} writes refused",
+            w.pid,
+            held.len(),
+            held.iter().map(|r| &r.build).collect::<Vec<_>>(),
+            dropped_after,
+            sandbox.len(),
+            refused.len()
+        );
+        frozen.push((s, held));
+        frozen_for.push(took);
+    }
 
     // Every build ends; both streams of each are what is stored.
     let mut reconnected = 0;
@@ -380,7 +425,11 @@ async fn two_servers_three_workers_one_killed_one_frozen_and_every_build_publish
         let runs = runs_of(id, data);
         let restarted: Vec<&Value> = data.iter().filter(|e| e["type"] == "restarted").collect();
         for (n, r) in restarted.iter().enumerate() {
-            assert_eq!((r["attempt"].as_u64(), r["reason"].as_str()), (Some(n as u64 + 2), Some("worker_lost")), "{id}");
+            assert_eq!(
+                (r["attempt"].as_u64(), r["reason"].as_str()),
+                (Some(n as u64 + 2), Some("worker_lost")),
+                "{id}"
+            );
         }
         assert_eq!(record.attempt as usize, restarted.len() + 1, "{id}: attempts");
         restarts += restarted.len();
@@ -401,9 +450,11 @@ async fn two_servers_three_workers_one_killed_one_frozen_and_every_build_publish
             assert!(done.starts_with(before), "{id}: run {} is a beginning of a run: {body:?} vs {done:?}", n + 1);
         }
 
-        // The builds the killed and the frozen worker ran went on elsewhere (or, for the frozen
+        // The builds the killed and the frozen workers ran went on elsewhere (or, for a frozen
         // one, maybe on itself once awake, under a new claim).
-        for (who, held, w) in [("killed", &killed_builds, &workers[k]), ("frozen", &frozen_builds, &workers[s])] {
+        let mut disrupted = vec![("killed", &killed_builds, &workers[k])];
+        disrupted.extend(frozen.iter().map(|(s, held)| ("frozen", held, &workers[*s])));
+        for (who, held, w) in disrupted {
             if let Some(h) = held.iter().find(|h| &h.build == id) {
                 let at = runs.iter().position(|r| r[0]["seq"].as_u64() == Some(h.seq)).unwrap();
                 let handed = runs[at].last().unwrap();
@@ -416,15 +467,8 @@ async fn two_servers_three_workers_one_killed_one_frozen_and_every_build_publish
             }
         }
     }
-    assert!(restarts >= killed_builds.len() + frozen_builds.len(), "{restarts} restarts");
-
-    // The frozen worker, awake: none of its events were taken after its builds were handed on
-    // (checked above from the stored runs); what it tried was refused by the store.
-    let log = workers[s].log();
-    let refused: Vec<&str> = log.lines().filter(|l| l.contains("events not stored")).collect();
-    for l in &refused {
-        assert!(l.contains("held by another worker"), "a refusal for another reason: {l}");
-    }
+    let disrupted = killed_builds.len() + frozen.iter().map(|(_, held)| held.len()).sum::<usize>();
+    assert!(restarts >= disrupted, "{restarts} restarts for {disrupted} runs lost");
 
     // No sandbox left anywhere: every run ended or was dropped with its processes.
     let left = processes_with(&needle);
@@ -432,11 +476,9 @@ async fn two_servers_three_workers_one_killed_one_frozen_and_every_build_publish
 
     rescues.sort_unstable();
     eprintln!(
-        "scale: {BUILDS} builds, 2 API servers, 3 workers (one killed, one frozen for {:.1} s), {restarts} restarts, \
-         {reconnected} streams resumed, {} refusals in the frozen worker's log; rescue after kill -9 (kill → \
-         `restarted`): {rescues:?} ms; {:.1} s in all",
-        frozen_for.as_secs_f64(),
-        refused.len(),
+        "scale: {BUILDS} builds, 2 API servers, 3 workers (one killed, two frozen for {frozen_for:.1?}), {restarts} \
+         restarts, {reconnected} streams resumed, {refusals} writes of frozen workers refused; rescue after kill -9 \
+         (kill → `restarted`): {rescues:?} ms; {:.1} s in all",
         clock.elapsed().as_secs_f64()
     );
 }

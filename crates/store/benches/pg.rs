@@ -114,7 +114,11 @@ async fn claims(url: &str) {
     let n = claimed.load(Ordering::Relaxed);
     assert_eq!(n as usize, QUEUED, "every queued build claimed exactly once");
     assert_eq!(store.queue_depth().await.expect("depth"), 0);
-    println!("claims/s: {:.0} ({n} claims by {CLAIMERS} claimers in {:.2} s)", n as f64 / took.as_secs_f64(), took.as_secs_f64());
+    println!(
+        "claims/s: {:.0} ({n} claims by {CLAIMERS} claimers in {:.2} s)",
+        n as f64 / took.as_secs_f64(),
+        took.as_secs_f64()
+    );
     summary("claim", latencies);
 }
 

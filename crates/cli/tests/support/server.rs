@@ -27,10 +27,7 @@ pub fn stateless_model_sleeping(sleep: &str) -> Turn {
         Turn::text("Done: the page is ready."),
         Turn::when(
             "slowly",
-            Turn::calls(&[
-                ("runCommand", json!({"command": "sleep", "args": [sleep]})),
-                write.clone(),
-            ]),
+            Turn::calls(&[("runCommand", json!({"command": "sleep", "args": [sleep]})), write.clone()]),
             Turn::when("showing a quote", Turn::calls(&quote_app()), Turn::calls(&[write])),
         ),
     )
@@ -294,7 +291,10 @@ impl Worker {
             .expect("wright worker printed nothing within 60 s")
             .unwrap()
             .unwrap_or_else(|| {
-                panic!("wright worker exited before starting: {}", std::fs::read_to_string(log_path).unwrap_or_default())
+                panic!(
+                    "wright worker exited before starting: {}",
+                    std::fs::read_to_string(log_path).unwrap_or_default()
+                )
             });
         assert!(first_line.starts_with("wright worker · "), "{first_line}");
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
