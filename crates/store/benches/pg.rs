@@ -154,6 +154,7 @@ async fn fan_out(url: &str) {
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let pg = wright_pgtemp::PgServer::start().expect("a throwaway PostgreSQL");
+    println!("PostgreSQL: a throwaway local server (fsync and synchronous_commit off), over TCP on 127.0.0.1");
     rt.block_on(async {
         claims(&pg.database().expect("db")).await;
         fan_out(&pg.database().expect("db")).await;
