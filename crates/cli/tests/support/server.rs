@@ -15,16 +15,19 @@ pub const PAGE: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n  <meta cha
 /// call of a build writes the page (and, when the prompt says "slowly", first runs
 /// `sleep SECS` in the sandbox); once it has seen a tool result it says it is done.
 pub fn stateless_model(sleep_secs: u32) -> Turn {
+    stateless_model_sleeping(&sleep_secs.to_string())
+}
+
+/// [`stateless_model`] whose slow builds run `sleep SLEEP` (`sleep` takes fractions: a test can
+/// give it a number no other process uses, to find its sandbox's processes on the host).
+pub fn stateless_model_sleeping(sleep: &str) -> Turn {
     let write = ("createFile", json!({"path": "index.html", "content": PAGE}));
     Turn::when(
         "\"role\":\"tool\"",
         Turn::text("Done: the page is ready."),
         Turn::when(
             "slowly",
-            Turn::calls(&[
-                ("runCommand", json!({"command": "sleep", "args": [sleep_secs.to_string()]})),
-                write.clone(),
-            ]),
+            Turn::calls(&[("runCommand", json!({"command": "sleep", "args": [sleep]})), write.clone()]),
             Turn::when("showing a quote", Turn::calls(&quote_app()), Turn::calls(&[write])),
         ),
     )
@@ -145,16 +148,32 @@ pub struct Server {
     pub preview: String,
     pub login_url: Option<String>,
     pub data: PathBuf,
+    /// The database URL it was given (`--db`); none for the data folder's SQLite file.
+    pub db: Option<String>,
 }
 
 impl Server {
     /// `wright serve` with its data in `data`, the model at `base_url`, and `extra` flags.
     pub async fn start(data: &Path, base_url: &str, extra: &[&str]) -> Server {
+        Self::start_with(data, base_url, None, extra).await
+    }
+
+    /// `wright serve` on the database `db` (`postgres://…`, shared with other servers and
+    /// `wright worker`s), its build files in `data`. With `--no-workers` in `extra` it serves the
+    /// API and previews only; its first line still names both addresses.
+    pub async fn start_db(data: &Path, base_url: &str, db: &str, extra: &[&str]) -> Server {
+        Self::start_with(data, base_url, Some(db), extra).await
+    }
+
+    async fn start_with(data: &Path, base_url: &str, db: Option<&str>, extra: &[&str]) -> Server {
         link_models(data);
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
         cmd.arg("serve").args(["--bind", "127.0.0.1:0", "--preview-bind", "127.0.0.1:0"]);
         cmd.args(["--provider", "openai", "--base-url", base_url, "--model", "mock-model"]);
         cmd.arg("--data-dir").arg(data);
+        if let Some(db) = db {
+            cmd.args(["--db", db]);
+        }
         if !extra.contains(&"--lease") {
             // Short leases so the crash tests do not wait; a bench passes the default.
             cmd.args(["--lease", "2", "--heartbeat", "1"]);
@@ -187,13 +206,22 @@ impl Server {
         }
         // Keep reading so the pipe never fills.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Server { child, api, preview, login_url, data: data.to_path_buf() }
+        Server { child, api, preview, login_url, data: data.to_path_buf(), db: db.map(str::to_string) }
+    }
+
+    /// `wright ARGS… --data-dir DATA [--db URL]`: a command on the server's database.
+    fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+        cmd.args(args).arg("--data-dir").arg(&self.data);
+        if let Some(db) = &self.db {
+            cmd.args(["--db", db]);
+        }
+        cmd
     }
 
     /// `wright users add NAME` on the server's database; the token it prints.
     pub async fn add_user(&self, name: &str, admin: bool) -> String {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
-        cmd.args(["users", "add", name]).arg("--data-dir").arg(&self.data);
+        let mut cmd = self.command(&["users", "add", name]);
         if admin {
             cmd.arg("--admin");
         }
@@ -211,20 +239,94 @@ impl Server {
 
     /// Kill it the hard way.
     pub async fn kill9(&mut self) {
-        let pid = self.child.id().unwrap() as i32;
-        signal(pid, 9);
+        let pid = self.child.id().unwrap();
+        signal(pid, "KILL");
         let _ = self.child.wait().await;
     }
 }
 
-fn signal(pid: i32, sig: i32) {
+/// Send `sig` (a name: `KILL`, `STOP`, `CONT`, `TERM`) to a process.
+pub fn signal(pid: u32, sig: &str) {
     let status = std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap();
-    assert!(status.success());
+    assert!(status.success(), "kill -{sig} {pid}");
 }
 
 /// Send SIGTERM.
 pub fn term(server: &Server) {
-    signal(server.child.id().unwrap() as i32, 15);
+    signal(server.child.id().unwrap(), "TERM");
+}
+
+/// A real `wright worker` process: runs builds from the shared database, serves no HTTP. What
+/// it logs goes to a file the test can read ([`Worker::log`]).
+pub struct Worker {
+    pub child: tokio::process::Child,
+    pub pid: u32,
+    /// `wright worker · N workers · provider … · store …`
+    pub first_line: String,
+    pub log_path: PathBuf,
+}
+
+impl Worker {
+    /// `wright worker --db DB --data-dir DATA` against the model at `base_url`, with `extra`
+    /// flags (`--workers`, `--lease`…); its log in `log_path`.
+    pub async fn start(data: &Path, base_url: &str, db: &str, log_path: &Path, extra: &[&str]) -> Worker {
+        link_models(data);
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+        cmd.arg("worker").args(["--provider", "openai", "--base-url", base_url, "--model", "mock-model"]);
+        cmd.arg("--data-dir").arg(data).args(["--db", db]);
+        cmd.args(extra);
+        cmd.current_dir(data);
+        for k in HOST_ENV {
+            cmd.env_remove(k);
+        }
+        cmd.env("OPENAI_API_KEY", OPENAI_KEY)
+            .env("WRIGHT_LOG", "wright_server=info,wright_store=info,wright_engine=warn,wright_agent=warn,sqlx=warn");
+        let log = std::fs::File::create(log_path).unwrap();
+        cmd.stdout(Stdio::piped()).stderr(log).kill_on_drop(true);
+        let mut child = cmd.spawn().unwrap();
+        let pid = child.id().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first_line = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
+            .await
+            .expect("wright worker printed nothing within 60 s")
+            .unwrap()
+            .unwrap_or_else(|| {
+                panic!(
+                    "wright worker exited before starting: {}",
+                    std::fs::read_to_string(log_path).unwrap_or_default()
+                )
+            });
+        assert!(first_line.starts_with("wright worker · "), "{first_line}");
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Worker { child, pid, first_line, log_path: log_path.to_path_buf() }
+    }
+
+    /// What it has logged so far (its stderr).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+
+    /// Whether a worker name (`{host}-{pid}-{tag}-w{n}`, as in `started{worker}`) is one of
+    /// this process's workers.
+    pub fn owns(&self, worker_name: &str) -> bool {
+        worker_name.contains(&format!("-{}-", self.pid))
+    }
+
+    /// Kill it the hard way, and reap it.
+    pub async fn kill9(&mut self) {
+        signal(self.pid, "KILL");
+        let _ = self.child.wait().await;
+    }
+
+    /// SIGSTOP: frozen, its connections open, its leases left to run out.
+    pub fn stop(&self) {
+        signal(self.pid, "STOP");
+    }
+
+    /// SIGCONT after [`Worker::stop`].
+    pub fn resume(&self) {
+        signal(self.pid, "CONT");
+    }
 }
 
 /// A client that does not follow redirects (so a login's cookie can be seen).
@@ -259,12 +361,20 @@ pub struct Sse {
 
 /// Read an SSE stream to its end: its messages, and how many heartbeat comments came.
 pub async fn read_sse(res: reqwest::Response) -> (Vec<Sse>, usize) {
+    read_sse_upto(res, usize::MAX).await
+}
+
+/// Read an SSE stream until it ends or `most` messages came (then the connection is dropped,
+/// as a client whose network fails): its messages, and how many heartbeat comments came.
+pub async fn read_sse_upto(res: reqwest::Response, most: usize) -> (Vec<Sse>, usize) {
     assert_eq!(res.status(), 200, "{:?}", res.headers());
     assert!(res.headers()[reqwest::header::CONTENT_TYPE].to_str().unwrap().starts_with("text/event-stream"));
     let mut body = res.bytes_stream();
     let mut buf = String::new();
     let (mut out, mut beats) = (Vec::new(), 0);
-    while let Some(chunk) = body.next().await {
+    while out.len() < most
+        && let Some(chunk) = body.next().await
+    {
         buf.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
         while let Some(end) = buf.find("\n\n") {
             let block: String = buf.drain(..end + 2).collect();
@@ -282,6 +392,9 @@ pub async fn read_sse(res: reqwest::Response) -> (Vec<Sse>, usize) {
             }
             if let (Some(id), Some(event), Some(data)) = (id, event, data) {
                 out.push(Sse { id, event, data });
+                if out.len() == most {
+                    break;
+                }
             }
         }
     }
@@ -301,8 +414,7 @@ pub async fn stream(c: &reqwest::Client, s: &Server, token: &str, id: &str, afte
 
 /// `wright builds events ID` on the server's database, as JSON values.
 pub async fn stored_events(s: &Server, id: &str) -> Vec<Value> {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
-    cmd.args(["builds", "events", id]).arg("--data-dir").arg(&s.data);
+    let mut cmd = s.command(&["builds", "events", id]);
     for k in HOST_ENV {
         cmd.env_remove(k);
     }
