@@ -44,17 +44,21 @@ pub fn start(shared: AppState, stop: CancellationToken) -> Vec<JoinHandle<()>> {
 }
 
 async fn worker(shared: AppState, n: usize, stop: CancellationToken) {
-    let name = format!("{}-w{n}", shared.queue.instance);
+    let slot = format!("{}-w{n}", shared.queue.instance);
     // Joined before the first look at the queue, so a build queued in between still wakes it.
     let mut signals = shared.store.notifier().signals();
-    loop {
+    for claim in 1u64.. {
         if stop.is_cancelled() {
             return;
         }
-        match shared.store.claim_build(&name, shared.cfg.lease).await {
+        // Each claim holds the build under a name of its own: the store's fence compares it,
+        // so a run this slot dropped (its lease lost) can never write into the run that the
+        // same slot starts when it claims the build again.
+        let holder = format!("{slot}.{claim}");
+        match shared.store.claim_build(&holder, shared.cfg.lease).await {
             Ok(Some(record)) => {
-                let span = tracing::info_span!("build", build = %record.start.id, worker = %name);
-                run_claimed(&shared, &name, record).instrument(span).await
+                let span = tracing::info_span!("build", build = %record.start.id, worker = %holder);
+                run_claimed(&shared, &holder, record).instrument(span).await
             }
             Ok(None) => {
                 // Woken when the store queues a build; the safety net is for builds queued by

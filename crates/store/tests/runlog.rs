@@ -334,6 +334,18 @@ mod postgres {
         assert_eq!(s, Signal::Queued);
     }
 
+    /// A process frozen inside a transaction cannot keep its row locks (and so a build from
+    /// every reaper) for long: its sessions end after a few seconds idle in a transaction.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sessions_idle_in_a_transaction_are_ended_by_the_server() {
+        let store = support::pg().await;
+        let setting: String =
+            sqlx::query_scalar("SHOW idle_in_transaction_session_timeout").fetch_one(store.pool()).await.unwrap();
+        assert_eq!(setting, "5s");
+        let keepalive: String = sqlx::query_scalar("SHOW tcp_keepalives_idle").fetch_one(store.pool()).await.unwrap();
+        assert_eq!(keepalive, "10");
+    }
+
     /// A worker frozen past its lease (SIGSTOP, a long GC pause) whose build moved on can add
     /// nothing to it when it wakes: the fence is checked in the appending transaction.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

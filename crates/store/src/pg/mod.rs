@@ -45,7 +45,16 @@ impl PgStore {
 
     /// As [`PgStore::open`] with at most `connections` pooled connections (plus the listener's).
     pub async fn open_with(url: &str, connections: u32) -> Result<Self> {
-        let options = PgConnectOptions::from_str(url)?.application_name("wright");
+        // A process frozen (SIGSTOP, a paused machine) or gone without closing its socket
+        // inside a transaction would keep its row locks, and the builds behind them would be
+        // skipped by every reaper: the server ends such a session after a few seconds idle in
+        // a transaction (ours take milliseconds), and probes a silent client's socket.
+        let options = PgConnectOptions::from_str(url)?.application_name("wright").options([
+            ("idle_in_transaction_session_timeout", "5s"),
+            ("tcp_keepalives_idle", "10"),
+            ("tcp_keepalives_interval", "5"),
+            ("tcp_keepalives_count", "3"),
+        ]);
         // One plain connection first: a wrong host, port, user or database is said at once,
         // in PostgreSQL's words, instead of as a pool's timeout.
         let probe = options.connect().await.map_err(|e| {
