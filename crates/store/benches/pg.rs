@@ -23,7 +23,7 @@ const QUEUED: usize = 2_000;
 const CLAIMERS: usize = 8;
 const EVENTS: usize = 1_000;
 /// `wright serve`'s default lease.
-const LEASE: Duration = Duration::from_secs(15);
+const LEASE: Duration = Duration::from_secs(10);
 
 fn new_build(id: &str) -> NewBuild {
     NewBuild {
