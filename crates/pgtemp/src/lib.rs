@@ -143,6 +143,22 @@ impl PgServer {
         Ok(self.url(&name))
     }
 
+    /// Stop the server (every connection is cut) and start it again on the same port and
+    /// data, as a database restart or fail-over does to its clients.
+    pub fn restart(&self) -> Result<(), PgError> {
+        run(
+            &self.user,
+            // `-l`: the server's output goes to its log, not to a pipe this call would wait on.
+            Command::new(self.bin.join("pg_ctl"))
+                .args(["-w", "-t", "60", "-m", "fast", "-l"])
+                .arg(self._dir.path().join("log"))
+                .arg("-D")
+                .arg(&self.data)
+                .arg("restart"),
+            "pg_ctl restart",
+        )
+    }
+
     /// The server's log so far (for a failing test's message).
     pub fn log(&self) -> String {
         std::fs::read_to_string(self._dir.path().join("log")).unwrap_or_default()

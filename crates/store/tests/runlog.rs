@@ -334,6 +334,42 @@ mod postgres {
         assert_eq!(s, Signal::Queued);
     }
 
+    /// The database restarts under a follower: its store's listening connection is cut, comes
+    /// back with backoff, and the follower still gets every event, in order, once, to the end.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_follower_survives_a_database_restart() {
+        let pg = wright_pgtemp::PgServer::start().unwrap();
+        let url = pg.database().unwrap();
+        let writer = PgStore::open_with(&url, 2).await.unwrap();
+        let reader = PgStore::open_with(&url, 2).await.unwrap();
+        writer.create_build(&new_run("rs")).await.unwrap();
+        let follower = tokio::spawn(reader.subscribe("rs", 0).map(|r| r.map(|l| l.event.seq)).collect::<Vec<_>>());
+        writer.append("rs", None, vec![say("before")]).await.unwrap();
+        pg.restart().unwrap();
+        // The pools reconnect on their next use; a write may meet a connection the restart cut.
+        for i in 0..5 {
+            let mut tries = 0;
+            while let Err(e) = writer.append("rs", None, vec![say(format!("after {i}"))]).await {
+                tries += 1;
+                assert!(tries < 50, "the store never came back: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+        let mut tries = 0;
+        while writer.finish("rs", None, end(RunStatus::Published)).await.is_err() {
+            tries += 1;
+            assert!(tries < 50);
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let got = tokio::time::timeout(SAFETY_NET * 10, follower).await.expect("followed to the end").unwrap();
+        // A read the restart cut may surface as an error item; the events themselves are all
+        // there, once each, in order.
+        let seqs: Vec<u64> = got.into_iter().filter_map(|r| r.ok()).collect();
+        let stored: Vec<u64> = writer.events("rs", 0).await.unwrap().iter().map(|e| e.seq).collect();
+        assert_eq!(stored.len(), 8, "before, 5 after, the error and complete of the end");
+        assert_eq!(seqs, stored);
+    }
+
     /// A process frozen inside a transaction cannot keep its row locks (and so a build from
     /// every reaper) for long: its sessions end after a few seconds idle in a transaction.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
