@@ -118,7 +118,8 @@ enum Command {
 /// Where the store is.
 #[derive(clap::Args, Clone, Default)]
 pub struct DbArgs {
-    /// Database: sqlite://PATH [default: wright.db in the data dir].
+    /// Database: sqlite://PATH or postgres://user[:password]@host[:port]/db (shared by many servers
+    /// and workers, docs/scale.md) [default: wright.db in the data dir].
     #[arg(long, global = true, env = "WRIGHT_DATABASE_URL", value_name = "URL")]
     pub db: Option<String>,
     /// Data folder [default: $XDG_DATA_HOME/wright].

@@ -13,20 +13,34 @@ use wright_engine::config::FileConfig;
 use wright_engine::{Engine, Overrides};
 use wright_server::{Cidr, IpLimit, MaintenanceConfig, Moderation, ServeConfig};
 
+/// `wright serve`: the API and previews, and (unless `--no-workers`) workers.
 #[derive(clap::Args)]
 pub struct ServeArgs {
+    #[command(flatten)]
+    http: HttpArgs,
+    #[command(flatten)]
+    runner: RunnerArgs,
+}
+
+/// `wright worker`: runs builds from the shared queue, serves no HTTP.
+#[derive(clap::Args)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    runner: RunnerArgs,
+}
+
+/// What only a process that serves HTTP takes.
+#[derive(clap::Args, Default)]
+struct HttpArgs {
     /// Address of the API [default: 127.0.0.1:8787].
     #[arg(long, env = "WRIGHT_BIND", value_name = "ADDR")]
     bind: Option<SocketAddr>,
     /// Address of the preview origin, which serves builds' pages apart from the API [default: 127.0.0.1:8788].
     #[arg(long, env = "WRIGHT_PREVIEW_BIND", value_name = "ADDR")]
     preview_bind: Option<SocketAddr>,
-    /// Builds run at once [default: the number of CPU cores].
-    #[arg(long, value_name = "N", conflicts_with = "no_workers")]
-    workers: Option<usize>,
     /// Serve the API and previews only: builds wait in the shared database for `wright worker`
     /// processes (on this machine or others) to run them.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "workers")]
     no_workers: bool,
     /// Builds one user may start per hour [default: 10].
     #[arg(long, value_name = "N")]
@@ -40,18 +54,6 @@ pub struct ServeArgs {
     /// The preview origin's address as browsers reach it.
     #[arg(long, value_name = "URL")]
     preview_url: Option<String>,
-    /// Seconds a claimed build stays claimed without its worker; after a crash, builds that were
-    /// running end within this time of the next start [default: 10].
-    #[arg(long, value_name = "SECS")]
-    lease: Option<u64>,
-    /// Seconds running builds may finish after a shutdown signal; those still running then go
-    /// back to the queue and run again on the next start [default: 30].
-    #[arg(long, value_name = "SECS")]
-    grace: Option<u64>,
-    /// Times a build interrupted by a crash, kill -9 or shutdown runs again before it ends
-    /// failed (`server_stopped`) [default: 2].
-    #[arg(long, value_name = "N")]
-    max_restarts: Option<u32>,
     /// Markdown or HTML documents the in-app assistant searches [default: wright's own docs].
     #[arg(long, value_name = "DIR")]
     docs: Option<std::path::PathBuf>,
@@ -70,33 +72,24 @@ pub struct ServeArgs {
     /// dropped connection) [default: 15].
     #[arg(long, value_name = "SECS")]
     heartbeat: Option<u64>,
-    /// Time limit for each build, in seconds [default: 600].
-    #[arg(long, value_name = "SECS")]
-    timeout: Option<u64>,
-    #[command(flatten)]
-    llm: ModelArgs,
-    #[command(flatten)]
-    sandbox: crate::sandbox::SandboxArgs,
-    #[command(flatten)]
-    browser: crate::sandbox::BrowserArgs,
-    #[command(flatten)]
-    db: DbArgs,
 }
 
-/// `wright worker`: runs builds from the shared queue, serves no HTTP.
+/// What every process that runs builds takes (`wright serve` and `wright worker`).
 #[derive(clap::Args)]
-pub struct WorkerArgs {
-    /// Builds run at once by this process [default: the number of CPU cores].
+struct RunnerArgs {
+    /// Builds this process runs at once [default: the number of CPU cores].
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
-    /// Seconds a claimed build stays claimed without this worker renewing it; a worker that
-    /// dies has its builds rescued within about this time [default: 10].
+    /// Seconds a claimed build stays claimed without its worker renewing it: a worker that
+    /// dies (crash, kill -9) has its builds rescued within about this time [default: 10].
     #[arg(long, value_name = "SECS")]
     lease: Option<u64>,
-    /// Seconds running builds may finish after a shutdown signal [default: 30].
+    /// Seconds running builds may finish after a shutdown signal; those still running then go
+    /// back to the queue and run again (here after a restart, or on another worker) [default: 30].
     #[arg(long, value_name = "SECS")]
     grace: Option<u64>,
-    /// Times an interrupted build runs again before it ends failed [default: 2].
+    /// Times a build interrupted by a crash, kill -9 or shutdown runs again before it ends
+    /// failed (`server_stopped`) [default: 2].
     #[arg(long, value_name = "N")]
     max_restarts: Option<u32>,
     /// Time limit for each build, in seconds [default: 600].
@@ -113,30 +106,7 @@ pub struct WorkerArgs {
 }
 
 pub async fn worker(args: WorkerArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
-    let as_serve = ServeArgs {
-        bind: None,
-        preview_bind: None,
-        workers: args.workers,
-        no_workers: false,
-        builds_per_hour: None,
-        max_concurrent_builds: None,
-        public_url: None,
-        preview_url: None,
-        lease: args.lease,
-        grace: args.grace,
-        max_restarts: args.max_restarts,
-        docs: None,
-        unauthenticated_per_minute: None,
-        trusted_proxies: vec![],
-        preview_idle: None,
-        heartbeat: None,
-        timeout: args.timeout,
-        llm: args.llm,
-        sandbox: args.sandbox,
-        browser: args.browser,
-        db: args.db,
-    };
-    run(as_serve, config_path, false).await
+    run(ServeArgs { http: HttpArgs::default(), runner: args.runner }, config_path, false).await
 }
 
 pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
@@ -145,7 +115,7 @@ pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, 
 
 async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> Result<u8, Exit> {
     let (mut file, _) = FileConfig::load(config_path.as_deref())?;
-    if let Some(dir) = args.docs.take() {
+    if let Some(dir) = args.http.docs.take() {
         if !dir.is_dir() {
             return Err(usage(anyhow!("--docs {}: not a folder", dir.display())));
         }
@@ -166,8 +136,8 @@ async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> R
     if min_chars > max_chars {
         return Err(usage(anyhow!("[serve] prompt_min_chars is above prompt_max_chars")));
     }
-    let per_minute = args.unauthenticated_per_minute.or(s.unauthenticated_per_minute).unwrap_or(120);
-    let proxies = if args.trusted_proxies.is_empty() { &s.trusted_proxies } else { &args.trusted_proxies };
+    let per_minute = args.http.unauthenticated_per_minute.or(s.unauthenticated_per_minute).unwrap_or(120);
+    let proxies = if args.http.trusted_proxies.is_empty() { &s.trusted_proxies } else { &args.http.trusted_proxies };
     let ip_limit = IpLimit {
         per_minute,
         burst: s.unauthenticated_burst.unwrap_or(per_minute / 2).max(1),
@@ -194,33 +164,33 @@ async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> R
         retention,
     };
     let cfg = ServeConfig {
-        bind: addr(args.bind, &s.bind, "127.0.0.1:8787")?,
-        preview_bind: addr(args.preview_bind, &s.preview_bind, "127.0.0.1:8788")?,
-        workers: if args.no_workers { 0 } else { args.workers.or(s.workers).unwrap_or(cores).max(1) },
+        bind: addr(args.http.bind, &s.bind, "127.0.0.1:8787")?,
+        preview_bind: addr(args.http.preview_bind, &s.preview_bind, "127.0.0.1:8788")?,
+        workers: if args.http.no_workers { 0 } else { args.runner.workers.or(s.workers).unwrap_or(cores).max(1) },
         http,
-        builds_per_hour: args.builds_per_hour.or(s.builds_per_hour).unwrap_or(10),
-        max_concurrent_builds: args.max_concurrent_builds.or(s.max_concurrent_builds).unwrap_or(2).max(1),
+        builds_per_hour: args.http.builds_per_hour.or(s.builds_per_hour).unwrap_or(10),
+        max_concurrent_builds: args.http.max_concurrent_builds.or(s.max_concurrent_builds).unwrap_or(2).max(1),
         prompt_chars: (min_chars, max_chars),
         allowed_models: s.models.clone(),
         moderation: s
             .moderation_command
             .clone()
             .map(|command| Moderation { command, timeout: Duration::from_secs(10) }),
-        heartbeat: Duration::from_secs(args.heartbeat.or(s.heartbeat_secs).unwrap_or(15).clamp(1, 30)),
-        grace: Duration::from_secs(args.grace.or(s.grace_secs).unwrap_or(30)),
-        lease: Duration::from_secs(args.lease.unwrap_or(10).max(1)),
-        public_url: args.public_url,
-        preview_url: args.preview_url,
-        preview_idle: Duration::from_secs(args.preview_idle.unwrap_or(300).max(1)),
-        max_restarts: args.max_restarts.or(s.max_restarts).unwrap_or(2),
+        heartbeat: Duration::from_secs(args.http.heartbeat.or(s.heartbeat_secs).unwrap_or(15).clamp(1, 30)),
+        grace: Duration::from_secs(args.runner.grace.or(s.grace_secs).unwrap_or(30)),
+        lease: Duration::from_secs(args.runner.lease.unwrap_or(10).max(1)),
+        public_url: args.http.public_url,
+        preview_url: args.http.preview_url,
+        preview_idle: Duration::from_secs(args.http.preview_idle.unwrap_or(300).max(1)),
+        max_restarts: args.runner.max_restarts.or(s.max_restarts).unwrap_or(2),
         ip_limit,
         maintenance,
     };
     let overrides = Overrides {
-        timeout: args.timeout,
-        browser_check: args.browser.browser_check.clone(),
-        chromium: args.browser.chromium.clone(),
-        ..crate::where_and_how(&args.llm, &args.sandbox, &args.db)
+        timeout: args.runner.timeout,
+        browser_check: args.runner.browser.browser_check.clone(),
+        chromium: args.runner.browser.chromium.clone(),
+        ..crate::where_and_how(&args.runner.llm, &args.runner.sandbox, &args.runner.db)
     };
     let engine = Arc::new(Engine::new(file, overrides).await?);
     let shutdown = CancellationToken::new();
