@@ -19,6 +19,7 @@ pub mod maintenance;
 pub mod note;
 pub mod notify;
 mod pg;
+mod rows;
 pub mod runlog;
 mod sqlite;
 mod sqlite_assistant;

@@ -1,10 +1,11 @@
 //! The embedded store: one SQLite file in WAL mode, migrated on open.
 
 use crate::note::{Note, NoteStatus};
+use crate::rows::{attempt_row, build_row, json, like_prefix, note_row, percentile, tokens, turn_row, u, usage_row};
 use crate::types::*;
 use crate::{NoteFilter, NoteHit, Result, Store, StoreError};
 use async_trait::async_trait;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 use std::str::FromStr;
 use std::sync::Arc;
@@ -79,14 +80,6 @@ impl SqliteStore {
     }
 }
 
-pub(crate) fn json<T: serde::Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| StoreError::Invalid(e.to_string()))
-}
-
-pub(crate) fn unjson<T: serde::de::DeserializeOwned>(s: &str, what: &str) -> Result<T> {
-    serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
-}
-
 /// `d` from now by this machine's clock: a SQLite file has no clock of its own, and every
 /// process that shares one runs on the same machine.
 pub(crate) fn from_now(d: Duration) -> String {
@@ -100,105 +93,6 @@ pub(crate) fn from_now_minus(d: Duration) -> String {
     let then = std::time::SystemTime::now() - d;
     let t: chrono::DateTime<chrono::Utc> = then.into();
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-pub(crate) fn u(v: i64) -> u64 {
-    v.max(0) as u64
-}
-
-fn tokens(r: &SqliteRow) -> Result<Tokens> {
-    Ok(Tokens {
-        input_tokens: u(r.try_get("input_tokens")?),
-        output_tokens: u(r.try_get("output_tokens")?),
-        cached_tokens: u(r.try_get("cached_tokens")?),
-        cost_usd: r.try_get("cost_usd")?,
-    })
-}
-
-pub(crate) fn build_row(r: &SqliteRow) -> Result<BuildRecord> {
-    let status: String = r.try_get("status")?;
-    let files: String = r.try_get("files")?;
-    Ok(BuildRecord {
-        start: NewBuild {
-            id: r.try_get("id")?,
-            kind: {
-                let kind: String = r.try_get("kind")?;
-                wright_events::RunKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("run kind `{kind}`")))?
-            },
-            parent_id: r.try_get("parent_id")?,
-            prompt: r.try_get("prompt")?,
-            template: r.try_get("template")?,
-            lang: r.try_get("lang")?,
-            provider: r.try_get("provider")?,
-            model: r.try_get("model")?,
-            workspace: r.try_get("workspace")?,
-            started_at: r.try_get("started_at")?,
-        },
-        status: RunStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("build status `{status}`")))?,
-        end_reason: r
-            .try_get::<Option<String>, _>("end_reason")?
-            .map(|e| EndReason::parse(&e).ok_or_else(|| StoreError::Corrupt(format!("end reason `{e}`"))))
-            .transpose()?,
-        fix_attempts: u(r.try_get("fix_attempts")?) as u32,
-        turns: u(r.try_get("turns")?) as u32,
-        tokens: tokens(r)?,
-        duration_ms: r.try_get::<Option<i64>, _>("duration_ms")?.map(u),
-        files: unjson(&files, "build files")?,
-        report: r.try_get("report")?,
-        finished_at: r.try_get("finished_at")?,
-        owner: r.try_get("owner")?,
-        preview_key: r.try_get("preview_key")?,
-        request: r.try_get("request")?,
-        attempt: u(r.try_get("attempt")?) as u32,
-    })
-}
-
-pub(crate) fn note_row(r: &SqliteRow) -> Result<Note> {
-    let status: String = r.try_get("status")?;
-    let list = |col: &str| -> Result<Vec<String>> {
-        let s: String = r.try_get(col)?;
-        unjson(&s, col)
-    };
-    Ok(Note {
-        id: r.try_get("id")?,
-        trigger: r.try_get("trigger")?,
-        trigger_type: r.try_get("trigger_type")?,
-        lesson: r.try_get("lesson")?,
-        libraries: list("libraries")?,
-        error_patterns: list("error_patterns")?,
-        tags: list("tags")?,
-        help_count: u(r.try_get("help_count")?) as u32,
-        fail_count: u(r.try_get("fail_count")?) as u32,
-        confidence: r.try_get("confidence")?,
-        status: NoteStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("note status `{status}`")))?,
-        source_build: r.try_get("source_build")?,
-        source_error: r.try_get("source_error")?,
-        source_fix: r.try_get("source_fix")?,
-        created_at: r.try_get("created_at")?,
-        updated_at: r.try_get("updated_at")?,
-    })
-}
-
-/// Escape `%`, `_` and `\` for a `LIKE … ESCAPE '\'` prefix match.
-fn like_prefix(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 1);
-    for c in s.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
-}
-
-/// Nearest-rank percentile of sorted values.
-fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted.get(rank.saturating_sub(1).min(sorted.len() - 1)).copied()
 }
 
 async fn write_note(tx: &mut sqlx::SqliteConnection, note: &Note) -> Result<()> {
@@ -328,25 +222,7 @@ impl Store for SqliteStore {
             .bind(build_id)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter()
-            .map(|r| {
-                let message: String = r.try_get("message")?;
-                Ok(Turn {
-                    build_id: r.try_get("build_id")?,
-                    idx: u(r.try_get("idx")?) as u32,
-                    phase: r.try_get("phase")?,
-                    role: r.try_get("role")?,
-                    message: unjson(&message, "turn")?,
-                    ts: r.try_get("ts")?,
-                    tokens: Tokens {
-                        input_tokens: u(r.try_get("input_tokens")?),
-                        output_tokens: u(r.try_get("output_tokens")?),
-                        cached_tokens: u(r.try_get("cached_tokens")?),
-                        cost_usd: 0.0,
-                    },
-                })
-            })
-            .collect()
+        rows.iter().map(turn_row).collect()
     }
 
     async fn record_attempt(&self, a: &Attempt) -> Result<()> {
@@ -378,25 +254,7 @@ impl Store for SqliteStore {
             .bind(build_id)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter()
-            .map(|r| {
-                let notes: String = r.try_get("notes_applied")?;
-                let errors: String = r.try_get("errors")?;
-                Ok(Attempt {
-                    id: r.try_get("id")?,
-                    build_id: r.try_get("build_id")?,
-                    template: r.try_get("template")?,
-                    success: r.try_get("success")?,
-                    iterations: u(r.try_get("iterations")?) as u32,
-                    duration_ms: u(r.try_get("duration_ms")?),
-                    notes_applied: unjson(&notes, "attempt notes")?,
-                    errors: unjson(&errors, "attempt errors")?,
-                    model: r.try_get("model")?,
-                    tokens: tokens(r)?,
-                    created_at: r.try_get("created_at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(attempt_row).collect()
     }
 
     async fn log_usage(&self, e: &UsageEntry) -> Result<()> {
@@ -423,18 +281,7 @@ impl Store for SqliteStore {
             .bind(build_id)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(UsageEntry {
-                    build_id: r.try_get("build_id")?,
-                    phase: r.try_get("phase")?,
-                    provider: r.try_get("provider")?,
-                    model: r.try_get("model")?,
-                    tokens: tokens(r)?,
-                    ts: r.try_get("ts")?,
-                })
-            })
-            .collect()
+        rows.iter().map(usage_row).collect()
     }
 
     async fn put_note(&self, note: &Note) -> Result<()> {
@@ -741,19 +588,5 @@ impl Store for SqliteStore {
         s.duration_p50_ms = percentile(&durations, 50.0);
         s.duration_p95_ms = percentile(&durations, 95.0);
         Ok(s)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::percentile;
-
-    #[test]
-    fn nearest_rank_percentiles() {
-        let v: Vec<u64> = (1..=20).collect();
-        assert_eq!(percentile(&v, 50.0), Some(10));
-        assert_eq!(percentile(&v, 95.0), Some(19));
-        assert_eq!(percentile(&[7], 95.0), Some(7));
-        assert_eq!(percentile(&[], 50.0), None);
     }
 }

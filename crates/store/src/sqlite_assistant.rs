@@ -4,7 +4,8 @@
 use crate::assistant::{
     Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side, TurnState,
 };
-use crate::sqlite::{SqliteStore, json, unjson};
+use crate::rows::{json, unjson};
+use crate::sqlite::SqliteStore;
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use sqlx::Row;

@@ -5,7 +5,8 @@
 //! never take the same place.
 
 use crate::chat::{ChatStore, Conversation, StoredCard, check_feedback, title_from};
-use crate::sqlite::{SqliteStore, json, u, unjson};
+use crate::rows::{json, u, unjson};
+use crate::sqlite::SqliteStore;
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use sqlx::Row;

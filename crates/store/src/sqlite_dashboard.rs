@@ -3,7 +3,8 @@
 //! a lesson.
 
 use crate::note::{Note, NoteStatus};
-use crate::sqlite::{SqliteStore, u};
+use crate::rows::u;
+use crate::sqlite::SqliteStore;
 use crate::types::{DayStats, ErrorKindCount};
 use crate::{Result, Store, StoreError};
 use sqlx::Row;

@@ -2,7 +2,8 @@
 //! registry. Times are this machine's clock (every process sharing a SQLite file runs on it).
 
 use crate::maintenance::{Decay, IndexFix, JobRun, Maintenance, Recalculated, WorkerBeat, WorkerRow, capped, plan};
-use crate::sqlite::{SqliteStore, from_now, from_now_minus, note_row, u};
+use crate::rows::{note_row, u};
+use crate::sqlite::{SqliteStore, from_now, from_now_minus};
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use sqlx::Row;

@@ -2,7 +2,8 @@
 //! projects lent to the sandbox user: the parts of [`SqliteStore`] that let a crash or kill -9
 //! cost a user nothing.
 
-use crate::sqlite::{SqliteStore, build_row, u};
+use crate::rows::{build_row, lent_row, u};
+use crate::sqlite::SqliteStore;
 use crate::types::*;
 use crate::{Result, StoreError};
 use sqlx::Row;
@@ -114,19 +115,7 @@ impl SqliteStore {
 
     pub(crate) async fn rs_lent(&self) -> Result<Vec<LentProject>> {
         let rows = sqlx::query("SELECT * FROM lent_projects ORDER BY lent_at").fetch_all(&self.pool).await?;
-        rows.iter()
-            .map(|r| {
-                Ok(LentProject {
-                    run_id: r.try_get("run_id")?,
-                    path: r.try_get("path")?,
-                    uid: u(r.try_get("uid")?) as u32,
-                    gid: u(r.try_get("gid")?) as u32,
-                    pid: u(r.try_get("pid")?) as u32,
-                    pid_start: r.try_get("pid_start")?,
-                    lent_at: r.try_get("lent_at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(lent_row).collect()
     }
 
     pub(crate) async fn rs_returned(&self, run_id: &str) -> Result<()> {

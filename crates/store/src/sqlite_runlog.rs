@@ -3,8 +3,9 @@
 //! can never number two events alike, and a writer that lost the run finds out in the same
 //! transaction that would have stored its events.
 
+use crate::rows::u;
 use crate::runlog::{Draft, Finished, Logged, RunEnd, RunLog, check_end, follow};
-use crate::sqlite::{SqliteStore, u};
+use crate::sqlite::SqliteStore;
 use crate::types::{EndReason, RunStatus};
 use crate::{Notifier, Result, StoreError};
 use async_trait::async_trait;

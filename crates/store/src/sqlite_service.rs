@@ -2,22 +2,12 @@
 //! state change is one statement (or guarded by its `WHERE`), so servers sharing the file
 //! never both take the same build.
 
-use crate::sqlite::{SqliteStore, build_row, u};
+use crate::rows::{build_row, u, user_row};
+use crate::sqlite::SqliteStore;
 use crate::types::*;
 use crate::{Result, StoreError, new_id};
 use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
 use std::time::Duration;
-
-fn user_row(r: &SqliteRow) -> Result<User> {
-    let role: String = r.try_get("role")?;
-    Ok(User {
-        id: r.try_get("id")?,
-        name: r.try_get("name")?,
-        role: Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("user role `{role}`")))?,
-        created_at: r.try_get("created_at")?,
-    })
-}
 
 impl SqliteStore {
     pub(crate) async fn svc_enqueue(&self, q: &QueuedBuild) -> Result<Enqueued> {

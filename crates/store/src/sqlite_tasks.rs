@@ -1,10 +1,10 @@
 //! The task runs' part of [`SqliteStore`]: one row per task of a run, replaced when the task
 //! runs again (a resumed run, `--rerun`).
 
-use crate::sqlite::{SqliteStore, u};
-use crate::types::{TaskRecord, TaskStatus};
+use crate::rows::task_row;
+use crate::sqlite::SqliteStore;
+use crate::types::TaskRecord;
 use crate::{Result, StoreError};
-use sqlx::Row;
 
 impl SqliteStore {
     pub(crate) async fn tasks_put(&self, t: &TaskRecord) -> Result<()> {
@@ -36,26 +36,6 @@ impl SqliteStore {
             .bind(run_id)
             .fetch_all(&self.read)
             .await?;
-        rows.iter()
-            .map(|r| -> Result<TaskRecord> {
-                let result: String = r.try_get("result")?;
-                Ok(TaskRecord {
-                    run_id: r.try_get("run_id")?,
-                    task_id: r.try_get("task_id")?,
-                    position: u32::try_from(u(r.try_get("position")?)).unwrap_or(u32::MAX),
-                    kind: r.try_get("kind")?,
-                    status: {
-                        let s: String = r.try_get("status")?;
-                        TaskStatus::parse(&s).ok_or_else(|| StoreError::Corrupt(format!("task status `{s}`")))?
-                    },
-                    message: r.try_get("message")?,
-                    result: serde_json::from_str(&result)
-                        .map_err(|e| StoreError::Corrupt(format!("task result: {e}")))?,
-                    task_hash: r.try_get("task_hash")?,
-                    started_at: r.try_get("started_at")?,
-                    finished_at: r.try_get("finished_at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(task_row).collect()
     }
 }

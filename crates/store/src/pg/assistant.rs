@@ -6,7 +6,7 @@ use super::chat::refused;
 use crate::assistant::{
     Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side, TurnState,
 };
-use crate::sqlite::{json, unjson};
+use crate::rows::{json, unjson};
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use sqlx::Row;

@@ -12,7 +12,7 @@
 use super::PgStore;
 use super::chat::refused;
 use crate::assistant::{Answer, Answered, AssistantTurn, CallRow, CallStatus, Side};
-use crate::sqlite::json;
+use crate::rows::json;
 use crate::{Result, StoreError};
 use sqlx::{PgConnection, Row};
 use std::collections::HashSet;

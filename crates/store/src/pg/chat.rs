@@ -7,7 +7,7 @@
 
 use super::PgStore;
 use crate::chat::{ChatStore, Conversation, StoredCard, check_feedback, title_from};
-use crate::sqlite::{json, u, unjson};
+use crate::rows::{json, u, unjson};
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use sqlx::Row;

@@ -4,7 +4,7 @@
 use super::PgStore;
 use crate::maintenance::{Decay, IndexFix, JobRun, Maintenance, Recalculated, WorkerBeat, WorkerRow, capped, plan};
 use crate::note::{Note, NoteStatus};
-use crate::sqlite::{u, unjson};
+use crate::rows::{u, unjson};
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use sqlx::Row;

@@ -13,7 +13,6 @@ mod maintenance;
 mod notes;
 mod notify;
 mod queue;
-mod rows;
 mod runlog;
 mod store;
 mod users;

@@ -2,10 +2,8 @@
 //! dashboard) of [`PgStore`]: the SQLite store's queries in PostgreSQL's words.
 
 use super::PgStore;
-use super::rows::{n, n_or_0, note_row, tokens};
-use super::store::like_prefix;
 use crate::note::{Note, NoteStatus};
-use crate::sqlite::json;
+use crate::rows::{json, like_prefix, n, n_or_0, note_row, percentile, tokens};
 use crate::types::{DayStats, ErrorKindCount, Stats, TemplateStats};
 use crate::{NoteFilter, NoteHit, Result, StoreError};
 use sqlx::{PgConnection, Row};
@@ -25,15 +23,6 @@ fn days_back(days: u32) -> i32 {
 /// `date('now', '-N days')`.
 fn since_day(param: &str) -> String {
     format!("to_char((clock_timestamp() AT TIME ZONE 'UTC')::date - {param}::integer, 'YYYY-MM-DD')")
-}
-
-/// Nearest-rank percentile of sorted values.
-fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted.get(rank.saturating_sub(1).min(sorted.len() - 1)).copied()
 }
 
 /// Insert or replace a note and rewrite its keys, in the caller's transaction.
@@ -364,14 +353,10 @@ impl PgStore {
 
 #[cfg(test)]
 mod tests {
-    use super::{days_back, percentile};
+    use super::days_back;
 
     #[test]
-    fn nearest_rank_percentiles_and_day_windows() {
-        let v: Vec<u64> = (1..=20).collect();
-        assert_eq!(percentile(&v, 50.0), Some(10));
-        assert_eq!(percentile(&v, 95.0), Some(19));
-        assert_eq!(percentile(&[], 50.0), None);
+    fn day_windows() {
         assert_eq!((days_back(0), days_back(1), days_back(30)), (0, 0, 29));
         assert_eq!(days_back(u32::MAX), 700_000);
     }

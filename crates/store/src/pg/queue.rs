@@ -5,9 +5,9 @@
 //! cancelled builds by `NOTIFY` in the very transaction.
 
 use super::PgStore;
-use super::rows::{build_row, n};
 use super::runlog::insert;
 use crate::notify::{Notifier, Signal};
+use crate::rows::{build_row, n};
 use crate::runlog::{Draft, Finished, RunEnd, RunLog};
 use crate::types::*;
 use crate::{Result, StoreError};
@@ -315,8 +315,7 @@ impl PgStore {
             .fetch_one(&mut *tx)
             .await?;
         let kind = EventKind::Restarted { attempt: attempt + 1, reason: reason.to_string() };
-        let logged =
-            insert(&mut tx, self.notifier.origin(), id, crate::sqlite::u(last), vec![Draft::now(kind)]).await?;
+        let logged = insert(&mut tx, self.notifier.origin(), id, crate::rows::u(last), vec![Draft::now(kind)]).await?;
         let Some(event) = logged.first().map(|l| l.event.clone()) else {
             return Err(StoreError::Invalid(format!("build {id}: its restart was not stored")));
         };

@@ -7,8 +7,8 @@
 
 use super::PgStore;
 use super::notify::{RUNS, run_notice};
+use crate::rows::u;
 use crate::runlog::{Draft, Finished, Logged, RunEnd, RunLog, check_end, follow};
-use crate::sqlite::u;
 use crate::types::{EndReason, RunStatus};
 use crate::{Notifier, Result, StoreError};
 use async_trait::async_trait;

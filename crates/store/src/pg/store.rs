@@ -3,26 +3,12 @@
 //! projects in [`super::users`].
 
 use super::PgStore;
-use super::rows::{attempt_row, build_row, turn_row, usage_row};
 use crate::note::{Note, NoteStatus};
-use crate::sqlite::json;
+use crate::rows::{attempt_row, build_row, json, like_prefix, turn_row, usage_row};
 use crate::types::*;
 use crate::{NoteFilter, NoteHit, Result, RunEnd, Store, StoreError};
 use async_trait::async_trait;
 use std::time::Duration;
-
-/// Escape `%`, `_` and `\` for a `LIKE … ESCAPE '\'` prefix match (as the SQLite store does).
-pub(crate) fn like_prefix(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 1);
-    for c in s.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
-}
 
 #[async_trait]
 impl Store for PgStore {
@@ -297,16 +283,5 @@ impl Store for PgStore {
     }
     async fn project_returned(&self, run_id: &str) -> Result<()> {
         self.lent_returned(run_id).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::like_prefix;
-
-    #[test]
-    fn like_patterns_escape_their_wildcards() {
-        assert_eq!(like_prefix("b-1"), "b-1%");
-        assert_eq!(like_prefix("a%b_c\\"), "a\\%b\\_c\\\\%");
     }
 }

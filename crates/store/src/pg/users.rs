@@ -2,7 +2,7 @@
 //! lent to the sandbox user: the rest of [`PgStore`], statement for statement as on SQLite.
 
 use super::PgStore;
-use super::rows::{lent_row, task_row, user_row};
+use crate::rows::{lent_row, task_row, user_row};
 use crate::types::*;
 use crate::{Result, StoreError};
 
