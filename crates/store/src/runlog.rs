@@ -134,6 +134,66 @@ pub trait RunLog: Send + Sync {
     fn notifier(&self) -> Arc<dyn crate::Notifier>;
 }
 
+/// A run's state as the writing transaction found it (its row locked or the database's write
+/// lock held, by the backend's means).
+pub(crate) struct Head {
+    pub status: RunStatus,
+    pub last: u64,
+}
+
+/// Decide from the run's stored `status`, `worker` and last `seq` whether `writer` may write to
+/// it: the fence, the same on every backend. An ended run is refused to appends
+/// ([`StoreError::Ended`]) and handed to `finish` (`ending`), which answers with its first
+/// outcome.
+pub(crate) fn check_head(
+    run: &str,
+    status: &str,
+    worker: Option<&str>,
+    last: u64,
+    writer: Option<&str>,
+    ending: bool,
+) -> Result<Head> {
+    let status = RunStatus::parse(status).ok_or_else(|| StoreError::Corrupt(format!("run status `{status}`")))?;
+    let head = Head { status, last };
+    if status.is_final() {
+        return if ending { Ok(head) } else { Err(StoreError::Ended(run.to_string())) };
+    }
+    let holds = match writer {
+        Some(w) => status == RunStatus::Running && worker == Some(w),
+        None => worker.is_none(),
+    };
+    if holds { Ok(head) } else { Err(StoreError::NotHolder(run.to_string())) }
+}
+
+/// Refuse a `complete` among appended events (a run ends through `finish`).
+pub(crate) fn check_append(events: &[Draft]) -> Result<()> {
+    if events.iter().any(|d| matches!(d.kind, EventKind::Complete { .. })) {
+        return Err(StoreError::Invalid("`complete` is stored by finishing the run, not appended".into()));
+    }
+    Ok(())
+}
+
+/// `events` numbered `after + 1…` as `run`'s, each serialised once for its row and followers.
+pub(crate) fn stamp(run: &str, after: u64, events: Vec<Draft>) -> Vec<Arc<Logged>> {
+    events
+        .into_iter()
+        .zip(after + 1..)
+        .map(|(d, seq)| Arc::new(Logged::new(Event { seq, build: run.to_string(), ts: d.ts, kind: d.kind })))
+        .collect()
+}
+
+/// The drafts a run's end stores: its last words, then `complete`.
+pub(crate) fn end_drafts(last_words: Vec<EventKind>, complete: EventKind) -> Vec<Draft> {
+    let mut drafts: Vec<Draft> = last_words.into_iter().map(Draft::now).collect();
+    drafts.push(Draft::now(complete));
+    drafts
+}
+
+/// A stored event's JSON read back.
+pub(crate) fn parse_event(s: &str) -> Result<Event> {
+    serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("event: {e}")))
+}
+
 /// Check `end` before any transaction: a `complete` that is not one would end the stream of a
 /// run whose record says something else.
 pub(crate) fn check_end(end: &RunEnd) -> Result<()> {

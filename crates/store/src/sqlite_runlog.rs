@@ -4,7 +4,10 @@
 //! transaction that would have stored its events.
 
 use crate::rows::u;
-use crate::runlog::{Draft, Finished, Logged, RunEnd, RunLog, check_end, follow};
+use crate::runlog::{
+    Draft, Finished, Head, Logged, RunEnd, RunLog, check_append, check_end, check_head, end_drafts, follow,
+    parse_event, stamp,
+};
 use crate::sqlite::SqliteStore;
 use crate::types::{EndReason, RunStatus};
 use crate::{Notifier, Result, StoreError};
@@ -17,13 +20,8 @@ use wright_events::Event;
 /// Rows per `INSERT`: well under SQLite's limit of bound values (5 a row).
 const ROWS_PER_INSERT: usize = 200;
 
-/// The run's state as the transaction found it.
-struct Head {
-    status: RunStatus,
-    last: u64,
-}
-
-/// Read the run's status and last `seq`, and check that `writer` may write to it.
+/// Read the run's status, holder and last `seq`, and check that `writer` may write to it
+/// ([`check_head`]).
 async fn head(tx: &mut SqliteConnection, run: &str, writer: Option<&str>, ending: bool) -> Result<Head> {
     let row = sqlx::query(
         "SELECT status, worker, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE build_id = ?1) AS last \
@@ -33,42 +31,22 @@ async fn head(tx: &mut SqliteConnection, run: &str, writer: Option<&str>, ending
     .fetch_optional(&mut *tx)
     .await?
     .ok_or_else(|| StoreError::NotFound(format!("run {run}")))?;
-    let status: String = row.try_get("status")?;
-    let status = RunStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("run status `{status}`")))?;
-    let head = Head { status, last: u(row.try_get("last")?) };
-    if status.is_final() {
-        // `finish` answers an ended run with its first outcome; only appends are refused.
-        return if ending { Ok(head) } else { Err(StoreError::Ended(run.to_string())) };
-    }
-    let worker: Option<String> = row.try_get("worker")?;
-    let holds = match writer {
-        Some(w) => status == RunStatus::Running && worker.as_deref() == Some(w),
-        None => worker.is_none(),
-    };
-    if !holds {
-        return Err(StoreError::NotHolder(run.to_string()));
-    }
-    Ok(head)
+    let (status, worker): (String, Option<String>) = (row.try_get("status")?, row.try_get("worker")?);
+    check_head(run, &status, worker.as_deref(), u(row.try_get("last")?), writer, ending)
 }
 
 /// Store `events` as `seq` `after + 1…` of `run`, in the caller's transaction.
 async fn insert(tx: &mut SqliteConnection, run: &str, after: u64, events: Vec<Draft>) -> Result<Vec<Arc<Logged>>> {
-    let stamped: Vec<Event> = events
-        .into_iter()
-        .zip(after + 1..)
-        .map(|(d, seq)| Event { seq, build: run.to_string(), ts: d.ts, kind: d.kind })
-        .collect();
-    let mut logged = Vec::with_capacity(stamped.len());
-    for chunk in stamped.chunks(ROWS_PER_INSERT) {
-        let mut rows = Vec::with_capacity(chunk.len());
-        for e in chunk {
-            let l = Logged::new(e.clone());
-            rows.push((e.seq as i64, l.json().to_string()));
-            logged.push(Arc::new(l));
-        }
+    let logged = stamp(run, after, events);
+    for chunk in logged.chunks(ROWS_PER_INSERT) {
         let mut q: QueryBuilder<Sqlite> = QueryBuilder::new("INSERT INTO events (build_id, seq, ts, type, data) ");
-        q.push_values(chunk.iter().zip(rows), |mut b, (e, (seq, json))| {
-            b.push_bind(run).push_bind(seq).push_bind(e.ts.clone()).push_bind(e.kind.type_name()).push_bind(json);
+        q.push_values(chunk, |mut b, l| {
+            let e = &l.event;
+            b.push_bind(run)
+                .push_bind(e.seq as i64)
+                .push_bind(e.ts.clone())
+                .push_bind(e.kind.type_name())
+                .push_bind(l.json().to_string());
         });
         q.build().execute(&mut *tx).await?;
     }
@@ -82,9 +60,7 @@ impl SqliteStore {
         writer: Option<&str>,
         events: Vec<Draft>,
     ) -> Result<Vec<Arc<Logged>>> {
-        if events.iter().any(|d| matches!(d.kind, wright_events::EventKind::Complete { .. })) {
-            return Err(StoreError::Invalid("`complete` is stored by finishing the run, not appended".into()));
-        }
+        check_append(&events)?;
         if events.is_empty() {
             return Ok(vec![]);
         }
@@ -108,15 +84,14 @@ impl SqliteStore {
                     .await?
                     .map(|r| r.try_get::<String, _>("data"))
                     .transpose()?
-                    .map(|s| serde_json::from_str::<Event>(&s).map_err(|e| StoreError::Corrupt(format!("event: {e}"))))
+                    .as_deref()
+                    .map(parse_event)
                     .transpose()?;
             tx.rollback().await?;
             return Ok(Finished::Already { complete, status: head.status });
         }
         let RunEnd { last_words, record: f, complete } = end;
-        let mut drafts: Vec<Draft> = last_words.into_iter().map(Draft::now).collect();
-        drafts.push(Draft::now(complete));
-        let logged = insert(&mut tx, run, head.last, drafts).await?;
+        let logged = insert(&mut tx, run, head.last, end_drafts(last_words, complete)).await?;
         sqlx::query(
             "UPDATE builds SET status=?, end_reason=?, fix_attempts=?, turns=?, input_tokens=?, output_tokens=?, \
              cached_tokens=?, cost_usd=?, duration_ms=?, files=?, report=?, finished_at=?, lease_until=NULL WHERE id=?",
@@ -169,12 +144,7 @@ impl RunLog for SqliteStore {
             .bind(after as i64)
             .fetch_all(&self.read)
             .await?;
-        rows.iter()
-            .map(|r| {
-                let s: String = r.try_get("data")?;
-                serde_json::from_str(&s).map_err(|e| StoreError::Corrupt(format!("event: {e}")))
-            })
-            .collect()
+        rows.iter().map(|r| parse_event(&r.try_get::<String, _>("data")?)).collect()
     }
 
     async fn has_ended(&self, run: &str) -> Result<bool> {

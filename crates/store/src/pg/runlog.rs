@@ -8,7 +8,10 @@
 use super::PgStore;
 use super::notify::{RUNS, run_notice};
 use crate::rows::u;
-use crate::runlog::{Draft, Finished, Logged, RunEnd, RunLog, check_end, follow};
+use crate::runlog::{
+    Draft, Finished, Head, Logged, RunEnd, RunLog, check_append, check_end, check_head, end_drafts, follow,
+    parse_event, stamp,
+};
 use crate::types::{EndReason, RunStatus};
 use crate::{Notifier, Result, StoreError};
 use async_trait::async_trait;
@@ -20,37 +23,20 @@ use wright_events::Event;
 /// Rows per `INSERT`: 5 bound values a row, well under PostgreSQL's 65,535.
 const ROWS_PER_INSERT: usize = 1000;
 
-struct Head {
-    status: RunStatus,
-    last: u64,
-}
-
-/// Lock the run's row, read its status and last `seq`, and check that `writer` may write.
+/// Lock the run's row, read its status, holder and last `seq`, and check that `writer` may
+/// write ([`check_head`]).
 async fn head(tx: &mut PgConnection, run: &str, writer: Option<&str>, ending: bool) -> Result<Head> {
     let row = sqlx::query("SELECT status, worker FROM builds WHERE id = $1 FOR UPDATE")
         .bind(run)
         .fetch_optional(&mut *tx)
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("run {run}")))?;
-    let status: String = row.try_get("status")?;
-    let status = RunStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("run status `{status}`")))?;
     let last: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0)::BIGINT FROM events WHERE build_id = $1")
         .bind(run)
         .fetch_one(&mut *tx)
         .await?;
-    let head = Head { status, last: u(last) };
-    if status.is_final() {
-        return if ending { Ok(head) } else { Err(StoreError::Ended(run.to_string())) };
-    }
-    let worker: Option<String> = row.try_get("worker")?;
-    let holds = match writer {
-        Some(w) => status == RunStatus::Running && worker.as_deref() == Some(w),
-        None => worker.is_none(),
-    };
-    if !holds {
-        return Err(StoreError::NotHolder(run.to_string()));
-    }
-    Ok(head)
+    let (status, worker): (String, Option<String>) = (row.try_get("status")?, row.try_get("worker")?);
+    check_head(run, &status, worker.as_deref(), u(last), writer, ending)
 }
 
 /// Store `events` as `seq` `after + 1…` of `run` and queue the notice, in the caller's
@@ -62,22 +48,16 @@ pub(crate) async fn insert(
     after: u64,
     events: Vec<Draft>,
 ) -> Result<Vec<Arc<Logged>>> {
-    let stamped: Vec<Event> = events
-        .into_iter()
-        .zip(after + 1..)
-        .map(|(d, seq)| Event { seq, build: run.to_string(), ts: d.ts, kind: d.kind })
-        .collect();
-    let mut logged = Vec::with_capacity(stamped.len());
-    for chunk in stamped.chunks(ROWS_PER_INSERT) {
-        let mut rows = Vec::with_capacity(chunk.len());
-        for e in chunk {
-            let l = Logged::new(e.clone());
-            rows.push((e.seq as i64, l.json().to_string()));
-            logged.push(Arc::new(l));
-        }
+    let logged = stamp(run, after, events);
+    for chunk in logged.chunks(ROWS_PER_INSERT) {
         let mut q: QueryBuilder<Postgres> = QueryBuilder::new("INSERT INTO events (build_id, seq, ts, type, data) ");
-        q.push_values(chunk.iter().zip(rows), |mut b, (e, (seq, json))| {
-            b.push_bind(run).push_bind(seq).push_bind(e.ts.clone()).push_bind(e.kind.type_name()).push_bind(json);
+        q.push_values(chunk, |mut b, l| {
+            let e = &l.event;
+            b.push_bind(run)
+                .push_bind(e.seq as i64)
+                .push_bind(e.ts.clone())
+                .push_bind(e.kind.type_name())
+                .push_bind(l.json().to_string());
         });
         q.build().execute(&mut *tx).await?;
     }
@@ -89,10 +69,6 @@ pub(crate) async fn insert(
             .await?;
     }
     Ok(logged)
-}
-
-fn parse_event(s: &str) -> Result<Event> {
-    serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("event: {e}")))
 }
 
 impl PgStore {
@@ -110,9 +86,7 @@ impl PgStore {
 #[async_trait]
 impl RunLog for PgStore {
     async fn append(&self, run: &str, writer: Option<&str>, events: Vec<Draft>) -> Result<Vec<Arc<Logged>>> {
-        if events.iter().any(|d| matches!(d.kind, wright_events::EventKind::Complete { .. })) {
-            return Err(StoreError::Invalid("`complete` is stored by finishing the run, not appended".into()));
-        }
+        check_append(&events)?;
         if events.is_empty() {
             return Ok(vec![]);
         }
@@ -140,9 +114,7 @@ impl RunLog for PgStore {
             return Ok(Finished::Already { complete, status: head.status });
         }
         let RunEnd { last_words, record: f, complete } = end;
-        let mut drafts: Vec<Draft> = last_words.into_iter().map(Draft::now).collect();
-        drafts.push(Draft::now(complete));
-        let logged = insert(&mut tx, self.notifier.origin(), run, head.last, drafts).await?;
+        let logged = insert(&mut tx, self.notifier.origin(), run, head.last, end_drafts(last_words, complete)).await?;
         sqlx::query(
             "UPDATE builds SET status=$1, end_reason=$2, fix_attempts=$3, turns=$4, input_tokens=$5, output_tokens=$6, \
              cached_tokens=$7, cost_usd=$8, duration_ms=$9, files=$10, report=$11, finished_at=$12, lease_until=NULL \
