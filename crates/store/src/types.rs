@@ -106,6 +106,30 @@ pub enum Restart {
     NotHeld,
 }
 
+impl Restart {
+    /// What to do with a build `holder` wants to restart, from its stored `status`, `worker`,
+    /// `cancel_requested` flag and `attempt`: `Ok(attempt)` to put it back for run
+    /// `attempt + 1`, or the answer that ends the request (the same on every backend).
+    pub(crate) fn decide(
+        status: &str,
+        worker: Option<&str>,
+        holder: &str,
+        cancel_requested: bool,
+        attempt: u32,
+        max_attempts: u32,
+    ) -> Result<u32, Restart> {
+        if status != "running" || worker != Some(holder) {
+            Err(Restart::NotHeld)
+        } else if cancel_requested {
+            Err(Restart::Cancelled)
+        } else if attempt >= max_attempts {
+            Err(Restart::Exhausted { attempts: attempt })
+        } else {
+            Ok(attempt)
+        }
+    }
+}
+
 /// A project a task run lent to the sandbox user, to give back to `uid`/`gid` if the run
 /// never did (it was killed). `pid_start` tells the lending process from a later one with
 /// the same pid.

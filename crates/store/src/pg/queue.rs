@@ -287,21 +287,22 @@ impl PgStore {
             tx.rollback().await?;
             return Ok(Restart::NotHeld);
         };
-        let status: String = row.try_get("status")?;
-        let worker: Option<String> = row.try_get("worker")?;
-        if status != "running" || worker.as_deref() != Some(holder) {
-            tx.rollback().await?;
-            return Ok(Restart::NotHeld);
-        }
-        if row.try_get::<i64, _>("cancel_requested")? != 0 {
-            tx.rollback().await?;
-            return Ok(Restart::Cancelled);
-        }
-        let attempt = n(&row, "attempt")? as u32;
-        if attempt >= max_attempts {
-            tx.rollback().await?;
-            return Ok(Restart::Exhausted { attempts: attempt });
-        }
+        let (status, worker): (String, Option<String>) = (row.try_get("status")?, row.try_get("worker")?);
+        let cancel_requested = row.try_get::<i64, _>("cancel_requested")? != 0;
+        let attempt = match Restart::decide(
+            &status,
+            worker.as_deref(),
+            holder,
+            cancel_requested,
+            n(&row, "attempt")? as u32,
+            max_attempts,
+        ) {
+            Ok(attempt) => attempt,
+            Err(answer) => {
+                tx.rollback().await?;
+                return Ok(answer);
+            }
+        };
         sqlx::query(
             "UPDATE builds SET status = 'queued', attempt = attempt + 1, worker = NULL, lease_until = NULL \
              WHERE id = $1",
