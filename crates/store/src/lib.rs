@@ -15,6 +15,7 @@
 
 pub mod assistant;
 pub mod chat;
+mod chat_rows;
 pub mod maintenance;
 pub mod note;
 pub mod notify;

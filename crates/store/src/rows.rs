@@ -16,6 +16,8 @@ pub(crate) trait Cols {
     fn int(&self, col: &str) -> Result<i64>;
     fn opt_int(&self, col: &str) -> Result<Option<i64>>;
     fn real(&self, col: &str) -> Result<f64>;
+    /// A flag: SQLite's 0/1 `INTEGER`, PostgreSQL's `BOOLEAN`.
+    fn flag(&self, col: &str) -> Result<bool>;
 }
 
 macro_rules! cols {
@@ -34,6 +36,9 @@ macro_rules! cols {
                 Ok(self.try_get(col)?)
             }
             fn real(&self, col: &str) -> Result<f64> {
+                Ok(self.try_get(col)?)
+            }
+            fn flag(&self, col: &str) -> Result<bool> {
                 Ok(self.try_get(col)?)
             }
         }
@@ -59,7 +64,7 @@ pub(crate) fn n_or_0(r: &impl Cols, col: &str) -> Result<u64> {
 }
 
 /// Column `col` as a `u32` field (saturating).
-fn n32(r: &impl Cols, col: &str) -> Result<u32> {
+pub(crate) fn n32(r: &impl Cols, col: &str) -> Result<u32> {
     Ok(u32::try_from(n(r, col)?).unwrap_or(u32::MAX))
 }
 

@@ -5,12 +5,12 @@
 //! never take the same place.
 
 use crate::chat::{ChatStore, Conversation, StoredCard, check_feedback, title_from};
-use crate::rows::{json, u, unjson};
+use crate::chat_rows::{card_row, conversation_row, message_row};
+use crate::rows::{json, u};
 use crate::sqlite::SqliteStore;
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
 use wright_events::chat::{ChatMessage, ContentFlags, Part, Role};
 
 /// `SELECT` of a conversation with its message count; callers add `WHERE …`.
@@ -25,65 +25,6 @@ fn taken(e: sqlx::Error, what: impl FnOnce() -> String) -> StoreError {
         }
         _ => e.into(),
     }
-}
-
-/// A count column as a `u32`, saturating (counts never come near it).
-fn count(r: &SqliteRow, col: &str) -> Result<u32> {
-    Ok(u32::try_from(u(r.try_get(col)?)).unwrap_or(u32::MAX))
-}
-
-fn conversation_row(r: &SqliteRow) -> Result<Conversation> {
-    Ok(Conversation {
-        id: r.try_get("id")?,
-        user_id: r.try_get("user_id")?,
-        title: r.try_get("title")?,
-        created_at: r.try_get("created_at")?,
-        updated_at: r.try_get("updated_at")?,
-        messages: count(r, "messages")?,
-    })
-}
-
-fn message_row(r: &SqliteRow) -> Result<ChatMessage> {
-    let role: String = r.try_get("role")?;
-    let parts: String = r.try_get("parts")?;
-    let feedback = r
-        .try_get::<Option<i64>, _>("feedback")?
-        .map(|v| i8::try_from(v).map_err(|_| StoreError::Corrupt(format!("message feedback {v}"))))
-        .transpose()?;
-    Ok(ChatMessage {
-        id: r.try_get("id")?,
-        role: Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("message role `{role}`")))?,
-        parts: unjson(&parts, "message parts")?,
-        flags: ContentFlags {
-            has_diagram: r.try_get("has_diagram")?,
-            has_quiz: r.try_get("has_quiz")?,
-            has_flashcards: r.try_get("has_flashcards")?,
-            has_videos: r.try_get("has_videos")?,
-            has_code: r.try_get("has_code")?,
-        },
-        run: r.try_get("run_id")?,
-        created_at: r.try_get("created_at")?,
-        feedback,
-    })
-}
-
-fn card_row(r: &SqliteRow) -> Result<StoredCard> {
-    Ok(StoredCard {
-        id: r.try_get("id")?,
-        user_id: r.try_get("user_id")?,
-        front: r.try_get("front")?,
-        back: r.try_get("back")?,
-        created_at: r.try_get("created_at")?,
-        due: r.try_get("due")?,
-        stability: r.try_get("stability")?,
-        difficulty: r.try_get("difficulty")?,
-        elapsed_days: r.try_get("elapsed_days")?,
-        scheduled_days: r.try_get("scheduled_days")?,
-        reps: count(r, "reps")?,
-        lapses: count(r, "lapses")?,
-        state: r.try_get("state")?,
-        last_review: r.try_get("last_review")?,
-    })
 }
 
 #[async_trait]

@@ -3,67 +3,12 @@
 
 use super::PgStore;
 use super::chat::refused;
-use crate::assistant::{
-    Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side, TurnState,
-};
-use crate::rows::{json, unjson};
+use crate::assistant::{Answer, Answered, AssistantStore, AssistantTurn, CallRow, EmbedKey};
+use crate::chat_rows::{assistant_turn_row, call_row, key_row};
+use crate::rows::json;
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use sqlx::Row;
-use sqlx::postgres::PgRow;
-
-fn turn_row(r: &PgRow) -> Result<AssistantTurn> {
-    let state: String = r.try_get("state")?;
-    let round: i64 = r.try_get("round")?;
-    Ok(AssistantTurn {
-        run: r.try_get("run_id")?,
-        conversation: r.try_get("conversation_id")?,
-        user: r.try_get("user_id")?,
-        assistant: r.try_get("assistant")?,
-        lang: r.try_get("lang")?,
-        client_tools: unjson(&r.try_get::<String, _>("client_tools")?, "assistant turn tools")?,
-        transcript: unjson(&r.try_get::<String, _>("transcript")?, "assistant turn transcript")?,
-        parts: unjson(&r.try_get::<String, _>("parts")?, "assistant turn parts")?,
-        round: u32::try_from(round).unwrap_or(0),
-        state: TurnState::parse(&state)
-            .ok_or_else(|| StoreError::Corrupt(format!("assistant turn state `{state}`")))?,
-    })
-}
-
-pub(super) fn call_row(r: &PgRow) -> Result<CallRow> {
-    let status: String = r.try_get("status")?;
-    let side: String = r.try_get("side")?;
-    Ok(CallRow {
-        id: r.try_get("id")?,
-        run: r.try_get("run_id")?,
-        conversation: r.try_get("conversation_id")?,
-        round: u32::try_from(r.try_get::<i64, _>("round")?).unwrap_or(0),
-        pos: u32::try_from(r.try_get::<i64, _>("pos")?).unwrap_or(0),
-        name: r.try_get("name")?,
-        arguments: r.try_get("arguments")?,
-        args_hash: r.try_get("args_hash")?,
-        side: if side == "server" { Side::Server } else { Side::Client },
-        read_only: r.try_get("read_only")?,
-        deadline: r.try_get("deadline")?,
-        status: CallStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("call status `{status}`")))?,
-        output: r.try_get("output")?,
-        error: r.try_get("error")?,
-    })
-}
-
-fn key_row(r: &PgRow) -> Result<EmbedKey> {
-    Ok(EmbedKey {
-        id: r.try_get("id")?,
-        owner_id: r.try_get("owner_id")?,
-        name: r.try_get("name")?,
-        origins: unjson(&r.try_get::<String, _>("origins")?, "embed key origins")?,
-        tools: unjson(&r.try_get::<String, _>("tools")?, "embed key tools")?,
-        docs_dir: r.try_get("docs_dir")?,
-        per_hour: u32::try_from(r.try_get::<i64, _>("per_hour")?).unwrap_or(0),
-        created_at: r.try_get("created_at")?,
-        revoked_at: r.try_get("revoked_at")?,
-    })
-}
 
 #[async_trait]
 impl AssistantStore for PgStore {
@@ -91,7 +36,10 @@ impl AssistantStore for PgStore {
     async fn assistant_turn(&self, run: &str) -> Result<AssistantTurn> {
         let row =
             sqlx::query("SELECT * FROM assistant_turns WHERE run_id = $1").bind(run).fetch_optional(&self.pool).await?;
-        row.as_ref().map(turn_row).transpose()?.ok_or_else(|| StoreError::NotFound(format!("assistant turn {run}")))
+        row.as_ref()
+            .map(assistant_turn_row)
+            .transpose()?
+            .ok_or_else(|| StoreError::NotFound(format!("assistant turn {run}")))
     }
 
     async fn save_assistant_turn(&self, t: &AssistantTurn) -> Result<()> {
