@@ -102,6 +102,8 @@ pub struct BuildRequest {
     pub screenshot: Option<std::path::PathBuf>,
     /// The tested starter this build begins from (a new build only), and how.
     pub starter: Option<crate::StarterChoice>,
+    /// How long one TRANSPILING pass may take (templates with a build step).
+    pub transpile_limit: Duration,
 }
 
 impl Default for BuildRequest {
@@ -128,6 +130,7 @@ impl Default for BuildRequest {
             browser: wright_browser::BrowserSettings::default(),
             screenshot: None,
             starter: None,
+            transpile_limit: wright_transpile::DEFAULT_LIMIT,
         }
     }
 }
@@ -297,7 +300,8 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     // on the final files, so fix attempts do not repeat the same warnings.
     // Blocking file reads, so off the async workers.
     let root = ctx.workspace.root().to_path_buf();
-    p.security = tokio::task::spawn_blocking(move || scan::scan_project(&root)).await.unwrap_or_default();
+    let skip: &[&str] = if template.has_build_step() { &[wright_transpile::OUT_DIR] } else { &[] };
+    p.security = tokio::task::spawn_blocking(move || scan::scan_project_except(&root, skip)).await.unwrap_or_default();
     narrate_findings(&emitter, &p.security.findings, req.lang);
     if !p.security.findings.is_empty() {
         p.log.push(format!(
@@ -607,7 +611,9 @@ async fn drive(
     let system = prompts::system_prompt(template, req.lang);
     let knowledge = knowledge_of(&p.applied, req.lang);
     // A tested starter, for a new build: said first, then filled or followed.
-    let starter = req.starter.as_ref().filter(|_| req.history.is_empty() && existing.is_empty());
+    // (The starters are plain web pages: a template with a build step sets up its own project.)
+    let starter =
+        req.starter.as_ref().filter(|_| req.history.is_empty() && existing.is_empty() && !template.has_build_step());
     if let Some(choice) = starter {
         let title = choice.starter.manifest.title.get(req.lang).to_string();
         emitter.emit(EventKind::Starter {
@@ -646,6 +652,12 @@ async fn drive(
     };
 
     enter(ctx, journal, Phase::Generating, 0, prompts::narrate(req.lang, Narration::Generating));
+    if template.has_build_step() && req.history.is_empty() {
+        let written = crate::transpiling::prepare(ctx, req.lang).await;
+        if !written.is_empty() {
+            p.log.push(format!("Set up the {} project ({}).", template.as_str(), written.join(", ")));
+        }
+    }
     let filled = match starter.filter(|c| c.mode == crate::StarterMode::Fill) {
         Some(choice) => match crate::starting::fill(agent, choice, &req.prompt, req.lang, ctx, &mut p.stats).await {
             Ok((files, said)) => {
@@ -686,9 +698,22 @@ async fn drive(
         if ctx.cancel.is_cancelled() {
             return BuildEnd::Cancelled;
         }
-        enter(ctx, journal, Phase::Verifying, p.fix_attempts, prompts::narrate(req.lang, Narration::Verifying));
-        let browser = crate::verify::BrowserCheck { settings: &req.browser, screenshot: req.screenshot.as_deref() };
-        let v = verify(ctx, template, &req.checks, p.fix_attempts, &browser).await;
+        let mut transpiled = None;
+        if template.has_build_step() {
+            let words = prompts::narrate(req.lang, Narration::Transpiling);
+            enter(ctx, journal, Phase::Transpiling, p.fix_attempts, words);
+            transpiled = crate::transpiling::transpile(ctx, req.transpile_limit, p.fix_attempts).await;
+        }
+        let v = match transpiled {
+            Some(failed) => failed,
+            None => {
+                let words = prompts::narrate(req.lang, Narration::Verifying);
+                enter(ctx, journal, Phase::Verifying, p.fix_attempts, words);
+                let browser =
+                    crate::verify::BrowserCheck { settings: &req.browser, screenshot: req.screenshot.as_deref() };
+                verify(ctx, template, &req.checks, p.fix_attempts, &browser).await
+            }
+        };
         p.browser = v.browser.clone();
         if ctx.cancel.is_cancelled() {
             return BuildEnd::Cancelled;

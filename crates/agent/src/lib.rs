@@ -15,6 +15,7 @@ pub mod prompts;
 pub mod scan;
 mod starting;
 mod stuck;
+mod transpiling;
 pub mod verify;
 mod verify_browser;
 

@@ -49,6 +49,10 @@ struct Layers {
     static_page: (&'static str, &'static str),
     interactive: (&'static str, &'static str),
     fullstack: (&'static str, &'static str),
+    react: (&'static str, &'static str),
+    /// The react template's general rules, in place of `constraints` (which forbid frameworks
+    /// and build steps, and name node's test runner).
+    react_rules: &'static str,
 }
 
 macro_rules! layers {
@@ -70,6 +74,11 @@ macro_rules! layers {
                 include_str!(concat!("../prompts/", $lang, "/fullstack/examples.md")),
                 include_str!(concat!("../prompts/", $lang, "/fullstack/constraints.md")),
             ),
+            react: (
+                include_str!(concat!("../prompts/", $lang, "/react/examples.md")),
+                include_str!(concat!("../prompts/", $lang, "/react/constraints.md")),
+            ),
+            react_rules: include_str!(concat!("../prompts/", $lang, "/react/rules.md")),
         }
     };
 }
@@ -90,6 +99,7 @@ impl Layers {
         match template {
             Template::Static => self.static_page,
             Template::Fullstack => self.fullstack,
+            Template::React => self.react,
             Template::Interactive | Template::Auto => self.interactive,
         }
     }
@@ -105,6 +115,14 @@ pub fn narrate(lang: Lang, key: Narration) -> String {
         (Lang::Pt, Starter(title)) => format!("Começando do modelo testado \"{title}\"."),
         (Lang::En, Generating) => "Writing the project.".into(),
         (Lang::Pt, Generating) => "Escrevendo o projeto.".into(),
+        (Lang::En, Preparing) => "Setting up React, TypeScript and Tailwind for your app.".into(),
+        (Lang::Pt, Preparing) => "Preparando React, TypeScript e Tailwind para o seu app.".into(),
+        (Lang::En, Transpiling) => {
+            "Turning your components into a page a browser can open, and checking their types.".into()
+        }
+        (Lang::Pt, Transpiling) => {
+            "Transformando os componentes numa página que o navegador abre, e conferindo os tipos.".into()
+        }
         (Lang::En, Verifying) => "Checking that the project works.".into(),
         (Lang::Pt, Verifying) => "Verificando se o projeto funciona.".into(),
         (Lang::En, Published) => "The project is built and verified.".into(),
@@ -145,6 +163,9 @@ pub enum Narration {
     /// Starting from a tested starter (its title).
     Starter(String),
     Generating,
+    /// The react template's packages are being made ready (wright's own step).
+    Preparing,
+    Transpiling,
     Verifying,
     Published,
     /// Published, but the web page was never opened in a browser (the reason).
@@ -170,6 +191,7 @@ impl TemplateText for Template {
             Self::Static => "a static page",
             Self::Interactive | Self::Auto => "an interactive web app",
             Self::Fullstack => "a full-stack app",
+            Self::React => "a React app",
         }
     }
     fn name_pt(self) -> &'static str {
@@ -177,6 +199,7 @@ impl TemplateText for Template {
             Self::Static => "uma página estática",
             Self::Interactive | Self::Auto => "um app web interativo",
             Self::Fullstack => "um app full-stack",
+            Self::React => "um app React",
         }
     }
 }
@@ -187,7 +210,8 @@ impl TemplateText for Template {
 pub fn system_prompt(template: Template, lang: Lang) -> String {
     let l = lang.layers();
     let (examples, rules) = l.template(template);
-    let constraints = format!("{}\n{}\n{}\n", l.constraints, rules, lang.instruction());
+    let general = if template == Template::React { l.react_rules } else { l.constraints };
+    let constraints = format!("{}\n{}\n{}\n", general, rules, lang.instruction());
     [l.identity, &constraints, l.tools, examples].join("\n")
 }
 
@@ -300,7 +324,8 @@ pub fn fresh_fix_message(
 mod tests {
     use super::*;
 
-    const TEMPLATES: [Template; 4] = [Template::Static, Template::Interactive, Template::Fullstack, Template::Auto];
+    const TEMPLATES: [Template; 5] =
+        [Template::Static, Template::Interactive, Template::Fullstack, Template::React, Template::Auto];
     const LANGS: [Lang; 2] = [Lang::En, Lang::Pt];
     /// ~1,500 tokens: the local engine has 8,192 tokens for the prompt, tool list, the few-shot
     /// example, the files and the answer.

@@ -189,8 +189,15 @@ pub struct ScanReport {
 /// Scan the web code under `root`: `.html .htm .js .mjs .cjs .jsx .ts .tsx` files, skipping
 /// `node_modules`, folders whose name starts with a dot, symbolic links and files over 1 MiB.
 pub fn scan_project(root: &Path) -> ScanReport {
+    scan_project_except(root, &[])
+}
+
+/// [`scan_project`] without the folders in `skip` (relative to `root`): the output of a build
+/// step (`dist/`) is the bundler's and the libraries' code, not the project's.
+pub fn scan_project_except(root: &Path, skip: &[&str]) -> ScanReport {
     let mut files = Vec::new();
     collect(root, root, 0, &mut files);
+    files.retain(|(rel, _)| !skip.iter().any(|dir| rel.starts_with(&format!("{dir}/"))));
     let mut report = ScanReport::default();
     for (rel, path) in files {
         let Ok(bytes) = std::fs::read(&path) else { continue };

@@ -15,7 +15,7 @@ use wright_tools::{ToolContext, run_logged, run_tests};
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Failure {
     /// `test_failure`, `no_tests`, `test_error`, `template_check`, `server_check`, `runtime`,
-    /// `check_failed`.
+    /// `check_failed`; from TRANSPILING `transpile`, `type`, `import`.
     pub kind: String,
     /// One line for events and people.
     pub summary: String,
@@ -38,6 +38,9 @@ impl Failure {
             "check_failed" => "An acceptance command failed",
             "runtime" => "Errors in the browser",
             "browser_unavailable" => "The page could not be opened in a browser",
+            "transpile" => "The code does not compile",
+            "type" => "Type errors",
+            "import" => "Imports that cannot be found",
             _ => "Problem",
         }
     }
@@ -95,8 +98,7 @@ pub async fn verify(
 
     // 1. The project's tests.
     let run = run_tests(ctx, None).await;
-    let has_code =
-        files.iter().any(|f| f.ends_with(".js") || f.ends_with(".mjs") || f.ends_with(".py") || f.ends_with(".ts"));
+    let has_code = files.iter().any(|f| [".js", ".mjs", ".py", ".ts", ".tsx"].iter().any(|ext| f.ends_with(ext)));
     let tests_required = template.requires_tests() || (template == Template::Auto && has_code);
     match run.status {
         TestStatus::Passed => {}
@@ -149,7 +151,15 @@ pub async fn verify(
     // 2. The web page, when this kind of project has one (or, for auto, when one exists).
     let entry = entry_page(template, &files);
     if let Some(entry) = &entry {
-        match wright_webcheck::check_site(ctx.workspace.root(), entry) {
+        // A bundled page is checked where it is served from: its source page (index.html at the
+        // root) names files only the bundle has.
+        let checked = match entry.split_once('/') {
+            Some((dir, page)) if template.has_build_step() => {
+                wright_webcheck::check_site(&ctx.workspace.root().join(dir), page)
+            }
+            _ => wright_webcheck::check_site(ctx.workspace.root(), entry),
+        };
+        match checked {
             Ok(report) => {
                 if !report.ok() {
                     let mut d = String::new();
@@ -187,7 +197,7 @@ pub async fn verify(
     }
 
     // 4. The page in a real browser: what a visitor would see break (web templates only).
-    let web = matches!(template, Template::Static | Template::Interactive | Template::Fullstack);
+    let web = matches!(template, Template::Static | Template::Interactive | Template::Fullstack | Template::React);
     if let Some(entry) = entry.as_deref().filter(|_| web && server_ok) {
         let (failures, status) = check_in_browser(ctx, template, entry, browser, iteration).await;
         v.failures.extend(failures);
@@ -434,7 +444,9 @@ fn run_error(e: &RunError) -> String {
 /// Which page to check: the template's entry, or for `auto` the one that exists.
 fn entry_page(template: Template, files: &[String]) -> Option<String> {
     match template {
-        Template::Static | Template::Interactive | Template::Fullstack => Some(template.entry_page().to_string()),
+        Template::Static | Template::Interactive | Template::Fullstack | Template::React => {
+            Some(template.entry_page().to_string())
+        }
         Template::Auto => ["index.html", "client/index.html", "public/index.html"]
             .iter()
             .find(|p| files.iter().any(|f| f == *p))

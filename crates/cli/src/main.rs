@@ -186,7 +186,7 @@ struct RunArgs {
     /// Where the project is built (created if missing; may already hold files). Default: a new folder under the data dir.
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
-    /// Kind of project: static, interactive, fullstack, or auto (picked from the prompt).
+    /// Kind of project: static, interactive, fullstack, react (TypeScript + Tailwind, bundled), or auto (picked from the prompt).
     #[arg(long, value_name = "NAME")]
     template: Option<String>,
     #[command(flatten)]

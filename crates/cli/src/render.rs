@@ -68,6 +68,13 @@ impl HumanSink {
                 Phase::Generating => {
                     (vec![format!("✍️  {}", self.t("Writing the code…", "Escrevendo o código…"))], thinking())
                 }
+                Phase::Transpiling => (
+                    vec![format!(
+                        "🧱 {}",
+                        self.t("Building the page and checking the types…", "Montando a página e conferindo os tipos…")
+                    )],
+                    Some(self.t("Transpiling…", "Transpilando…").to_string()),
+                ),
                 Phase::Verifying => (
                     vec![format!("🔎 {}", self.t("Checking that everything works…", "Verificando se tudo funciona…"))],
                     Some(self.t("Running checks…", "Rodando verificações…").to_string()),

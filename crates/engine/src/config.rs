@@ -31,6 +31,11 @@ pub struct FileConfig {
     pub stream: Option<bool>,
     pub temperature: Option<f32>,
     pub command_timeout: Option<u64>,
+    /// Longest TRANSPILING pass (type-check and bundle), in seconds [default: 10].
+    pub transpile_timeout: Option<u64>,
+    /// Where npm packages are cached for builds [default: `deps` in the data dir]; several data
+    /// folders (or test runs) may share one.
+    pub package_cache: Option<PathBuf>,
     /// Largest file the model may write, in bytes (default 1 MiB).
     pub max_file_bytes: Option<u64>,
     /// Most bytes the model's file writes may add to the project, in all (default 50 MiB).

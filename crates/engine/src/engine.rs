@@ -114,7 +114,7 @@ pub struct Engine {
 /// A template name as users type it.
 pub fn parse_template(name: &str) -> Result<Template, EngineError> {
     Template::parse_loose(name).ok_or_else(|| {
-        EngineError::Usage(format!("unknown template `{name}`; use static, interactive, fullstack or auto"))
+        EngineError::Usage(format!("unknown template `{name}`; use static, interactive, fullstack, react or auto"))
     })
 }
 
@@ -364,7 +364,8 @@ impl Engine {
         // the host's home folder (builds get a private HOME, so only wright knows the real one).
         exec.redactor = host_redactor(true);
         // npm installs are served from this cache, filled outside the sandbox and mounted read-only.
-        let deps_cache = std::path::absolute(self.data_dir.join("deps"))
+        let cache = file.package_cache.clone().unwrap_or_else(|| self.data_dir.join("deps"));
+        let deps_cache = std::path::absolute(cache)
             .and_then(|p| std::fs::create_dir_all(&p).map(|_| p))
             .map_err(|e| io("creating the package cache", e))?;
         exec.deps_cache = Some(deps_cache);
@@ -419,10 +420,11 @@ impl Engine {
                 .or(parent.as_ref().map(|p| p.start.lang.clone()))
                 .unwrap_or_else(|| "en".into()),
         )?;
-        // A new build may begin from a tested starter; its template is then the starter's.
+        // A new build may begin from a tested starter; its template is then the starter's. The
+        // starters are plain pages: a template with a build step sets up its own project.
         let starter = match &parent {
-            None => self.choose_starter(&job.prompt, template)?,
-            Some(_) => None,
+            None if !template.resolve(&job.prompt).has_build_step() => self.choose_starter(&job.prompt, template)?,
+            _ => None,
         };
         let template = starter.as_ref().map_or(template, |c| c.starter.manifest.template);
         let connected = self.connect().await?;
@@ -488,6 +490,9 @@ impl Engine {
             browser: self.browser_settings(&parts.exec.env)?,
             screenshot: Some(self.screenshot_path(&build_id)),
             starter,
+            transpile_limit: file
+                .transpile_timeout
+                .map_or(wright_agent::BuildRequest::default().transpile_limit, |s| Duration::from_secs(s.max(1))),
         };
         Ok(Prepared {
             id: build_id,

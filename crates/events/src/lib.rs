@@ -20,6 +20,8 @@ pub use run::{EndReason, Lang, RunKind, RunStatus, TaskStatus, Template};
 pub enum Phase {
     Planning,
     Generating,
+    /// Type-check and bundle, for templates with a build step (`react`).
+    Transpiling,
     Verifying,
     Fixing,
     Learning,
@@ -33,6 +35,7 @@ impl Phase {
         match self {
             Phase::Planning => "PLANNING",
             Phase::Generating => "GENERATING",
+            Phase::Transpiling => "TRANSPILING",
             Phase::Verifying => "VERIFYING",
             Phase::Fixing => "FIXING",
             Phase::Learning => "LEARNING",

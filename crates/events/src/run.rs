@@ -132,6 +132,9 @@ named! {
         Static = "static",
         Interactive = "interactive",
         Fullstack = "fullstack",
+        /// React + TypeScript + Tailwind, type-checked and bundled (TRANSPILING) before it is
+        /// verified; the bundled page is what previews and the browser check open.
+        React = "react",
         /// Chosen from the request's words when the build starts ([`Template::resolve`]).
         Auto = "auto",
     }
@@ -153,6 +156,22 @@ impl Template {
         }
         let p = prompt.to_lowercase();
         let has = |words: &[&str]| words.iter().any(|w| p.contains(w));
+        // A server, a database or an "API" of its own make a full-stack app even when React is
+        // named: the react template has no backend.
+        let backend = has(&[
+            "server",
+            "backend",
+            "back-end",
+            "database",
+            "full-stack",
+            "fullstack",
+            "full stack",
+            "express",
+            "servidor",
+        ]);
+        if !backend && has(&["react", "tsx", "typescript", "tailwind", "next.js", "shadcn"]) {
+            return Self::React;
+        }
         if has(&[
             "server",
             "backend",
@@ -188,13 +207,19 @@ impl Template {
     pub fn entry_page(self) -> &'static str {
         match self {
             Self::Fullstack => "client/index.html",
+            Self::React => "dist/index.html",
             _ => "index.html",
         }
     }
 
     /// Whether a build of this kind must have tests to count as verified.
     pub fn requires_tests(self) -> bool {
-        matches!(self, Self::Interactive | Self::Fullstack)
+        matches!(self, Self::Interactive | Self::Fullstack | Self::React)
+    }
+
+    /// Whether the project is transpiled and bundled (TRANSPILING) before it is verified.
+    pub fn has_build_step(self) -> bool {
+        self == Self::React
     }
 }
 
@@ -275,5 +300,8 @@ mod tests {
         assert_eq!(Template::Auto.resolve("a todo app with an API and a database"), Template::Fullstack);
         assert_eq!(Template::Auto.resolve("a countdown timer"), Template::Interactive);
         assert_eq!(Template::Static.resolve("a game with a server"), Template::Static);
+        assert_eq!(Template::Auto.resolve("a React to-do app with TypeScript and Tailwind"), Template::React);
+        assert_eq!(Template::Auto.resolve("a react app with an express server"), Template::Fullstack);
+        assert_eq!(Template::Auto.resolve("a TSX counter"), Template::React);
     }
 }

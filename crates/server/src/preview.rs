@@ -119,7 +119,15 @@ async fn serve(
         parts.uri = format!("/{path}{query}").parse::<Uri>().map_err(|_| missing())?;
         crate::apps::proxy(&state.apps, &state.engine, id, &ws, Request::from_parts(parts, body)).await?
     } else {
-        let (path, mut bytes) = static_file(state, &run, path.trim_end_matches('/')).await.map_err(|e| match e {
+        // A template with a build step is shown from its bundled page's folder (`dist/`).
+        let bundled = wright_events::Template::parse(&build.start.template)
+            .filter(|t| t.has_build_step())
+            .and_then(|t| t.entry_page().rsplit_once('/').map(|(dir, _)| dir));
+        let asked = match bundled {
+            Some(dir) => format!("{dir}/{}", path.trim_end_matches('/')).trim_end_matches('/').to_string(),
+            None => path.trim_end_matches('/').to_string(),
+        };
+        let (path, mut bytes) = static_file(state, &run, &asked).await.map_err(|e| match e {
             ArtifactError::NoFiles(_) => missing(),
             e => file_error(e, id),
         })?;

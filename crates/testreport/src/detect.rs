@@ -14,6 +14,8 @@ use crate::Format;
 pub const REPORT_DIR: &str = ".wright";
 /// Where the jest plan asks jest to write its `--json` report.
 pub const JEST_REPORT_FILE: &str = ".wright/jest-report.json";
+/// Where the Vitest plan asks Vitest to write its jest-compatible `--reporter=json` report.
+pub const VITEST_REPORT_FILE: &str = ".wright/vitest-report.json";
 /// Where the pytest plan asks pytest to write its JUnit XML report.
 pub const PYTEST_REPORT_FILE: &str = ".wright/pytest-report.xml";
 
@@ -28,6 +30,8 @@ pub enum Runner {
     NodeTest,
     /// jest with `--json --outputFile`.
     Jest,
+    /// Vitest (`vitest run`) with its jest-compatible JSON reporter.
+    Vitest,
     /// The project's own `npm test` script; TAP only if it uses node's runner.
     NpmScript,
     /// `python3 -m pytest` with `--junitxml`.
@@ -116,6 +120,8 @@ struct Package {
     /// `scripts.test`, unless it is npm's "no test specified" placeholder.
     test_script: Option<String>,
     uses_jest: bool,
+    /// Vitest is a dependency or the test script runs it (and jest is not used).
+    uses_vitest: bool,
 }
 
 fn read_package_json(root: &Path) -> Result<Option<Package>, DetectError> {
@@ -148,19 +154,29 @@ fn read_package_json(root: &Path) -> Result<Option<Package>, DetectError> {
         .any(|key| obj.get(*key).and_then(|d| d.as_object()).is_some_and(|d| d.contains_key("jest")));
     // A top-level "jest" key is jest's own configuration.
     let uses_jest = in_deps || obj.contains_key("jest") || test_script.as_deref().is_some_and(mentions_jest);
-    Ok(Some(Package { test_script, uses_jest }))
+    let vitest_dep = ["dependencies", "devDependencies"]
+        .iter()
+        .any(|key| obj.get(*key).and_then(|d| d.as_object()).is_some_and(|d| d.contains_key("vitest")));
+    let uses_vitest = !uses_jest && (vitest_dep || test_script.as_deref().is_some_and(|s| mentions_word(s, "vitest")));
+    Ok(Some(Package { test_script, uses_jest, uses_vitest }))
 }
 
 /// `jest`, `npx jest --ci`, `NODE_OPTIONS=… jest`; not `ts-jest` or `jest-cli-helper`.
 fn mentions_jest(script: &str) -> bool {
-    script
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '/'))
-        .any(|word| word == "jest")
+    mentions_word(script, "jest")
+}
+
+/// Whether `script` runs `word` as a command word (not as part of another name).
+fn mentions_word(script: &str, word: &str) -> bool {
+    script.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '/')).any(|w| w == word)
 }
 
 fn plan_for_package(root: &Path, pkg: &Package) -> Option<RunPlan> {
     if pkg.uses_jest {
         return Some(jest_plan(root, pkg, None));
+    }
+    if pkg.uses_vitest {
+        return Some(vitest_plan(pkg, None));
     }
     let script = pkg.test_script.as_deref()?;
     if let Some(command) = split_command(script) {
@@ -317,6 +333,62 @@ fn jest_plan(root: &Path, pkg: &Package, test_file: Option<&str>) -> RunPlan {
     }
 }
 
+/// Vitest from the project's node_modules (`vitest run`, never watch mode), keeping the
+/// script's own options except those that would fight the JSON report. Vitest's JSON report is
+/// jest's format, so the jest parser reads it.
+fn vitest_plan(pkg: &Package, test_file: Option<&str>) -> RunPlan {
+    let mut args = vec!["node_modules/vitest/vitest.mjs".to_string(), "run".to_string()];
+    let mut env = Vec::new();
+    if let Some(command) = pkg.test_script.as_deref().and_then(split_command) {
+        let (script_env, words) = leading_env(&command);
+        let at = words.iter().position(|w| w.text == "vitest");
+        if let Some(at) = at {
+            env = script_env;
+            let mut skip_next = false;
+            for word in &words[at + 1..] {
+                let text = word.text.as_str();
+                if skip_next {
+                    skip_next = false;
+                    continue;
+                }
+                if matches!(text, "--reporter" | "--outputFile" | "--outputFile.json") {
+                    skip_next = true;
+                    continue;
+                }
+                if matches!(text, "run" | "watch" | "dev" | "--watch" | "-w" | "--ui")
+                    || text.starts_with("--reporter=")
+                    || text.starts_with("--outputFile")
+                    || text.starts_with("--watch=")
+                {
+                    continue;
+                }
+                // A test file given to the tool replaces the script's own filters.
+                if test_file.is_some() && !text.starts_with('-') {
+                    continue;
+                }
+                args.push(text.to_string());
+            }
+        }
+    }
+    args.push("--reporter=json".to_string());
+    args.push(format!("--outputFile={VITEST_REPORT_FILE}"));
+    if let Some(file) = test_file {
+        args.push(file.to_string());
+    }
+    RunPlan {
+        runner: Runner::Vitest,
+        program: "node".to_string(),
+        args,
+        env,
+        format: Format::JestJson,
+        report_file: Some(PathBuf::from(VITEST_REPORT_FILE)),
+        description: match test_file {
+            Some(file) => format!("Vitest on {file}"),
+            None => "Vitest".to_string(),
+        },
+    }
+}
+
 fn pytest_plan(test_file: Option<&str>) -> RunPlan {
     let mut args: Vec<String> = [
         "-m",
@@ -385,6 +457,9 @@ fn plan_for_file(root: &Path, file: &str) -> Result<RunPlan, DetectError> {
     let is_js = matches!(ext, "js" | "mjs" | "cjs" | "ts" | "tsx" | "jsx" | "mts" | "cts");
     let pkg = if is_js { read_package_json(root)? } else { None };
     let jest = pkg.as_ref().filter(|p| p.uses_jest);
+    if let Some(pkg) = pkg.as_ref().filter(|p| p.uses_vitest && ext != "cjs") {
+        return Ok(vitest_plan(pkg, Some(rel)));
+    }
     match ext {
         "js" | "mjs" | "cjs" => Ok(match jest {
             Some(pkg) => jest_plan(root, pkg, Some(rel)),

@@ -139,9 +139,27 @@ fn assertion_failure(a: &JestAssertion, file: &str) -> TestFailure {
     let location = match a.location.as_ref().and_then(|l| l.line.map(|line| (line, l.column))) {
         Some((line, Some(col))) if !file.is_empty() => Some(format!("{file}:{line}:{col}")),
         Some((line, None)) if !file.is_empty() => Some(format!("{file}:{line}")),
-        _ => (!file.is_empty()).then(|| file.to_string()),
+        // Vitest reports no location; its stack names the test file's failing line.
+        _ if !file.is_empty() => Some(frame_in(&error, file).unwrap_or_else(|| file.to_string())),
+        _ => None,
     };
     TestFailure { test, error: cap(error.trim()), location }
+}
+
+/// The first stack frame `at [fn (]FILE:LINE:COL[)]` in `file`, as `FILE:LINE:COL`.
+fn frame_in(error: &str, file: &str) -> Option<String> {
+    error.lines().find_map(|l| {
+        let rest = l.trim_start().strip_prefix("at ")?;
+        let at = rest.find(file)?;
+        let tail = rest[at + file.len()..].trim_end_matches(')');
+        let mut parts = tail.strip_prefix(':')?.splitn(2, ':');
+        let line: u32 = parts.next()?.parse().ok()?;
+        let col: Option<u32> = parts.next().and_then(|c| c.parse().ok());
+        Some(match col {
+            Some(c) => format!("{file}:{line}:{c}"),
+            None => format!("{file}:{line}"),
+        })
+    })
 }
 
 /// Jest's stack traces are mostly jest-circus internals; keep the project's frames.

@@ -19,7 +19,9 @@ mod text;
 
 use std::path::Path;
 
-pub use detect::{DetectError, JEST_REPORT_FILE, PYTEST_REPORT_FILE, REPORT_DIR, RunPlan, Runner, detect};
+pub use detect::{
+    DetectError, JEST_REPORT_FILE, PYTEST_REPORT_FILE, REPORT_DIR, RunPlan, Runner, VITEST_REPORT_FILE, detect,
+};
 pub use text::{MAX_ERROR_CHARS, clean_error_text, strip_ansi};
 
 /// One failing test as the model sees it. Serialises to `{"test":..,"error":..,"location":..}`.

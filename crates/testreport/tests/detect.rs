@@ -321,3 +321,50 @@ fn jest_config_key_means_jest() {
     let dir = project(&[("package.json", r#"{"scripts":{"test":"run-my-tests"},"jest":{"testEnvironment":"node"}}"#)]);
     assert_eq!(plan(&dir, None).runner, Runner::Jest);
 }
+
+#[test]
+fn vitest_script_runs_vitest_once_with_a_json_report_keeping_its_options() {
+    let dir = project(&[(
+        "package.json",
+        r#"{"scripts":{"test":"vitest --environment happy-dom --reporter verbose"},"devDependencies":{"vitest":"4.1.12"}}"#,
+    )]);
+    let p = plan(&dir, None);
+    assert_eq!(p.runner, Runner::Vitest);
+    assert_eq!(p.program, "node");
+    assert_eq!(
+        args(&p),
+        [
+            "node_modules/vitest/vitest.mjs",
+            "run",
+            "--environment",
+            "happy-dom",
+            "--reporter=json",
+            "--outputFile=.wright/vitest-report.json"
+        ]
+    );
+    assert_eq!(p.report_file, Some(PathBuf::from(".wright/vitest-report.json")));
+    assert_eq!(p.format, wright_testreport::Format::JestJson);
+}
+
+#[test]
+fn a_tsx_test_file_in_a_vitest_project_runs_vitest_on_that_file_alone() {
+    let dir = project(&[
+        ("package.json", r#"{"scripts":{"test":"vitest run src/"},"devDependencies":{"vitest":"4"}}"#),
+        ("src/App.test.tsx", ""),
+    ]);
+    let p = plan(&dir, Some("src/App.test.tsx"));
+    assert_eq!(p.runner, Runner::Vitest);
+    assert_eq!(
+        args(&p),
+        [
+            "node_modules/vitest/vitest.mjs",
+            "run",
+            "--reporter=json",
+            "--outputFile=.wright/vitest-report.json",
+            "src/App.test.tsx"
+        ]
+    );
+    // jest wins when both are there: its configuration says which runner the project uses.
+    let dir = project(&[("package.json", r#"{"devDependencies":{"vitest":"4","jest":"30"}}"#)]);
+    assert_eq!(plan(&dir, None).runner, Runner::Jest);
+}

@@ -356,3 +356,15 @@ fn absurd_counters_saturate() {
     let r = parse_libtest(&format!("running 1 test\n{line}running 1 test\n{line}")).unwrap();
     assert_eq!((r.passed, r.total), (u32::MAX, u32::MAX));
 }
+
+// ---------- Vitest 4 --reporter=json (jest's format) ----------
+
+#[test]
+fn vitest_json_report_reads_as_jest_with_the_failing_line() {
+    let r = parse(Format::JestJson, &fixture("vitest4_report.json")).unwrap();
+    assert_eq!(counts(&r), (1, 1, 0, 2));
+    let f = failure(&r, "counter adds one");
+    assert!(f.error.starts_with("AssertionError: expected '1 clicks' to contain '2'"), "{}", f.error);
+    // Vitest gives no `location`; the first stack frame in the test file does.
+    assert_eq!(f.location.as_deref(), Some("/tmp/tr/vitest/src/App.test.tsx:15:56"));
+}

@@ -310,6 +310,20 @@ struct Installed {
     notes: Vec<String>,
 }
 
+/// Install the packages `package.json` declares, through the cache, as `npm install` would:
+/// wright calls it itself when a template brings its own packages (the react template).
+/// `Ok(None)` when the build has no package cache (commands then cannot install anything).
+pub async fn install_declared(ctx: &ToolContext) -> Result<Option<ToolSuccess>, ToolError> {
+    let Some(cache) = ctx.exec.deps_cache.clone() else {
+        return Ok(None);
+    };
+    let args = vec!["install".to_string()];
+    let Some(request) = NpmInstall::parse("npm", &args) else {
+        return Err(ToolError::Failed("`npm install` was not understood".into()));
+    };
+    install(ctx, &cache, request, "npm", &args).await.map(Some)
+}
+
 /// Run the model's npm install through the cache, with the usual command events around it.
 pub(crate) async fn install(
     ctx: &ToolContext,

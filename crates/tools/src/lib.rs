@@ -12,6 +12,7 @@ pub mod schema;
 mod status;
 pub mod testing;
 
+pub use deps::install_declared;
 pub use exec::{ExecConfig, RunCommand, run_logged};
 pub use files::{
     ApplyPatch, CreateFile, DeleteFile, ListFiles, ReadFile, SearchFiles, UpdateFile, WriteFile, project_files,

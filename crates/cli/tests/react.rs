@@ -1,0 +1,152 @@
+//! The react template end to end: the real `wright` binary, a scripted model on the real OpenAI
+//! wire, TypeScript, esbuild, Tailwind and Vitest from wright's package cache run in wright's
+//! real sandbox with the network denied, and Debian's Chromium opening the bundled page.
+//!
+//! The packages are installed once by the host's npm into a cache shared by the tests of this
+//! run (`package_cache` in wright.toml), as a user's data folder would keep them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+use serde_json::json;
+use support::{MockLlm, Turn, assert_contract, wright_in};
+
+const BROKEN: &str = include_str!("fixtures/react_todo/App.broken.tsx");
+const FIXED: &str = include_str!("fixtures/react_todo/App.fixed.tsx");
+const TESTS: &str = include_str!("fixtures/react_todo/App.test.tsx");
+const PAGE: &str = "<!doctype html>\n<html lang=\"en\">\n  <head>\n    <meta charset=\"utf-8\">\n    <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n    <title>To-do list</title>\n    <meta name=\"description\" content=\"Write down what to do and tick it off.\">\n    <link rel=\"stylesheet\" href=\"app.css\">\n  </head>\n  <body class=\"bg-slate-100\">\n    <div id=\"root\"></div>\n    <script type=\"module\" src=\"/src/main.tsx\"></script>\n  </body>\n</html>\n";
+
+/// A folder with a wright.toml that points at the shared package cache.
+fn project_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("package-cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(dir.path().join("wright.toml"), format!("package_cache = {:?}\n", cache.display().to_string()))
+        .unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_react_todo_app_with_a_type_error_is_transpiled_fixed_tested_and_published() {
+    let mock = MockLlm::start_with_fallback(
+        vec![
+            Turn::calls(&[
+                ("createFile", json!({"path": "src/App.tsx", "content": BROKEN})),
+                ("createFile", json!({"path": "src/App.test.tsx", "content": TESTS})),
+                ("updateFile", json!({"path": "index.html", "content": PAGE})),
+            ]),
+            Turn::text("A to-do list in React."),
+            Turn::calls(&[("updateFile", json!({"path": "src/App.tsx", "content": FIXED}))]),
+            Turn::text("The count of what is left is a number now."),
+        ],
+        Turn::text(
+            &json!({
+                "trigger": "a number typed variable given a template string",
+                "triggerType": "pattern",
+                "lesson": "Keep counts as numbers; format them only where they are shown.",
+                "libraries": ["react"],
+                "tags": ["typescript", "TS2322"],
+                "errorPatterns": ["Type 'string' is not assignable to type 'number'"]
+            })
+            .to_string(),
+        ),
+    )
+    .await;
+    let run = wright_in(
+        project_dir(),
+        "openai",
+        &mock.base_url,
+        "a React to-do app with TypeScript and Tailwind",
+        &["--browser-check", "on"],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
+    assert_contract(&run);
+
+    // auto picked react; the phases went through TRANSPILING before each verification.
+    let phases = run.phases();
+    assert_eq!(
+        phases,
+        [
+            "PLANNING:0",
+            "GENERATING:0",
+            "TRANSPILING:0",
+            "FIXING:1",
+            "TRANSPILING:1",
+            "VERIFYING:1",
+            "LEARNING:1",
+            "PUBLISHED:1"
+        ],
+        "{phases:?}"
+    );
+
+    // The type error, with its place, and nothing else.
+    let detected = run.of_type("error_detected");
+    assert_eq!(detected.len(), 1, "{detected:#?}");
+    let e = detected[0];
+    assert_eq!(
+        (e["kind"].as_str(), e["file"].as_str(), e["line"].as_u64(), e["column"].as_u64()),
+        (Some("type"), Some("src/App.tsx"), Some(12), Some(9)),
+        "{e}"
+    );
+    assert!(e["error"].as_str().unwrap().contains("TS2322"), "{e}");
+    // The fix request showed the model the line.
+    let fix_request = mock.requests()[2].to_string();
+    assert!(fix_request.contains("src/App.tsx:12:9") && fix_request.contains("const left: number"), "{fix_request}");
+    assert_eq!(run.of_type("error_fixed").len(), 1);
+
+    // Vitest's results, test by test.
+    let tests = run.of_type("tests_finished");
+    assert_eq!(tests.len(), 1, "{tests:#?}");
+    assert_eq!((tests[0]["passed"].as_u64(), tests[0]["total"].as_u64()), (Some(3), Some(3)), "{}", tests[0]);
+
+    // The bundled page is what the browser opened, and it is on disk beside the source.
+    let checks = run.of_type("browser_check");
+    assert_eq!(checks.len(), 1, "{checks:#?}");
+    assert_eq!(checks[0]["outcome"], "checked", "{}", checks[0]);
+    assert_eq!(checks[0]["exceptions"].as_u64(), Some(0), "{}", checks[0]);
+    let ws = run.workspace();
+    let page = std::fs::read_to_string(ws.join("dist/index.html")).unwrap();
+    assert!(page.contains("src=\"app.js\"") && !page.contains("main.tsx"), "{page}");
+    let css = std::fs::read_to_string(ws.join("dist/app.css")).unwrap();
+    assert!(css.contains("bg-blue-600"), "Tailwind compiled the classes the code uses");
+    let complete = run.of_type("complete");
+    assert_eq!(complete[0]["success"], true);
+    assert_eq!(complete[0]["browser_checked"], true);
+
+    // Every command ran with the network denied: the build's commands are offline.
+    assert!(run.of_type("command_started").iter().all(|c| c["command"] != "npm" || c["args"][0] == "install"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_that_does_not_exist_is_an_import_error_with_its_place() {
+    let app = "import { useState } from \"react\";\nimport Header from \"./components/Header\";\n\nexport default function App() {\n  const [n] = useState<number>(0);\n  return <Header count={n} />;\n}\n";
+    let mock = MockLlm::start(vec![
+        Turn::calls(&[("createFile", json!({"path": "src/App.tsx", "content": app}))]),
+        Turn::text("Done."),
+    ])
+    .await;
+    let run = wright_in(
+        project_dir(),
+        "openai",
+        &mock.base_url,
+        "a counter",
+        &["--template", "react", "--max-fix-attempts", "0"],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code, 1, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
+    assert_contract(&run);
+    let detected = run.of_type("error_detected");
+    assert_eq!(detected.len(), 1, "{detected:#?}");
+    let e = detected[0];
+    assert_eq!(
+        (e["kind"].as_str(), e["file"].as_str(), e["line"].as_u64(), e["column"].as_u64()),
+        (Some("import"), Some("src/App.tsx"), Some(2), Some(20)),
+        "{e}"
+    );
+    assert!(run.phases().iter().all(|p| !p.starts_with("VERIFYING")), "{:?}", run.phases());
+    let complete = &run.of_type("complete")[0];
+    assert_eq!(complete["success"], false);
+}

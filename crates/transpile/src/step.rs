@@ -1,0 +1,160 @@
+//! One TRANSPILING pass: type-check with TypeScript, bundle with esbuild, compile Tailwind's
+//! CSS, and write the page to `dist/`, all in the build's sandbox with the network off, from
+//! the packages in wright's cache, within one time limit.
+//!
+//! Type-checking comes first because it finds every kind of error with its place; when it
+//! fails nothing is bundled, so a broken `dist/` from an earlier pass is never shown as new.
+
+use crate::diagnostics::{Diagnostic, Kind, parse_esbuild, parse_tsc};
+use std::time::{Duration, Instant};
+use wright_tools::{ToolContext, run_logged};
+
+/// Where the bundled page goes; the react template's entry page is `dist/index.html`.
+pub const OUT_DIR: &str = "dist";
+
+/// What one pass found.
+#[derive(Debug, Clone, Default)]
+pub struct Transpiled {
+    /// Empty when the page was bundled.
+    pub diagnostics: Vec<Diagnostic>,
+    pub duration: Duration,
+    /// Whether the packages had to be installed first (a cache miss costs a download).
+    pub installed: bool,
+}
+
+impl Transpiled {
+    pub fn ok(&self) -> bool {
+        self.diagnostics.is_empty()
+    }
+}
+
+/// A step failure that is not about the code: the step itself could not run or finish.
+fn step_error(message: String) -> Diagnostic {
+    Diagnostic { kind: Kind::Transpile, file: String::new(), line: 1, column: 1, code: None, message }
+}
+
+/// Type-check and bundle the project in `ctx`'s workspace within `limit` (the time of a
+/// package install, when one is needed, is not counted).
+pub async fn transpile(ctx: &ToolContext, limit: Duration) -> Transpiled {
+    let mut out = Transpiled::default();
+    let ws = &ctx.workspace;
+    // wright's own look (not the model's paths): node_modules links into the package cache,
+    // which `Workspace::resolve` rightly refuses to follow for the model.
+    let has = |p: &str| ws.root().join(p).exists();
+    if !has("node_modules/typescript") || !has("node_modules/esbuild") {
+        match wright_tools::install_declared(ctx).await {
+            Ok(Some(_)) => out.installed = true,
+            Ok(None) => {
+                out.diagnostics.push(step_error(
+                    "the project's packages are not installed and this build has no package cache".into(),
+                ));
+                return out;
+            }
+            Err(e) => {
+                out.diagnostics.push(step_error(format!("the project's packages could not be installed: {e}")));
+                return out;
+            }
+        }
+    }
+    let started = Instant::now();
+    let left = || limit.saturating_sub(started.elapsed());
+    let late = |what: &str| {
+        step_error(format!(
+            "{what} did not finish within the {}s limit for transpiling; make the app smaller or split it into fewer, simpler files",
+            limit.as_secs()
+        ))
+    };
+
+    // 1. Types, imports and syntax, each with its place.
+    let tsc =
+        vec!["--noEmit".to_string(), "-p".to_string(), ".".to_string(), "--pretty".to_string(), "false".to_string()];
+    match run_logged(ctx, "node_modules/.bin/tsc", &tsc, &[], left()).await {
+        Ok(o) if o.timed_out => out.diagnostics.push(late("the type check")),
+        Ok(o) if !o.success() => {
+            let text = format!("{}\n{}", o.stdout.render(), o.stderr.render());
+            let found = parse_tsc(&text);
+            if found.is_empty() {
+                out.diagnostics
+                    .push(step_error(format!("the type check failed: {}", wright_tools::clip_tail(text.trim(), 1500))));
+            }
+            out.diagnostics.extend(found);
+        }
+        Ok(_) => {}
+        Err(e) => out.diagnostics.push(step_error(format!("the type check could not run: {e}"))),
+    }
+    if !out.ok() || ctx.cancel.is_cancelled() {
+        out.duration = started.elapsed();
+        return out;
+    }
+
+    // 2. The bundle. esbuild's own binary when its package shipped one (install scripts do not
+    // run, so the `.bin` wrapper may not have been swapped for it).
+    let esbuild = if has("node_modules/@esbuild/linux-x64/bin/esbuild")
+        && cfg!(all(target_os = "linux", target_arch = "x86_64"))
+    {
+        "node_modules/@esbuild/linux-x64/bin/esbuild"
+    } else {
+        "node_modules/.bin/esbuild"
+    };
+    let entry = ["src/main.tsx", "src/main.ts", "src/index.tsx"].into_iter().find(|p| has(p)).unwrap_or("src/main.tsx");
+    let bundle: Vec<String> = [
+        entry,
+        "--bundle",
+        "--format=esm",
+        "--jsx=automatic",
+        "--minify",
+        "--sourcemap",
+        "--loader:.css=empty",
+        "--color=false",
+        "--log-level=error",
+        "--outfile=dist/app.js",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let prod = [("NODE_ENV".to_string(), "production".to_string())];
+    match run_logged(ctx, esbuild, &bundle, &prod, left()).await {
+        Ok(o) if o.timed_out => out.diagnostics.push(late("bundling")),
+        Ok(o) if !o.success() => {
+            let text = o.stderr.render();
+            let found = parse_esbuild(&text);
+            if found.is_empty() {
+                out.diagnostics
+                    .push(step_error(format!("bundling failed: {}", wright_tools::clip_tail(text.trim(), 1500))));
+            }
+            out.diagnostics.extend(found);
+        }
+        Ok(_) => {}
+        Err(e) => out.diagnostics.push(step_error(format!("bundling could not run: {e}"))),
+    }
+    if !out.ok() || ctx.cancel.is_cancelled() {
+        out.duration = started.elapsed();
+        return out;
+    }
+
+    // 3. Tailwind's CSS, from the classes the code uses.
+    let input = if has("src/index.css") { "src/index.css" } else { "node_modules/tailwindcss/index.css" };
+    let css: Vec<String> = ["-i", input, "-o", "dist/app.css", "--minify"].iter().map(|s| s.to_string()).collect();
+    match run_logged(ctx, "node_modules/.bin/tailwindcss", &css, &[], left()).await {
+        Ok(o) if o.timed_out => out.diagnostics.push(late("compiling the styles")),
+        Ok(o) if !o.success() => out.diagnostics.push(Diagnostic {
+            file: "src/index.css".into(),
+            ..step_error(format!(
+                "Tailwind could not compile the styles: {}",
+                wright_tools::clip_tail(o.stderr.render().trim(), 1500)
+            ))
+        }),
+        Ok(_) => {}
+        Err(e) => out.diagnostics.push(step_error(format!("Tailwind could not run: {e}"))),
+    }
+
+    // 4. The page itself, pointing at the bundle.
+    if out.ok() {
+        let source = ws.read("index.html").map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+        if let Err(e) = ws.write("dist/index.html", crate::page::bundled_page(&source).as_bytes()) {
+            out.diagnostics.push(step_error(format!("dist/index.html could not be written: {e}")));
+        }
+    }
+    out.duration = started.elapsed();
+    out
+}
