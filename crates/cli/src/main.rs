@@ -502,7 +502,12 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
             root.display()
         );
         if report.success() {
-            let page = ["index.html", "client/index.html"].into_iter().map(|p| root.join(p)).find(|p| p.exists());
+            // A bundled app opens from its bundle; others from their page.
+            let page = ["dist/index.html", "index.html", "client/index.html"]
+                .into_iter()
+                .filter(|p| *p != "dist/index.html" || report.template.has_build_step())
+                .map(|p| root.join(p))
+                .find(|p| p.exists());
             if let Some(p) = page {
                 println!("Open it in your browser: file://{}", p.display());
             }

@@ -85,6 +85,8 @@ pub struct Bwrap {
     setpriv: Option<PathBuf>,
     policy: Policy,
     seccomp: Arc<Vec<u8>>,
+    /// Whether Node is told to check WebAssembly bounds itself ([`node_takes_wasm_flag`]).
+    wasm_flag: bool,
 }
 
 /// The smallest address-space limit: enough for V8's WebAssembly reservations.
@@ -132,9 +134,11 @@ impl Bwrap {
         let prlimit = tool("prlimit")?;
         let setpriv = if running_as_root() { Some(tool("setpriv")?) } else { None };
         let seccomp = crate::seccomp::program_bytes().map_err(|e| Unavailable::Seccomp(e.to_string()))?;
+        let cgroups = Cgroups::detect();
         Ok(Self {
             bwrap,
-            cgroups: Cgroups::detect(),
+            wasm_flag: node_takes_wasm_flag(cgroups.as_ref()),
+            cgroups,
             names: GroupNames::new(),
             prlimit,
             setpriv,
@@ -268,6 +272,37 @@ impl Bwrap {
         a.push(program.to_string_lossy().into_owned());
         a.extend(spec.args.iter().cloned());
         a
+    }
+}
+
+/// Node's flag that makes V8 check WebAssembly memory bounds in code instead of reserving
+/// ~10 GiB of guard pages per instance: under an address-space limit a few instances (Node's
+/// own `fetch` has one; Vitest loads several) exhaust it ("Cannot allocate Wasm memory").
+const NODE_WASM_FLAG: &str = "--disable-wasm-trap-handler";
+
+/// Whether commands need [`NODE_WASM_FLAG`] (memory is bounded by address space, not a memory
+/// cgroup) and the host's `node` accepts it in NODE_OPTIONS (Node 20.15 and later; older ones
+/// refuse to start with a flag they do not know, so it is asked once, not assumed).
+pub(crate) fn node_takes_wasm_flag(cgroups: Option<&Cgroups>) -> bool {
+    if cgroups.is_some_and(Cgroups::limits_memory) {
+        return false;
+    }
+    std::process::Command::new("node")
+        .args(["-e", "0"])
+        .env("NODE_OPTIONS", NODE_WASM_FLAG)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Add [`NODE_WASM_FLAG`] to the command's NODE_OPTIONS, keeping what it had.
+fn with_wasm_flag(env: &mut Vec<(String, String)>) {
+    match env.iter_mut().find(|(k, _)| k == "NODE_OPTIONS") {
+        Some((_, v)) if v.split_whitespace().any(|f| f == NODE_WASM_FLAG) => {}
+        Some((_, v)) => *v = format!("{NODE_WASM_FLAG} {v}"),
+        None => env.push(("NODE_OPTIONS".to_string(), NODE_WASM_FLAG.to_string())),
     }
 }
 
@@ -407,9 +442,13 @@ pub(crate) fn launch(
     policy: &Policy,
     cgroups: Option<&Cgroups>,
     names: &GroupNames,
+    wasm_flag: bool,
     launcher: String,
     mut args: Vec<String>,
 ) -> Result<CommandSpec, RunError> {
+    if wasm_flag && !spec.reserves_address_space && address_space(policy, cgroups).is_some() {
+        with_wasm_flag(&mut spec.env);
+    }
     spec.program = launcher;
     if let Some(cgroups) = cgroups {
         let l = policy.limits;
@@ -463,7 +502,7 @@ impl Isolation for Bwrap {
         let args = self.args(&spec, &program, fd.as_raw_fd());
         spec.inherit.push(Arc::new(fd));
         let bwrap = self.bwrap.to_string_lossy().into_owned();
-        launch(spec, &self.policy, self.cgroups.as_ref(), &self.names, bwrap, args)
+        launch(spec, &self.policy, self.cgroups.as_ref(), &self.names, self.wasm_flag, bwrap, args)
     }
 }
 
@@ -481,7 +520,33 @@ mod tests {
             setpriv: None,
             policy,
             seccomp: Arc::new(Vec::new()),
+            wasm_flag: false,
         }
+    }
+
+    #[test]
+    fn node_is_told_to_check_wasm_bounds_only_under_an_address_space_limit() {
+        let spec = || {
+            CommandSpec::new("node", vec![], "/tmp".into(), vec![("NODE_OPTIONS".into(), "--test-reporter=tap".into())])
+        };
+        let policy = Policy::default();
+        let names = GroupNames::new();
+        let opts = |s: &CommandSpec| s.env.iter().find(|(k, _)| k == "NODE_OPTIONS").map(|(_, v)| v.clone());
+        // No memory cgroup: the limit is by address space, so the flag goes first, kept once.
+        let s = launch(spec(), &policy, None, &names, true, "bwrap".into(), vec![]).unwrap();
+        assert_eq!(opts(&s).as_deref(), Some("--disable-wasm-trap-handler --test-reporter=tap"));
+        let again = launch(s, &policy, None, &names, true, "bwrap".into(), vec![]).unwrap();
+        assert_eq!(opts(&again).as_deref(), Some("--disable-wasm-trap-handler --test-reporter=tap"));
+        let mut bare = CommandSpec::new("node", vec![], "/tmp".into(), vec![]);
+        with_wasm_flag(&mut bare.env);
+        assert_eq!(opts(&bare).as_deref(), Some("--disable-wasm-trap-handler"));
+        // A node that does not know the flag, or a program with no address-space limit, is left alone.
+        let s = launch(spec(), &policy, None, &names, false, "bwrap".into(), vec![]).unwrap();
+        assert_eq!(opts(&s).as_deref(), Some("--test-reporter=tap"));
+        let mut browser = spec();
+        browser.reserves_address_space = true;
+        let s = launch(browser, &policy, None, &names, true, "bwrap".into(), vec![]).unwrap();
+        assert_eq!(opts(&s).as_deref(), Some("--test-reporter=tap"));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use crate::bwrap::{
     ETC_FILES, ETC_NETWORK, GroupNames, Policy, SANDBOX_UID, SYSTEM_DIRS, address_space, hand_over_writable, launch,
-    probe_with, process_limit, running_as_root,
+    node_takes_wasm_flag, probe_with, process_limit, running_as_root,
 };
 use crate::cgroup::Cgroups;
 use crate::runner::{CommandSpec, Isolation, RunError, find_program};
@@ -37,6 +37,8 @@ pub struct Landlock {
     policy: Policy,
     cgroups: Option<Cgroups>,
     names: GroupNames,
+    /// Whether Node is told to check WebAssembly bounds itself (see `node_takes_wasm_flag`).
+    wasm_flag: bool,
 }
 
 /// Why the helper could not confine a command.
@@ -58,7 +60,9 @@ fn setup(what: &'static str) -> impl Fn(String) -> ConfineError {
 
 impl Landlock {
     pub fn new(helper: PathBuf, policy: Policy) -> Self {
-        Self { helper, policy, cgroups: Cgroups::detect(), names: GroupNames::new() }
+        let cgroups = Cgroups::detect();
+        let wasm_flag = node_takes_wasm_flag(cgroups.as_ref());
+        Self { helper, policy, cgroups, names: GroupNames::new(), wasm_flag }
     }
 
     pub fn policy(&self) -> &Policy {
@@ -127,7 +131,7 @@ impl Isolation for Landlock {
         hand_over_writable(&self.policy)?;
         let args = self.args(&spec, &program);
         let helper = self.helper.to_string_lossy().into_owned();
-        launch(spec, &self.policy, self.cgroups.as_ref(), &self.names, helper, args)
+        launch(spec, &self.policy, self.cgroups.as_ref(), &self.names, self.wasm_flag, helper, args)
     }
 }
 
@@ -272,6 +276,7 @@ mod tests {
             policy: Policy { writable: vec!["/w".into()], ..Policy::default() },
             cgroups: None,
             names: GroupNames::new(),
+            wasm_flag: false,
         };
         let spec = CommandSpec::new("node", vec!["--test".into()], "/w".into(), vec![]);
         let args = l.args(&spec, Path::new("/usr/bin/node"));

@@ -2,7 +2,9 @@
 //!
 //! Models trained on Vite projects write `<script type="module" src="/src/main.tsx">`; a
 //! browser cannot run that file, so such tags go, and the bundle's script and stylesheet are
-//! added when the page does not name them already.
+//! added when the page does not name them already. The bundle is a classic script (an IIFE),
+//! not a module, so the page also works opened from disk (`file://`), where browsers refuse
+//! module scripts.
 
 use regex::Regex;
 use std::sync::LazyLock;
@@ -24,10 +26,10 @@ pub fn bundled_page(source: &str) -> String {
         page = insert_before(&page, "</head>", "<link rel=\"stylesheet\" href=\"app.css\">\n");
     }
     if !page.to_ascii_lowercase().contains("app.js") {
-        page = insert_before(&page, "</body>", "<script type=\"module\" src=\"app.js\"></script>\n");
+        page = insert_before(&page, "</body>", "<script defer src=\"app.js\"></script>\n");
     }
     if !page.to_ascii_lowercase().contains("id=\"root\"") {
-        page = insert_before(&page, "<script type=\"module\" src=\"app.js\"", "<div id=\"root\"></div>\n");
+        page = insert_before(&page, "<script defer src=\"app.js\"", "<div id=\"root\"></div>\n");
     }
     page
 }
@@ -50,7 +52,7 @@ mod tests {
         let page = bundled_page(vite);
         assert!(!page.contains("main.tsx"), "{page}");
         assert!(page.contains("<link rel=\"stylesheet\" href=\"app.css\">\n</head>"), "{page}");
-        assert!(page.contains("<script type=\"module\" src=\"app.js\"></script>\n</body>"), "{page}");
+        assert!(page.contains("<script defer src=\"app.js\"></script>\n</body>"), "{page}");
         assert_eq!(page.matches("id=\"root\"").count(), 1);
     }
 

@@ -100,7 +100,7 @@ pub async fn transpile(ctx: &ToolContext, limit: Duration) -> Transpiled {
     let bundle: Vec<String> = [
         entry,
         "--bundle",
-        "--format=esm",
+        "--format=iife",
         "--jsx=automatic",
         "--minify",
         "--sourcemap",
