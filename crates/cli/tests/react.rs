@@ -9,6 +9,7 @@
 mod support;
 
 use serde_json::json;
+use support::server::{Server, client, create, get_json, preview_client, stream};
 use support::{MockLlm, Turn, assert_contract, wright_in};
 
 const BROKEN: &str = include_str!("fixtures/react_todo/App.broken.tsx");
@@ -149,4 +150,48 @@ async fn an_import_that_does_not_exist_is_an_import_error_with_its_place() {
     assert!(run.phases().iter().all(|p| !p.starts_with("VERIFYING")), "{:?}", run.phases());
     let complete = &run.of_type("complete")[0];
     assert_eq!(complete["success"], false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wright_serve_previews_a_react_build_from_its_bundle() {
+    let llm = MockLlm::start(vec![
+        Turn::calls(&[
+            ("createFile", json!({"path": "src/App.tsx", "content": FIXED})),
+            ("createFile", json!({"path": "src/App.test.tsx", "content": TESTS})),
+            ("updateFile", json!({"path": "index.html", "content": PAGE})),
+        ]),
+        Turn::text("A to-do list in React."),
+    ])
+    .await;
+    let dir = project_dir();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let config = dir.path().join("wright.toml").display().to_string();
+    let s = Server::start(&data, &llm.base_url, &["--workers", "1", "--config", &config]).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let r = create(&c, &s, &alice, json!({"prompt": "a to-do list", "template": "react"})).await;
+    assert_eq!(r.status(), 202);
+    let id = r.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+    let events = stream(&c, &s, &alice, &id, None).await;
+    let phases: Vec<_> = events.iter().filter(|e| e.event == "phase").map(|e| e.data["phase"].clone()).collect();
+    assert_eq!(events.last().unwrap().data["success"], true, "{phases:?}");
+    assert!(phases.contains(&json!("TRANSPILING")), "{phases:?}");
+
+    let b = get_json(&c, &s, &alice, &format!("/api/builds/{id}")).await;
+    assert_eq!(b["template"], "react", "{b}");
+    let preview_url = b["preview_url"].as_str().unwrap().to_string();
+    let (pc, _) = preview_client(&s, &preview_url);
+    // The preview's root is the bundled page, and what it names is beside it.
+    let page = pc.get(&preview_url).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let page = page.text().await.unwrap();
+    assert!(page.contains("<title>To-do list</title>") && page.contains("src=\"app.js\""), "{page}");
+    assert!(!page.contains("main.tsx"), "{page}");
+    for (file, kind) in [("app.js", "javascript"), ("app.css", "css")] {
+        let res = pc.get(format!("{preview_url}{file}")).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{file}");
+        let ct = res.headers()["content-type"].to_str().unwrap().to_string();
+        assert!(ct.contains(kind), "{file}: {ct}");
+    }
 }
