@@ -47,16 +47,7 @@ pub(crate) async fn transpile(ctx: &ToolContext, limit: Duration, iteration: u32
         return None;
     }
     let failures: Vec<Failure> = t.diagnostics.iter().take(MAX_ERRORS).map(|d| failure(ctx, d)).collect();
-    for f in &failures {
-        ctx.emitter.emit(EventKind::ErrorDetected {
-            iteration,
-            kind: f.kind.clone(),
-            error: wright_tools::clip(&f.summary, 500),
-            file: f.file.clone(),
-            line: f.line,
-            column: f.column,
-        });
-    }
+    crate::verify::announce(ctx, &failures, iteration);
     let why = match t.diagnostics.len() {
         1 => "the app does not compile (1 error)".to_string(),
         n => format!("the app does not compile ({n} errors)"),

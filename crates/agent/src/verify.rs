@@ -235,7 +235,13 @@ pub async fn verify(
         }
     }
 
-    for f in &v.failures {
+    announce(ctx, &v.failures, iteration);
+    v
+}
+
+/// One `error_detected` per failure of a round (tagged with `iteration`).
+pub(crate) fn announce(ctx: &ToolContext, failures: &[Failure], iteration: u32) {
+    for f in failures {
         ctx.emitter.emit(EventKind::ErrorDetected {
             iteration,
             kind: f.kind.clone(),
@@ -245,7 +251,6 @@ pub async fn verify(
             column: f.column,
         });
     }
-    v
 }
 
 /// How long a server gets to start answering.

@@ -12,10 +12,16 @@ use serde_json::json;
 use support::server::{Server, client, create, get_json, preview_client, stream};
 use support::{MockLlm, Turn, assert_contract, wright_in};
 
-const BROKEN: &str = include_str!("fixtures/react_todo/App.broken.tsx");
 const FIXED: &str = include_str!("fixtures/react_todo/App.fixed.tsx");
 const TESTS: &str = include_str!("fixtures/react_todo/App.test.tsx");
 const PAGE: &str = "<!doctype html>\n<html lang=\"en\">\n  <head>\n    <meta charset=\"utf-8\">\n    <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n    <title>To-do list</title>\n    <meta name=\"description\" content=\"Write down what to do and tick it off.\">\n    <link rel=\"stylesheet\" href=\"app.css\">\n  </head>\n  <body class=\"bg-slate-100\">\n    <div id=\"root\"></div>\n    <script type=\"module\" src=\"/src/main.tsx\"></script>\n  </body>\n</html>\n";
+
+/// The to-do app with a type error on line 12: the count of what is left made a string.
+fn broken() -> String {
+    let line = "const left: number = todos.filter((t) => !t.done).length;";
+    assert!(FIXED.contains(line));
+    FIXED.replace(line, "const left: number = `${todos.filter((t) => !t.done).length}`;")
+}
 
 /// A folder with a wright.toml that points at the shared package cache.
 fn project_dir() -> tempfile::TempDir {
@@ -32,7 +38,7 @@ async fn a_react_todo_app_with_a_type_error_is_transpiled_fixed_tested_and_publi
     let mock = MockLlm::start_with_fallback(
         vec![
             Turn::calls(&[
-                ("createFile", json!({"path": "src/App.tsx", "content": BROKEN})),
+                ("createFile", json!({"path": "src/App.tsx", "content": broken()})),
                 ("createFile", json!({"path": "src/App.test.tsx", "content": TESTS})),
                 ("updateFile", json!({"path": "index.html", "content": PAGE})),
             ]),

@@ -156,8 +156,8 @@ impl Template {
         }
         let p = prompt.to_lowercase();
         let has = |words: &[&str]| words.iter().any(|w| p.contains(w));
-        // A server, a database or an "API" of its own make a full-stack app even when React is
-        // named: the react template has no backend.
+        // A server or a database make a full-stack app even when React is named (the react
+        // template has no backend); an "API" alone is a page that may call one.
         let backend = has(&[
             "server",
             "backend",
@@ -172,18 +172,7 @@ impl Template {
         if !backend && has(&["react", "tsx", "typescript", "tailwind", "next.js", "shadcn"]) {
             return Self::React;
         }
-        if has(&[
-            "server",
-            "backend",
-            "back-end",
-            "api",
-            "database",
-            "full-stack",
-            "fullstack",
-            "full stack",
-            "express",
-            "servidor",
-        ]) {
+        if backend || has(&["api"]) {
             Self::Fullstack
         } else if has(&[
             "landing",
