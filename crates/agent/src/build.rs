@@ -343,6 +343,15 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     let duration = started.elapsed();
     let ending = Ending { req: &req, template, build_id: &build_id, end: &end, p: &p, files: &files, duration };
     let report = ending.report(ctx.workspace.root());
+    // A published build becomes an app with an address of its own (docs/apps.md).
+    let app = match (&deps.store, success) {
+        (Some(store), true) => {
+            crate::publish::publish(store.as_ref(), &build_id, &req.prompt, template, ctx.workspace.root())
+                .await
+                .map(Box::new)
+        }
+        _ => None,
+    };
     let complete = EventKind::Complete {
         success,
         files: files.clone(),
@@ -356,6 +365,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         browser_checked: p.browser == crate::verify::BrowserStatus::Checked,
         browser_reason: p.browser.reason().map(str::to_string),
         end_reason: end.reason(),
+        app,
     };
     // The build's record is whole before it ends.
     if let Some(j) = &journal {

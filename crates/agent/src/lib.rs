@@ -12,6 +12,7 @@ pub mod diagnose;
 pub mod fixing;
 pub mod journal;
 pub mod prompts;
+pub mod publish;
 pub mod scan;
 mod starting;
 mod stuck;

@@ -1288,6 +1288,7 @@ mod tests {
             browser_checked: false,
             browser_reason: None,
             end_reason: None,
+            app: None,
         };
         store.finish("b22", None, end).await.unwrap();
         store.record_note_uses("b22", &keys(&["n-aaa111"]), "GENERATING").await.unwrap();

@@ -1,6 +1,7 @@
 //! `wright`: describe a program in plain words; wright has an AI write it, runs its tests,
 //! fixes what fails, and shows every step.
 
+mod apps;
 mod chat;
 mod endpoint;
 mod explain;
@@ -105,6 +106,13 @@ enum Command {
     Starters {
         #[command(subcommand)]
         command: starters::StartersCommand,
+    },
+    /// Published apps: list, show (with related apps), rename, unpublish (docs/apps.md).
+    Apps {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: apps::AppsCommand,
     },
     /// The people who may use `wright serve`: add (prints a token once), list, remove.
     Users {
@@ -328,6 +336,10 @@ fn main() -> ExitCode {
             Command::Serve(args) => serve::serve(*args, cli.config).await,
             Command::Worker(args) => serve::worker(*args, cli.config).await,
             Command::Starters { command } => starters::starters(command, cli.config, &mut std::io::stdout()).await,
+            Command::Apps { db, command } => {
+                let store = open_store(db, cli.config.as_deref()).await?;
+                done(apps::apps(command, store.as_ref(), &mut std::io::stdout()).await)
+            }
             Command::Users { db, command } => {
                 let store = open_store(db, cli.config.as_deref()).await?;
                 done(users::users(command, store.as_ref(), &mut std::io::stdout()).await)

@@ -260,6 +260,7 @@ impl HumanSink {
                 iterations,
                 browser_checked,
                 browser_reason,
+                app,
                 ..
             } => {
                 let mut v = vec![String::new()];
@@ -281,6 +282,15 @@ impl HumanSink {
                     if files.len() > 25 {
                         v.push(format!("  … {} {}", files.len() - 25, self.t("more", "mais")));
                     }
+                }
+                if let Some(app) = app {
+                    v.push(format!(
+                        "🌐 {} {} — {}: http://127.0.0.1:8787{}",
+                        self.t("Published as", "Publicado como"),
+                        app.url_path,
+                        self.t("open it while `wright serve` runs", "abra-o com `wright serve` rodando"),
+                        app.url_path
+                    ));
                 }
                 let (i, o, c, cost) = st.usage;
                 v.push(format!(

@@ -77,6 +77,10 @@ async fn malformed_calls_are_answered_and_the_build_recovers() {
     let run = wright(&mock.base_url, "make a counter app", &[]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_contract(&run);
+    // Published: an address named after the page's <title>; no description, so the request.
+    let app = &run.of_type("complete")[0]["app"];
+    assert_eq!((app["slug"].as_str(), app["url_path"].as_str()), (Some("counter"), Some("/apps/counter")), "{app}");
+    assert_eq!((app["title"].as_str(), app["description"].as_str()), (Some("Counter"), Some("make a counter app")));
     let reqs = mock.requests();
     let results: Vec<Value> = reqs[1]["messages"]
         .as_array()
@@ -284,9 +288,12 @@ async fn human_mode_narrates_in_plain_words_in_english_and_portuguese() {
             assert!(run.stdout.contains(e), "missing {e:?} in:\n{}", run.stdout);
         }
         assert!(run.stdout.contains(" tests/counter.test.js ("), "{}", run.stdout);
-        // The system prompt asks for narration in the chosen language.
+        // The app's address, and where to open it.
+        assert!(run.stdout.contains("/apps/counter — ") && run.stdout.contains("http://127.0.0.1:8787/apps/counter"));
+        // The system prompt asks for narration in the chosen language, and for the page's names.
         let system = mock.requests()[0]["messages"][0]["content"].as_str().unwrap().to_string();
         assert_eq!(system.contains("Brazilian Portuguese"), lang == "pt");
+        assert!(system.contains("<meta name=\"description\""), "{system}");
     }
 }
 

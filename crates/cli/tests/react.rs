@@ -121,6 +121,14 @@ async fn a_react_todo_app_with_a_type_error_is_transpiled_fixed_tested_and_publi
     let complete = run.of_type("complete");
     assert_eq!(complete[0]["success"], true);
     assert_eq!(complete[0]["browser_checked"], true);
+    // Published at its own address, named by the page the model titled.
+    let app = &complete[0]["app"];
+    assert_eq!(
+        (app["slug"].as_str(), app["url_path"].as_str()),
+        (Some("to-do-list"), Some("/apps/to-do-list")),
+        "{app}"
+    );
+    assert_eq!(app["description"], "Write down what to do and tick it off.");
 
     // Every command ran with the network denied: the build's commands are offline.
     assert!(run.of_type("command_started").iter().all(|c| c["command"] != "npm" || c["args"][0] == "install"));
@@ -200,4 +208,15 @@ async fn wright_serve_previews_a_react_build_from_its_bundle() {
         let ct = res.headers()["content-type"].to_str().unwrap().to_string();
         assert!(ct.contains(kind), "{file}: {ct}");
     }
+
+    // Published at its address, which shows the same bundle on the app's own origin.
+    assert_eq!(b["app"]["slug"], "to-do-list", "{b}");
+    let res = c.get(s.url("/apps/to-do-list")).send().await.unwrap();
+    assert_eq!(res.status(), 307);
+    let to = res.headers()["location"].to_str().unwrap().to_string();
+    let (ac, _) = preview_client(&s, &to);
+    let page = ac.get(&to).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("<title>To-do list</title>") && page.contains("src=\"app.js\""), "{page}");
+    let js = ac.get(format!("{to}app.js")).send().await.unwrap();
+    assert_eq!(js.status(), 200);
 }

@@ -132,6 +132,13 @@ async fn a_build_comes_alive_in_the_browser_survives_a_reload_and_shows_markup_a
     assert!(src.starts_with(&format!("http://{id}-")) && src.contains(&format!(".localhost:{preview_port}/")), "{src}");
     let history = js(&page, "[...document.querySelectorAll('#history-rows a')].map(a => a.textContent)").await;
     assert_eq!(history, json!([PROMPT]));
+    // The published build's address, named after its page's title (docs/apps.md).
+    let link = js(
+        &page,
+        "(l => l.hidden ? null : [l.getAttribute('href'), l.textContent])(document.getElementById('app-link'))",
+    )
+    .await;
+    assert_eq!(link, json!(["/apps/countdown", "Open the app: /apps/countdown"]));
 
     // The admin dashboard: figures, charts, and the lesson this build taught, which an admin
     // can retire from there.

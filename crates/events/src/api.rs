@@ -105,6 +105,9 @@ pub struct BuildView {
     /// What was tried (Markdown); in `GET /api/builds/{id}` only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<String>,
+    /// The app a published build became (its address and names); in `GET /api/builds/{id}` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<crate::AppRef>,
 }
 
 /// A file of a build.
@@ -171,4 +174,39 @@ pub struct ErrorInner {
     pub code: String,
     /// For people.
     pub message: String,
+}
+
+/// A published app (`GET /api/apps`, `GET /api/apps/{slug}`; docs/apps.md).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AppView {
+    pub slug: String,
+    pub title: String,
+    pub description: String,
+    /// `/apps/<slug>` on the API's origin (it redirects to `url`).
+    pub url_path: String,
+    /// The app on its own origin (`http://app-<slug>.localhost:8788/`).
+    pub url: String,
+    pub build_id: RunId,
+    pub owner: Option<UserId>,
+    pub template: String,
+    /// The request the build was made from.
+    pub prompt: String,
+    pub created_at: String,
+    pub updated_at: String,
+    /// False once its owner unpublished it (its address then answers 410).
+    pub published: bool,
+    pub unpublished_at: Option<String>,
+    /// The published apps most like it, most similar first; in `GET /api/apps/{slug}` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub related: Option<Vec<crate::AppRef>>,
+}
+
+/// `PATCH /api/apps/{slug}`: any of a new address, title, description.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppEdit {
+    /// Lower-case letters and digits in words joined by `-`; 409 when another app has it.
+    pub slug: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
 }

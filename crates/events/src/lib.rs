@@ -9,9 +9,11 @@ use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
 pub mod api;
+mod app;
 pub mod chat;
 mod run;
 pub mod words;
+pub use app::AppRef;
 pub use run::{EndReason, Lang, RunKind, RunStatus, TaskStatus, Template};
 
 /// The build state machine's phases; serialised in upper case as the contract shows them.
@@ -194,6 +196,10 @@ pub enum EventKind {
         /// `finish_reason`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         end_reason: Option<run::EndReason>,
+        /// The app a published build became (docs/apps.md); absent otherwise. Boxed: every
+        /// event is as large as its largest kind.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        app: Option<Box<AppRef>>,
     },
     Error {
         message: String,
@@ -509,6 +515,7 @@ mod tests {
             browser_checked: false,
             browser_reason: None,
             end_reason: None,
+            app: None,
         });
         em.status(Level::Info, "after complete");
         let evs = sink.events();

@@ -2,7 +2,8 @@
 //! is how the server fills them from its records. A leaf of the module graph.
 
 pub use wright_events::api::{
-    BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models, StarterView,
+    AppEdit, AppView, BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models,
+    StarterView,
 };
 use wright_events::api::{RunId, UserId};
 use wright_store::BuildRecord;
@@ -35,6 +36,7 @@ pub fn view_of(b: BuildRecord, preview_origin: &str, with_report: bool) -> Build
         finished_at: b.finished_at,
         queue_position: None,
         report: if with_report { b.report } else { None },
+        app: None,
         id: RunId(id),
     }
 }
@@ -43,4 +45,10 @@ pub fn view_of(b: BuildRecord, preview_origin: &str, with_report: bool) -> Build
 pub fn url_for(base: &str, id: &str, key: &str) -> String {
     let (scheme, rest) = base.split_once("://").unwrap_or(("http", base));
     format!("{scheme}://{id}-{key}.{}/", rest.trim_end_matches('/'))
+}
+
+/// A published app's own origin: `app-{slug}.` before the preview origin's host name.
+pub fn app_url_for(base: &str, slug: &str) -> String {
+    let (scheme, rest) = base.split_once("://").unwrap_or(("http", base));
+    format!("{scheme}://app-{slug}.{}/", rest.trim_end_matches('/'))
 }

@@ -256,6 +256,7 @@ pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<S
     let b = visible(&state, &caller, &id).await?;
     let queued = b.status == wright_store::RunStatus::Queued;
     let mut view = crate::api::view_of(b, &state.cfg.preview_origin(), true);
+    view.app = state.store.app_of_build(&id).await?.map(|a| a.to_ref());
     if queued {
         view.queue_position = Some(state.store.queue_position(&id).await?);
     }

@@ -20,7 +20,8 @@
 // - `state` (what every handler shares), above the parts it holds;
 // - `maintenance` (periodic jobs, the heartbeat), above `state`;
 // - `queue` (the workers, which start the maintenance) and `auth` (who is calling), above `state`;
-// - the resources: `builds`, `explain`, `admin`, `ops`, `ui`, `preview`;
+// - the resources: `builds`, `explain`, `admin`, `ops`, `ui`, `published` (apps), `preview`
+//   (above `published`, whose apps it serves);
 // - `router`, the API origin's routes and OpenAPI document, above every resource;
 // - and this root, which starts it all and which no module imports.
 mod admin;
@@ -42,6 +43,7 @@ mod maintenance;
 mod metrics;
 mod ops;
 mod preview;
+mod published;
 mod queue;
 mod ratelimit;
 mod rerun;

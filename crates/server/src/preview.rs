@@ -7,6 +7,10 @@
 //! Without wildcard names, `/{id}/{key}/` on the preview port serves the same files under a
 //! path (relative links only) with an opaque origin. Either way the CSP's `frame-ancestors`
 //! lets only the API's pages frame it.
+//!
+//! A published app (docs/apps.md) is served the same way on an origin of its own,
+//! `http://app-{slug}.localhost:8788/`, to anyone (publishing made it public); the API's
+//! `/apps/{slug}` only redirects there, so app code never runs on the API's origin.
 
 use crate::error::ApiError;
 use crate::files::{file_error, on_disk};
@@ -19,6 +23,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use wright_engine::{ArtifactError, RunRef};
 use wright_sandbox::{Workspace, WorkspaceLimits};
+use wright_store::BuildRecord;
 
 pub fn router(state: AppState) -> Router {
     Router::new()
@@ -36,13 +41,36 @@ pub fn host_build(host: &str) -> Option<(String, String)> {
         .then(|| (id.to_string(), key.to_ascii_lowercase()))
 }
 
+/// The slug from a published app's host name (`app-my-todo-app.localhost:8788`). A slug never
+/// ends in 32 hex digits ([`wright_store::check_slug`]), so no app host reads as a build's.
+pub fn host_app(host: &str) -> Option<String> {
+    let label = host.split('.').next()?;
+    let slug = label.strip_prefix(APP_HOST_PREFIX)?;
+    wright_store::check_slug(slug).is_ok().then(|| slug.to_string())
+}
+
+/// What an app's host name starts with before its slug.
+pub const APP_HOST_PREFIX: &str = "app-";
+
 async fn by_host(State(state): State<AppState>, req: Request) -> Response {
     let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("").to_string();
-    let Some((id, key)) = host_build(&host) else {
-        return ApiError::not_found("this preview").into_response();
-    };
     let path = req.uri().path().trim_start_matches('/').to_string();
-    serve(&state, &id, &key, &path, req, true).await.unwrap_or_else(IntoResponse::into_response)
+    let served = if let Some((id, key)) = host_build(&host) {
+        serve(&state, &id, &key, &path, req, true).await
+    } else if let Some(slug) = host_app(&host) {
+        serve_app(&state, &slug, &path, req).await
+    } else {
+        Err(ApiError::not_found("this preview"))
+    };
+    served.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// A published app on its own origin: the build's files (or its running server) with the
+/// same rules and headers as its preview. An unpublished app's address is gone (410).
+async fn serve_app(state: &AppState, slug: &str, path: &str, req: Request) -> Result<Response, ApiError> {
+    let app = crate::published::live(state, slug).await?;
+    let build = state.store.build(&app.build_id).await.map_err(|_| ApiError::not_found(format!("app {slug}")))?;
+    serve_build(state, &build, path, req, true).await
 }
 
 async fn by_path_root(
@@ -99,7 +127,21 @@ async fn serve(
         Some(k) if same(k, key) => {}
         _ => return Err(missing()),
     }
-    let run = RunRef::from(&build);
+    serve_build(state, &build, path, req, own_origin).await
+}
+
+/// A build's page or its app's answer, with the preview origin's headers: one code path for
+/// previews and published apps.
+async fn serve_build(
+    state: &AppState,
+    build: &BuildRecord,
+    path: &str,
+    req: Request,
+    own_origin: bool,
+) -> Result<Response, ApiError> {
+    let missing = || ApiError::not_found("this preview");
+    let id = build.start.id.as_str();
+    let run = RunRef::from(build);
     // Only a full-stack build with a package.json runs its own server; its folder must be here.
     let app = if build.start.template == "fullstack" {
         let folder = run.workspace.clone();
@@ -133,6 +175,7 @@ async fn serve(
         })?;
         // An app built with an assistant gets its chat button on every page.
         if content_type(&path).starts_with("text/html")
+            && let Some(key) = build.preview_key.as_deref()
             && let Some(tag) = crate::app_assistant::tag_for(state, id, key).await
         {
             bytes = crate::app_assistant::inject(&bytes, &tag);
@@ -210,6 +253,11 @@ mod tests {
         assert_eq!(host_build("localhost:8788"), None);
         assert_eq!(host_build("x-123.localhost"), None);
         assert_eq!(host_build(&format!("-{key}.localhost")), None);
+        assert_eq!(host_app("app-my-todo-app-2.localhost:8788"), Some("my-todo-app-2".into()));
+        assert_eq!(host_build("app-my-todo-app-2.localhost:8788"), None);
+        assert_eq!(host_app(&host), None);
+        assert_eq!(host_app("app-Bad_Slug.localhost"), None);
+        assert_eq!(host_app("localhost:8788"), None);
         assert_eq!(url_for("http://localhost:8788", "b1", "k"), "http://b1-k.localhost:8788/");
         assert_eq!(url_for("https://preview.example.org/", "b1", "k"), "https://b1-k.preview.example.org/");
     }

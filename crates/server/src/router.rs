@@ -5,7 +5,7 @@
 use crate::api::{BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{admin, assistant, auth, builds, chat, embeddings, explain, ops, ui, visitor};
+use crate::{admin, assistant, auth, builds, chat, embeddings, explain, ops, published, ui, visitor};
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
@@ -56,6 +56,8 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(assistant::create_key, assistant::list_keys))
         .routes(routes!(assistant::revoke_key))
         .routes(routes!(embeddings::embeddings))
+        .routes(routes!(published::list))
+        .routes(routes!(published::get, published::edit, published::unpublish))
         .split_for_parts();
     // What an app's pages call from their own origin with a visitor token (`visitor::cors`).
     let (embeddable, embeddable_doc) = OpenApiRouter::<AppState>::new()
@@ -84,7 +86,11 @@ pub fn router(state: AppState) -> Router {
         .route("/ui/{name}", get(ui::asset))
         .route("/ui/vendor/{name}", get(ui::vendor))
         .route("/assistant/{name}", get(ui::assistant_asset))
-        .route("/assistant/vendor/{*name}", get(ui::assistant_vendor));
+        .route("/assistant/vendor/{*name}", get(ui::assistant_vendor))
+        // A published app's address: a redirect to its own origin (docs/apps.md).
+        .route("/apps/{slug}", get(published::visit))
+        .route("/apps/{slug}/", get(published::visit))
+        .route("/apps/{slug}/{*path}", get(published::visit_path));
     let bounded = bounded
         .merge(pages)
         .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_secs(60)));
@@ -121,7 +127,7 @@ async fn openapi(doc: std::sync::Arc<Result<String, String>>) -> Response {
     // Only the route whose path axum and OpenAPI spell differently (`{*path}`, a path of any
     // depth): every other route is put in the document by the router that serves it (above).
     paths(crate::builds::file),
-    components(schemas(BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner, crate::admin::Dashboard, crate::admin::NoteEdit, crate::explain::ExplainBody, crate::explain::Explanation)),
+    components(schemas(crate::api::AppView, crate::api::AppEdit, BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner, crate::admin::Dashboard, crate::admin::NoteEdit, crate::explain::ExplainBody, crate::explain::Explanation)),
     modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;

@@ -11,8 +11,10 @@
 //!
 //! The tutoring chat's conversations, messages, feedback and flashcards go through the
 //! [`ChatStore`] every store also is; periodic jobs' leases, confidence recalculation, retention
-//! and the worker registry through its [`Maintenance`].
+//! and the worker registry through its [`Maintenance`]; published apps and their addresses
+//! through its [`AppStore`].
 
+pub mod apps;
 pub mod assistant;
 pub mod chat;
 mod chat_rows;
@@ -23,6 +25,7 @@ mod pg;
 mod rows;
 pub mod runlog;
 mod sqlite;
+mod sqlite_apps;
 mod sqlite_assistant;
 mod sqlite_chat;
 mod sqlite_dashboard;
@@ -34,6 +37,7 @@ mod sqlite_tasks;
 pub mod types;
 mod writer;
 
+pub use apps::{App, AppChange, AppFilter, AppStore, NewApp, check_slug, slugify};
 pub use assistant::{Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side, TurnState};
 pub use chat::{ChatStore, Conversation, StoredCard};
 pub use maintenance::{Decay, JobRun, Maintenance, Recalculated, WorkerBeat, WorkerRow};
@@ -95,7 +99,7 @@ pub struct NoteHit {
 /// not a build, and its turns must not use up a user's build quota. Periodic jobs, retention
 /// and the worker registry go through its [`Maintenance`].
 #[async_trait]
-pub trait Store: RunLog + ChatStore + AssistantStore + Maintenance {
+pub trait Store: RunLog + ChatStore + AssistantStore + AppStore + Maintenance {
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;
     async fn build(&self, id: &str) -> Result<BuildRecord>;

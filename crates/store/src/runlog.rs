@@ -89,6 +89,7 @@ impl RunEnd {
             browser_checked: false,
             browser_reason: None,
             end_reason: record.end_reason,
+            app: None,
         };
         Self { last_words, record, complete }
     }

@@ -347,6 +347,7 @@ fn published() -> RunEnd {
             browser_checked: false,
             browser_reason: None,
             end_reason: None,
+            app: None,
         },
     }
 }

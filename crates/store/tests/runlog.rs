@@ -63,6 +63,7 @@ fn end(status: RunStatus) -> RunEnd {
             browser_checked: true,
             browser_reason: None,
             end_reason: None,
+            app: None,
         },
     }
 }

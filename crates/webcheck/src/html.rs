@@ -6,6 +6,9 @@ use std::collections::HashMap;
 
 use crate::{Problem, WARNING_PREFIX};
 
+mod meta;
+pub use meta::{PageMeta, page_meta};
+
 /// Elements that never have content or an end tag.
 const VOID_ELEMENTS: &[&str] = &[
     "area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta", "param", "source", "track",

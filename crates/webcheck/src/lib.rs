@@ -17,7 +17,7 @@ mod site;
 
 use serde::Serialize;
 
-pub use html::{check_html, local_references};
+pub use html::{PageMeta, check_html, local_references, page_meta};
 pub use site::check_site;
 
 /// Prefix of advisory findings that [`WebReport::ok`] ignores.

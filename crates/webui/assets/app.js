@@ -31,6 +31,7 @@ function clearView() {
   for (const id of ['narration', 'tests', 'files', 'terminal']) $(id).replaceChildren();
   $('code').firstElementChild.replaceChildren();
   $('preview').removeAttribute('src');
+  $('app-link').hidden = true;
   $('fixes').hidden = true;
   $('more').hidden = true;
   $('more-error').textContent = '';
@@ -63,6 +64,7 @@ async function open(id) {
   if (me !== current) return;
   $('view-title').textContent = build.prompt;
   me.previewUrl = build.preview_url || null;
+  if (build.app) showApp(build.app);
   const ended = build.status === 'published' || build.status === 'failed';
   $('cancel').hidden = ended;
   $('more').hidden = !ended;
@@ -151,9 +153,20 @@ function show(e) {
       renderFiles();
       refreshPreview(true);
       loadHistory();
+      if (e.app) showApp(e.app);
       break;
     default:
   }
+}
+
+/// A published build's address (docs/apps.md): `/apps/<slug>` sends the browser on to the
+/// app's own origin.
+function showApp(app) {
+  const link = $('app-link');
+  link.href = app.url_path;
+  link.textContent = t('view.app', { path: app.url_path });
+  link.title = app.description;
+  link.hidden = false;
 }
 
 function meter() {

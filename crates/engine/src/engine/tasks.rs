@@ -371,6 +371,7 @@ impl PreparedTasks {
             browser_checked: false,
             browser_reason: None,
             end_reason: None,
+            app: None,
         };
         if let Err(e) = log.finish(RunEnd { last_words: vec![], record: finish, complete }).await {
             tracing::warn!(run = %self.id, "task run end not stored: {e}");

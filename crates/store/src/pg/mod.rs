@@ -6,6 +6,7 @@
 //! appends fenced by the lease holder in the same transaction, and a [`PgNotifier`] that fans
 //! commits out to every process over `LISTEN`/`NOTIFY`.
 
+mod apps;
 mod assistant;
 mod assistant_calls;
 mod chat;

@@ -1,0 +1,123 @@
+//! A published build becomes an app with an address of its own (docs/apps.md). Its title and
+//! one-line description are the model's words, read from the project's entry page (the
+//! template's [`Template::entry_page`], so a bundled page is read where it is served from); a
+//! page without them gets names made from the request. The store gives out the slug.
+
+use std::path::Path;
+use wright_events::{AppRef, Template};
+use wright_store::apps::{DESCRIPTION_CHARS, TITLE_CHARS, clip};
+use wright_store::{NewApp, Store};
+
+/// Words of the request a fallback title takes.
+const TITLE_WORDS: usize = 6;
+/// Largest entry page read for its names.
+const MAX_PAGE_BYTES: u64 = 1 << 20;
+
+/// Publish build `build_id`: its app's names from the entry page under `root`, its address
+/// from the store. `None` (and a warning in the log) when the store could not publish it; the
+/// build is published all the same.
+pub async fn publish(
+    store: &dyn Store,
+    build_id: &str,
+    prompt: &str,
+    template: Template,
+    root: &Path,
+) -> Option<AppRef> {
+    let page = root.join(template.entry_page());
+    let meta = tokio::task::spawn_blocking(move || read_meta(&page)).await.unwrap_or_default();
+    let app = NewApp {
+        build_id: build_id.to_string(),
+        title: clip(&meta.title.unwrap_or_else(|| title_from(prompt)), TITLE_CHARS),
+        description: clip(&meta.description.unwrap_or_else(|| prompt.to_string()), DESCRIPTION_CHARS),
+        prompt: prompt.to_string(),
+        template: template.as_str().to_string(),
+    };
+    match store.publish_app(&app).await {
+        Ok(app) => Some(app.to_ref()),
+        Err(e) => {
+            tracing::warn!(build = %build_id, "the app was not published: {e}");
+            None
+        }
+    }
+}
+
+fn read_meta(page: &Path) -> wright_webcheck::PageMeta {
+    let small = std::fs::metadata(page).is_ok_and(|m| m.is_file() && m.len() <= MAX_PAGE_BYTES);
+    match std::fs::read(page) {
+        Ok(bytes) if small => wright_webcheck::page_meta(&String::from_utf8_lossy(&bytes)),
+        _ => wright_webcheck::PageMeta::default(),
+    }
+}
+
+/// A title from the request's first words, its first letter capitalised ("a todo app for my
+/// homework" → "A todo app for my homework").
+pub fn title_from(prompt: &str) -> String {
+    let words: Vec<&str> = prompt.split_whitespace().take(TITLE_WORDS).collect();
+    let text = words.join(" ");
+    let text = text.trim_end_matches(|c: char| c.is_ascii_punctuation());
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => "App".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use wright_store::SqliteStore;
+
+    #[test]
+    fn titles_from_requests() {
+        assert_eq!(title_from("a todo app to track my homework every day"), "A todo app to track my");
+        assert_eq!(title_from("  "), "App");
+        assert_eq!(title_from("ótimo relógio!"), "Ótimo relógio");
+    }
+
+    async fn store_with(id: &str) -> Arc<dyn Store> {
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::memory().await.unwrap());
+        let b = wright_store::NewBuild {
+            id: id.into(),
+            kind: wright_events::RunKind::Build,
+            parent_id: None,
+            prompt: "p".into(),
+            template: "static".into(),
+            lang: "en".into(),
+            provider: "scripted".into(),
+            model: "m".into(),
+            workspace: "/tmp/x".into(),
+            started_at: wright_store::now(),
+        };
+        store.create_build(&b).await.unwrap();
+        store
+    }
+
+    #[tokio::test]
+    async fn names_come_from_the_entry_page_else_the_request() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("client")).unwrap();
+        std::fs::write(
+            dir.path().join("client/index.html"),
+            "<html><head><title>Notes Board</title><meta name=\"description\" content=\"Sticky notes, shared.\"></head></html>",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("index.html"), "<title>Wrong page</title>").unwrap();
+        let store = store_with("b1").await;
+        let app = publish(store.as_ref(), "b1", "a notes app with a server", Template::Fullstack, dir.path()).await;
+        let app = app.unwrap();
+        assert_eq!((app.slug.as_str(), app.title.as_str()), ("notes-board", "Notes Board"));
+        assert_eq!((app.description.as_str(), app.url_path.as_str()), ("Sticky notes, shared.", "/apps/notes-board"));
+
+        let bare = tempfile::tempdir().unwrap();
+        let store = store_with("b2").await;
+        let app = publish(store.as_ref(), "b2", "a dice roller for board games", Template::Static, bare.path()).await;
+        let app = app.unwrap();
+        assert_eq!(
+            (app.title.as_str(), app.slug.as_str()),
+            ("A dice roller for board games", "a-dice-roller-for-board")
+        );
+        assert_eq!(app.description, "a dice roller for board games");
+        assert!(publish(store.as_ref(), "nope", "x", Template::Static, bare.path()).await.is_none());
+    }
+}
