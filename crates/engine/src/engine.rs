@@ -413,6 +413,23 @@ impl Engine {
                 .or(file.template.clone())
                 .unwrap_or_else(|| "auto".into()),
         )?;
+        // The built-in model cannot write a React app (it fills tested starters, which are plain
+        // pages); a request that merely names React gets a working plain app instead, said so.
+        // Asked for explicitly (`--template react`), react it is.
+        let mut local_react = None;
+        let template = if self.kind == ProviderKind::Local
+            && parent.is_none()
+            && template == Template::Auto
+            && template.resolve(&job.prompt) == Template::React
+        {
+            local_react = Some(
+                "wright: the built-in model cannot write React apps, so this one is built in plain HTML and JavaScript from a tested starter; with a stronger model (--provider, docs/react.md) it is a React + TypeScript + Tailwind app"
+                    .to_string(),
+            );
+            Template::Interactive
+        } else {
+            template
+        };
         let lang = parse_lang(
             &job.lang
                 .clone()
@@ -457,7 +474,7 @@ impl Engine {
         let workspace = Workspace::open(&ws_path, self.workspace_limits())
             .map_err(|e| EngineError::Usage(format!("workspace {}: {e}", ws_path.display())))?;
         let (parts, confinement) = self.parts(&build_id, &workspace, connected)?;
-        let mut warnings: Vec<String> = confinement.warning.iter().cloned().collect();
+        let mut warnings: Vec<String> = confinement.warning.iter().cloned().chain(local_react).collect();
         // Apps with JavaScript tests need Node.js; say so now rather than after three failed fixes.
         if template.resolve(&job.prompt) != Template::Static {
             let host = wright_prereq::Host::from_env();
