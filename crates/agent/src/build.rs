@@ -104,6 +104,8 @@ pub struct BuildRequest {
     pub starter: Option<crate::StarterChoice>,
     /// How long one TRANSPILING pass may take (templates with a build step).
     pub transpile_limit: Duration,
+    /// Outside APIs the build's server may call (named in the full-stack prompt).
+    pub outside_apis: Vec<prompts::OutsideApi>,
 }
 
 impl Default for BuildRequest {
@@ -131,6 +133,7 @@ impl Default for BuildRequest {
             screenshot: None,
             starter: None,
             transpile_limit: wright_transpile::DEFAULT_LIMIT,
+            outside_apis: Vec::new(),
         }
     }
 }
@@ -618,7 +621,10 @@ async fn drive(
         }
         p.applied = notes;
     }
-    let system = prompts::system_prompt(template, req.lang);
+    let mut system = prompts::system_prompt(template, req.lang);
+    if let Some(suppliers) = prompts::suppliers_section(template, req.lang, &req.outside_apis) {
+        system = format!("{system}\n{suppliers}");
+    }
     let knowledge = knowledge_of(&p.applied, req.lang);
     // A tested starter, for a new build: said first, then filled or followed.
     // (The starters are plain web pages: a template with a build step sets up its own project.)

@@ -22,7 +22,7 @@ mod verify_browser;
 
 pub use agent_loop::{AgentLoop, ContextFit, LoopStats, PhaseEnd};
 pub use build::{BuildDeps, BuildEnd, BuildReport, BuildRequest, ModelPrice, Pricing, run_build};
-pub use prompts::{Lang, Template};
+pub use prompts::{Lang, OutsideApi, Template};
 pub use starting::{StarterChoice, StarterMode};
 pub use stuck::StuckDetector;
 pub use verify::{Failure, Verification, verify};

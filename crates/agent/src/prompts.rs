@@ -215,6 +215,29 @@ pub fn system_prompt(template: Template, lang: Lang) -> String {
     [l.identity, &constraints, l.tools, examples].join("\n")
 }
 
+/// An outside API a build may call, as the prompt names it (never with its key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutsideApi {
+    pub name: String,
+    /// `WRIGHT_API_<NAME>`: where the server finds the API's base URL.
+    pub env: String,
+}
+
+/// The suppliers section of a full-stack build's system prompt: which APIs the server may
+/// call and how (the page never does). `None` for other templates or when there are none, so
+/// builds without outside access keep their prompt byte for byte.
+pub fn suppliers_section(template: Template, lang: Lang, apis: &[OutsideApi]) -> Option<String> {
+    if template != Template::Fullstack || apis.is_empty() {
+        return None;
+    }
+    let text = match lang {
+        Lang::En => include_str!("../prompts/en/fullstack/suppliers.md"),
+        Lang::Pt => include_str!("../prompts/pt/fullstack/suppliers.md"),
+    };
+    let list: Vec<String> = apis.iter().map(|a| format!("- `{}`: `process.env.{}`", a.name, a.env)).collect();
+    Some(text.replace("{apis}", &list.join("\n")))
+}
+
 /// Most lessons shown, and most characters per lesson: the block opens every build's first user
 /// message, and the local engine's context is small.
 const MAX_LESSONS: usize = 8;
@@ -330,6 +353,16 @@ mod tests {
     /// ~1,500 tokens: the local engine has 8,192 tokens for the prompt, tool list, the few-shot
     /// example, the files and the answer.
     const MAX_SYSTEM_CHARS: usize = 6000;
+
+    #[test]
+    fn suppliers_are_named_only_for_full_stack_builds_that_have_them() {
+        let apis = [OutsideApi { name: "weather".into(), env: "WRIGHT_API_WEATHER".into() }];
+        let en = suppliers_section(Template::Fullstack, Lang::En, &apis).unwrap();
+        assert!(en.contains("- `weather`: `process.env.WRIGHT_API_WEATHER`") && en.contains("never holds a key"));
+        assert!(suppliers_section(Template::Fullstack, Lang::Pt, &apis).unwrap().contains("fornecedor"));
+        assert!(suppliers_section(Template::Fullstack, Lang::En, &[]).is_none());
+        assert!(suppliers_section(Template::Interactive, Lang::En, &apis).is_none());
+    }
 
     #[test]
     fn system_prompt_is_stable_and_localised() {

@@ -206,6 +206,10 @@ struct RunArgs {
     /// An extra acceptance command run in the workspace during verification; must exit 0. Repeatable.
     #[arg(long = "check", value_name = "CMD")]
     checks: Vec<String>,
+    /// An outside host (`host` or `host:port`) or API name this build may reach; repeatable.
+    /// Only what wright.toml's [egress] allows is kept [default: all of [egress]].
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allow_hosts: Vec<String>,
     /// Fix attempts after the first verification [default: 3].
     #[arg(long, value_name = "N")]
     max_fix_attempts: Option<u32>,
@@ -474,6 +478,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         workspace: args.workspace,
         model: None,
         holder: None,
+        allow_hosts: (!args.allow_hosts.is_empty()).then_some(args.allow_hosts),
     };
     let build = engine.prepare(job).await?;
     for w in &build.warnings {

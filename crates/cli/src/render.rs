@@ -215,6 +215,26 @@ impl HumanSink {
                 };
                 (vec![line], None)
             }
+            EventKind::OutsideRequest { host, method, status, allowed, api, reason, .. } => {
+                let what = match api {
+                    Some(name) => format!("API {name} ({host})"),
+                    None => host.clone(),
+                };
+                let line = if *allowed && reason.is_none() {
+                    format!("   🌍 {} {what}: {method} → {status}", self.t("Outside call to", "Chamada externa a"))
+                } else {
+                    format!(
+                        "   🚫 {} {what}: {}",
+                        if *allowed {
+                            self.t("Outside call cut short to", "Chamada externa interrompida a")
+                        } else {
+                            self.t("Outside call refused to", "Chamada externa recusada a")
+                        },
+                        reason.as_deref().unwrap_or("")
+                    )
+                };
+                (vec![line], None)
+            }
             EventKind::Learning { lesson, .. } => {
                 (vec![format!("🧠 {} {lesson}", self.t("Learned:", "Aprendi:"))], None)
             }

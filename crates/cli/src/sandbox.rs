@@ -95,7 +95,7 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
     let mode = args.sandbox.mode(&file)?;
     let network = args.sandbox.network(&file)?;
     // The probes need no writable folder; the browser trial makes a policy of its own folder.
-    let policy = Policy { network, limits: limits(&file), writable: vec![], read_only: vec![] };
+    let policy = Policy { network, limits: limits(&file), writable: vec![], read_only: vec![], egress: None };
     let root = wright_sandbox::running_as_root();
     let bwrap = probe_bwrap(&policy);
     let landlock = probe_landlock(&policy);

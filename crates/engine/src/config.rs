@@ -90,6 +90,36 @@ pub struct FileConfig {
     /// `wright serve`'s periodic jobs (`[maintenance]`, `docs/api.md`).
     #[serde(default)]
     pub maintenance: MaintenanceFile,
+    /// What builds may reach outside their sandbox (`[egress]`, `docs/egress.md`).
+    #[serde(default)]
+    pub egress: EgressFile,
+}
+
+/// The `[egress]` table: set by the admin; a build's request may only narrow it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EgressFile {
+    /// Hosts builds may reach through the proxy: `host` (ports 80 and 443) or `host:port`.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Outside requests per build [default: 200].
+    pub max_requests: Option<u64>,
+    /// Body bytes per build, both ways summed [default: 20 MiB].
+    pub max_bytes: Option<u64>,
+    /// Named APIs (`[egress.apis.<name>]`), called at `WRIGHT_API_<NAME>` with the key added.
+    #[serde(default)]
+    pub apis: std::collections::BTreeMap<String, ApiFile>,
+}
+
+/// One `[egress.apis.<name>]`: where it is and how its key (read from `key_env` on the host)
+/// is sent: `header = "Authorization: Bearer {key}"` or `query = "appid"`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiFile {
+    pub base_url: String,
+    pub key_env: String,
+    pub header: Option<String>,
+    pub query: Option<String>,
 }
 
 /// The `[store]` table.

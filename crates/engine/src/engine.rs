@@ -75,6 +75,9 @@ pub struct Job {
     /// The server worker that claimed the build; its ending is recorded only while it still
     /// holds it (a worker that lost its lease must not overwrite the next run). `None` locally.
     pub holder: Option<String>,
+    /// Outside access this build asks for (`--allow-host`, `allow_hosts`): hosts and API names.
+    /// It can only narrow the admin's `[egress]`; `None` takes that as it is.
+    pub allow_hosts: Option<Vec<String>>,
 }
 
 /// The provider chain, its default model and the label builds are recorded under.
@@ -94,6 +97,8 @@ pub struct Engine {
     store: Arc<dyn Store>,
     sandbox_mode: Mode,
     network: bool,
+    /// What builds may reach outside (`[egress]`), keys read once at start.
+    egress: Option<wright_egress::EgressPolicy>,
     pricing: Pricing,
     kind: ProviderKind,
     model: Option<String>,
@@ -167,6 +172,7 @@ impl Engine {
         }
         let sandbox_mode = Mode::parse(o.sandbox.as_deref().or(file.sandbox.as_deref()).unwrap_or("auto"))?;
         let network = sandbox::parse_network(o.network.as_deref().or(file.network.as_deref()).unwrap_or("deny"))?;
+        let egress = crate::egress::configured(&file.egress, &env)?;
         let data_dir = file.data_dir(o.data_dir.clone());
         let db_url = database_url(o.db.clone(), &file, &data_dir);
         let store = open_store(&db_url).await?;
@@ -190,6 +196,7 @@ impl Engine {
             store,
             sandbox_mode,
             network,
+            egress,
             pricing,
             kind,
             model,
@@ -353,6 +360,30 @@ impl Engine {
     /// redaction, the package cache) and the sandbox that confines them, which may write only
     /// the workspace and `scratch`. Builds use it, and so do previews of full-stack apps.
     pub fn sandbox(&self, workspace: &Workspace, scratch: &Path) -> Result<(ExecConfig, sandbox::Choice), EngineError> {
+        self.sandbox_with(workspace, scratch, None)
+    }
+
+    /// A proxy for one build's (or preview's) outside access: the admin's `[egress]` narrowed
+    /// to `asked`, or `None` when nothing outside is allowed or the network is simply open.
+    /// The second value says what was asked but stays closed.
+    pub fn egress(
+        &self,
+        name: &str,
+        asked: Option<&[String]>,
+    ) -> Result<(Option<crate::egress::BuildEgress>, Vec<String>), EngineError> {
+        let (policy, notes) = crate::egress::for_job(self.egress.as_ref(), asked)?;
+        let Some(policy) = policy.filter(|_| !self.network) else { return Ok((None, notes)) };
+        Ok((Some(crate::egress::BuildEgress::start(policy, &self.data_dir, name)?), notes))
+    }
+
+    /// [`Engine::sandbox`] with a way out through `egress`'s proxy (bubblewrap only: the
+    /// Landlock fallback has no network namespace to put the bridge in).
+    pub fn sandbox_with(
+        &self,
+        workspace: &Workspace,
+        scratch: &Path,
+        egress: Option<&crate::egress::BuildEgress>,
+    ) -> Result<(ExecConfig, sandbox::Choice), EngineError> {
         let io = |what: &str, e: std::io::Error| EngineError::Usage(format!("{what}: {e}"));
         let (file, o) = (&self.file, &self.o);
         let mut exec = ExecConfig::for_build(&scratch.join("home"), &scratch.join("tmp"))
@@ -376,8 +407,17 @@ impl Engine {
             limits: sandbox::limits(file),
             writable: vec![workspace.root().to_path_buf(), scratch.to_path_buf()],
             read_only: exec.deps_cache.iter().cloned().collect(),
+            egress: egress.map(|e| e.bridge()),
         };
-        let confinement = sandbox::choose(self.sandbox_mode, policy)?;
+        let mut confinement = sandbox::choose(self.sandbox_mode, policy)?;
+        if let Some(e) = egress {
+            if confinement.isolation.name() == "bwrap" {
+                exec.env.extend(e.env());
+            } else {
+                let why = "wright: outside access needs the bubblewrap sandbox; without it the build has no way out";
+                confinement.warning = Some(confinement.warning.map_or(why.to_string(), |w| format!("{w}\n{why}")));
+            }
+        }
         Ok((exec, confinement))
     }
 
@@ -473,8 +513,13 @@ impl Engine {
         };
         let workspace = Workspace::open(&ws_path, self.workspace_limits())
             .map_err(|e| EngineError::Usage(format!("workspace {}: {e}", ws_path.display())))?;
-        let (parts, confinement) = self.parts(&build_id, &workspace, connected)?;
+        let (egress, egress_notes) = self.egress(&build_id, job.allow_hosts.as_deref())?;
+        let outside_apis = egress.as_ref().map(|e| e.apis()).unwrap_or_default();
+        let (mut parts, confinement) = self.parts(&build_id, &workspace, connected, egress.as_ref())?;
+        parts.egress = egress;
         let mut warnings: Vec<String> = confinement.warning.iter().cloned().chain(local_react).collect();
+        warnings.extend(egress_notes);
+        warnings.extend(parts.egress.as_ref().map(egress_line));
         // Apps with JavaScript tests need Node.js; say so now rather than after three failed fixes.
         if template.resolve(&job.prompt) != Template::Static {
             let host = wright_prereq::Host::from_env();
@@ -510,6 +555,7 @@ impl Engine {
             transpile_limit: file
                 .transpile_timeout
                 .map_or(wright_agent::BuildRequest::default().transpile_limit, |s| Duration::from_secs(s.max(1))),
+            outside_apis,
         };
         Ok(Prepared {
             id: build_id,
@@ -533,9 +579,10 @@ impl Engine {
         run_id: &str,
         workspace: &Workspace,
         connected: &Connected,
+        egress: Option<&crate::egress::BuildEgress>,
     ) -> Result<(RunParts, Confinement), EngineError> {
         let scratch = self.scratch(run_id)?;
-        let (exec, choice) = self.sandbox(workspace, scratch.path())?;
+        let (exec, choice) = self.sandbox_with(workspace, scratch.path(), egress)?;
         let parts = RunParts {
             exec,
             runner: Arc::new(ProcessRunner::new(choice.isolation)),
@@ -543,6 +590,7 @@ impl Engine {
             store: self.store.clone(),
             provider: connected.provider.clone(),
             label: connected.label.clone(),
+            egress: None,
         };
         Ok((parts, Confinement { summary: choice.summary, warning: choice.warning }))
     }
@@ -564,6 +612,15 @@ pub(crate) struct RunParts {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) label: String,
+    /// The build's outside-access proxy, stopped when the run ends.
+    pub(crate) egress: Option<crate::egress::BuildEgress>,
+}
+
+/// One narration line on what a build may reach outside.
+fn egress_line(e: &crate::egress::BuildEgress) -> String {
+    let mut parts: Vec<String> = e.apis().iter().map(|a| format!("API {}", a.name)).collect();
+    parts.extend(e.hosts());
+    format!("wright: outside access through a filtering proxy: {} (everything else stays closed)", parts.join(", "))
 }
 
 /// The redactor for what builds show: the values of secret-looking host variables, token
@@ -630,6 +687,9 @@ impl Prepared {
         let p = self.parts;
         let log = LogWriter::start(p.store.clone(), &self.id, self.holder.as_deref(), sinks);
         let emitter = Emitter::new(self.id.clone(), vec![log.clone()]);
+        if let Some(egress) = &p.egress {
+            egress.attach(emitter.clone());
+        }
         let ctx = ToolContext { workspace: self.workspace.clone(), runner: p.runner, emitter, cancel, exec: p.exec };
         let deps = BuildDeps {
             provider: p.provider,
@@ -641,6 +701,7 @@ impl Prepared {
             log: Some(log.clone()),
         };
         let report = run_build(self.req, deps).await;
+        drop(p.egress);
         log.flush().await;
         drop(p.scratch);
         Finished { report, unsaved_events: log.failures() }

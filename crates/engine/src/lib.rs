@@ -9,6 +9,7 @@
 
 pub mod artifacts;
 pub mod config;
+mod egress;
 mod engine;
 mod explain;
 pub mod local;
@@ -16,6 +17,7 @@ pub mod providers;
 pub mod sandbox;
 
 pub use artifacts::{ArtifactError, Artifacts, LocalArtifacts, RunRef};
+pub use egress::BuildEgress;
 pub use engine::assistant::AssistantScope;
 pub use engine::chat::{ChatFinished, ChatJob, ChatParts, answerer, doctor_lines as chat_doctor_lines};
 pub use engine::tasks::{PreparedTasks, TaskJob, TasksFinished, load_task_file};

@@ -56,6 +56,10 @@ pub struct BuildBody {
     /// operates the page, through an embed key bound to the build's preview origin.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub assistant: bool,
+    /// Outside hosts (`host` or `host:port`) and API names the build may reach: only those the
+    /// server's `[egress]` also allows are kept. Absent: the server's list as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_hosts: Option<Vec<String>>,
 }
 
 /// `202` answer to `POST /api/builds`.

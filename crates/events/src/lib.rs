@@ -155,6 +155,25 @@ pub enum EventKind {
         screenshot: Option<String>,
         duration_ms: u64,
     },
+    /// A request from the build's sandbox (or its page) to the outside, through wright's
+    /// egress proxy: let through or refused. Never holds a key, a path or a query.
+    OutsideRequest {
+        /// `host`, or `host:port` when the port is not 80 or 443.
+        host: String,
+        /// `GET`, `POST`, … or `CONNECT` for an HTTPS tunnel.
+        method: String,
+        status: u16,
+        /// Body bytes both ways (request body sent plus response body received).
+        bytes: u64,
+        duration_ms: u64,
+        allowed: bool,
+        /// The named API (`[egress.apis.<name>]`) when the call went through `/_api/<name>`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        api: Option<String>,
+        /// Why it was refused or cut short.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     ErrorFixed {
         iteration: u32,
     },
@@ -312,6 +331,7 @@ impl EventKind {
             EventKind::ErrorDetected { .. } => "error_detected",
             EventKind::ErrorFixed { .. } => "error_fixed",
             EventKind::BrowserCheck { .. } => "browser_check",
+            EventKind::OutsideRequest { .. } => "outside_request",
             EventKind::Learning { .. } => "learning",
             EventKind::Usage { .. } => "usage",
             EventKind::Complete { .. } => "complete",

@@ -58,6 +58,9 @@ pub struct Policy {
     /// Extra folders mounted read-only at the same path (a dependency cache, a toolchain
     /// installed outside `/usr`).
     pub read_only: Vec<PathBuf>,
+    /// With the network off, a bridge to an egress proxy (bubblewrap only; the Landlock
+    /// fallback has no network namespace to put it in).
+    pub egress: Option<crate::egress::EgressBridge>,
 }
 
 /// Why bubblewrap cannot be used here.
@@ -167,7 +170,8 @@ impl Bwrap {
 
     /// Runs `true` in a sandbox with this policy's shape; returns how long that took.
     pub fn probe(&self) -> Result<Duration, Unavailable> {
-        let probe = Self { policy: Policy { writable: Vec::new(), ..self.policy.clone() }, ..self.clone() };
+        let policy = Policy { writable: Vec::new(), egress: None, ..self.policy.clone() };
+        let probe = Self { policy, ..self.clone() };
         probe_with(&probe).map_err(Unavailable::Broken)
     }
 
@@ -212,6 +216,10 @@ impl Bwrap {
         // short folder for programs that must keep their own sockets there (Chromium's
         // process singleton refuses a socket path over 107 bytes, and TMPDIR can be long).
         push(&["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run"]);
+        let bridge = self.policy.egress.as_ref().filter(|_| !self.policy.network);
+        if let Some(b) = bridge {
+            push(&b.mounts().iter().map(String::as_str).collect::<Vec<_>>());
+        }
         // bwrap copies the modes of the host's parent folders when it creates mount points; a
         // 0700 parent (a temp dir, a home) would lock the sandbox user out of its own workspace.
         let mut parents: Vec<PathBuf> = Vec::new();
@@ -237,11 +245,14 @@ impl Bwrap {
             visible.push(p.clone());
         }
         // A program outside the mounted folders (a toolchain under /root, say) is mounted
-        // read-only by its folder so the command can start.
-        if let Some(dir) = program.parent() {
-            let system = SYSTEM_DIRS.iter().any(|d| program.starts_with(d));
-            if !system && !visible.iter().any(|v| program.starts_with(v)) {
-                push(&["--ro-bind", &dir.to_string_lossy(), &dir.to_string_lossy()]);
+        // read-only by its folder so the command can start; so is the bridge's Node.js.
+        for program in std::iter::once(program).chain(bridge.map(|b| b.node.as_path())) {
+            if let Some(dir) = program.parent() {
+                let system = SYSTEM_DIRS.iter().any(|d| program.starts_with(d));
+                if !system && !visible.iter().any(|v| program.starts_with(v)) {
+                    push(&["--ro-bind", &dir.to_string_lossy(), &dir.to_string_lossy()]);
+                    visible.push(dir.to_path_buf());
+                }
             }
         }
         push(&["--chdir", &spec.cwd.to_string_lossy()]);
@@ -268,6 +279,9 @@ impl Bwrap {
                 "--no-new-privs".into(),
                 "--".into(),
             ]);
+        }
+        if let Some(b) = bridge {
+            a.extend(b.prefix());
         }
         a.push(program.to_string_lossy().into_owned());
         a.extend(spec.args.iter().cloned());

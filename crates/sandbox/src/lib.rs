@@ -8,6 +8,7 @@
 mod bwrap;
 mod cgroup;
 mod confine;
+mod egress;
 mod output;
 mod redact;
 mod runner;
@@ -18,6 +19,7 @@ mod workspace;
 pub use bwrap::{Bwrap, Limits, Policy, SANDBOX_UID, Unavailable, give_back, running_as_root, shared_folder};
 pub use cgroup::Cgroups;
 pub use confine::{CONFINE_ARG, ConfineError, Landlock, confine_and_exec};
+pub use egress::{EgressBridge, SCRIPT_INSIDE, SOCKET_INSIDE};
 pub use output::CappedOutput;
 pub use redact::{HOME_MARK, MIN_SECRET_LEN, REDACTED, RedactStream, Redactor};
 pub use runner::{

@@ -30,6 +30,8 @@ struct App {
     last_used: Instant,
     /// The scratch folder (HOME, TMPDIR, the socket); removed when the app is dropped.
     _scratch: tempfile::TempDir,
+    /// The app's outside-access proxy (the admin's `[egress]`), stopped with it.
+    _egress: Option<wright_engine::BuildEgress>,
 }
 
 /// The apps running for previews, by build id.
@@ -105,7 +107,9 @@ async fn start(engine: &Engine, id: &str, ws: &Workspace) -> Result<App, ApiErro
     let scratch = engine.scratch("p").map_err(|e| unavailable(e.to_string()))?;
     // Reached by a short name whatever the data folder's length (a socket path must fit in 107 bytes).
     let socket = Arc::new(SocketDir::open(scratch.path()).map_err(|e| unavailable(e.to_string()))?);
-    let (exec, confinement) = engine.sandbox(ws, scratch.path()).map_err(|e| unavailable(e.to_string()))?;
+    let (egress, _) = engine.egress(&format!("p-{id}"), None).map_err(|e| unavailable(e.to_string()))?;
+    let (exec, confinement) =
+        engine.sandbox_with(ws, scratch.path(), egress.as_ref()).map_err(|e| unavailable(e.to_string()))?;
     let [port] = wright_sandbox::loopback_ports::<1>().map_err(|e| unavailable(format!("no free port: {e}")))?;
     let args = vec![
         "-e".into(),
@@ -135,7 +139,7 @@ async fn start(engine: &Engine, id: &str, ws: &Workspace) -> Result<App, ApiErro
         }
         if tokio::net::UnixStream::connect(socket.path(SOCKET)).await.is_ok() && answers(&socket).await {
             tracing::info!(build = %id, entry, "preview app started");
-            return Ok(App { socket, stop, last_used: Instant::now(), _scratch: scratch });
+            return Ok(App { socket, stop, last_used: Instant::now(), _scratch: scratch, _egress: egress });
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

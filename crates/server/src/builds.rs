@@ -63,6 +63,14 @@ fn validate(state: &AppState, body: &BuildBody) -> ApiResult<()> {
             format!("checks: at most {MAX_CHECKS} commands, none empty or over {MAX_CHECK_CHARS} characters"),
         ));
     }
+    if let Some(hosts) = &body.allow_hosts
+        && (hosts.len() > MAX_CHECKS || hosts.iter().any(|h| h.trim().is_empty() || h.len() > 255))
+    {
+        return Err(ApiError::invalid(
+            "invalid_fields",
+            format!("allow_hosts: at most {MAX_CHECKS} hosts or API names, none empty or over 255 characters"),
+        ));
+    }
     Ok(())
 }
 

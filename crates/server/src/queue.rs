@@ -251,6 +251,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                 workspace: (!continuing).then(|| record.start.workspace.clone().into()),
                 model: body.model,
                 holder: Some(worker.to_string()),
+                allow_hosts: body.allow_hosts,
             };
             let prepared = match reset {
                 Ok(Ok(())) => shared

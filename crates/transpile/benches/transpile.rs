@@ -35,6 +35,7 @@ fn context(base: &std::path::Path, name: &str, cache: &std::path::Path) -> ToolC
         limits: Default::default(),
         writable: vec![ws.clone(), scratch.clone()],
         read_only: vec![cache.to_path_buf()],
+        egress: None,
     };
     let runner = ProcessRunner::new(Box::new(Bwrap::new(policy).expect("bubblewrap is needed for this bench")));
     ToolContext {

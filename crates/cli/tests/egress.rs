@@ -1,0 +1,210 @@
+//! Outside access end to end: a scripted model writes a full-stack app whose server orders a
+//! forecast from a named API (`process.env.WRIGHT_API_WEATHER`) and also tries a host that is
+//! not allowed, through the proxy. The app's own tests call its endpoint during VERIFYING, in
+//! the real sandbox. The allowed call works and is an `outside_request` event, the other is
+//! refused and reported, and the API key is nowhere: not in the files, the events or the
+//! prompts the model was sent.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::routing::any;
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use support::{MockLlm, Turn, assert_contract, wright_in};
+
+const KEY: &str = "wx-e2e-4f1c9a7730b2";
+
+/// A server on loopback that records what it was asked (path and query) and answers JSON.
+async fn recording(answer: &'static str) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let s = seen.clone();
+    let app = Router::new().fallback(any(move |req: Request| {
+        let s = s.clone();
+        async move {
+            s.lock().unwrap().push(req.uri().to_string());
+            ([("content-type", "application/json")], answer)
+        }
+    }));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    (port, seen)
+}
+
+fn server_js(blocked: u16) -> String {
+    format!(
+        r#"const http = require('node:http');
+// The kitchen orders from its supplier; the page only ever asks /api/weather.
+async function forecast() {{
+  const base = process.env.WRIGHT_API_WEATHER;
+  if (!base) return {{ error: 'no weather supplier configured' }};
+  const res = await fetch(base + '/forecast?city=Lisboa');
+  return res.json();
+}}
+// A host that is not allowed, asked through the proxy: the answer is its status.
+function elsewhere() {{
+  return new Promise((resolve) => {{
+    const proxy = new URL(process.env.HTTP_PROXY);
+    const req = http.request({{ host: proxy.hostname, port: proxy.port, path: 'http://127.0.0.1:{blocked}/secret' }}, (res) => {{
+      res.resume();
+      resolve(res.statusCode);
+    }});
+    req.on('error', (e) => resolve(e.code));
+    req.end();
+  }});
+}}
+const server = http.createServer(async (req, res) => {{
+  if (req.url === '/api/weather') {{
+    const body = {{ forecast: await forecast(), elsewhere: await elsewhere() }};
+    res.writeHead(200, {{ 'Content-Type': 'application/json' }});
+    return res.end(JSON.stringify(body));
+  }}
+  res.writeHead(200, {{ 'Content-Type': 'text/html' }});
+  res.end('<!doctype html><html><head><title>Weather</title></head><body><h1>Weather</h1></body></html>');
+}});
+if (require.main === module) server.listen(process.env.PORT || 3000);
+module.exports = {{ server }};
+"#
+    )
+}
+
+const TEST_JS: &str = r#"const test = require('node:test');
+const assert = require('node:assert');
+const { server } = require('../server/server.js');
+test('the kitchen gets the forecast from its supplier and nothing from elsewhere', async () => {
+  await new Promise((done) => server.listen(0, done));
+  try {
+    const res = await fetch(`http://127.0.0.1:${server.address().port}/api/weather`);
+    const body = await res.json();
+    assert.strictEqual(body.forecast.today, 'sunny');
+    assert.strictEqual(body.elsewhere, 403);
+  } finally { server.close(); }
+});
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fullstack_app_orders_from_its_supplier_through_the_proxy_and_the_key_stays_outside() {
+    let (weather, weather_seen) = recording(r#"{"today":"sunny"}"#).await;
+    let (blocked, blocked_seen) = recording(r#"{"secret":true}"#).await;
+    let files = [
+        (
+            "createFile",
+            json!({"path": "package.json", "content": r#"{ "name": "weather", "version": "1.0.0", "scripts": { "start": "node server/server.js", "test": "node --test" } }"#}),
+        ),
+        ("createFile", json!({"path": "server/server.js", "content": server_js(blocked)})),
+        ("createFile", json!({"path": "tests/server.test.js", "content": TEST_JS})),
+        (
+            "createFile",
+            json!({"path": "client/index.html", "content": "<!doctype html><html><body><h1>Weather</h1></body></html>"}),
+        ),
+    ];
+    let mock = MockLlm::start(vec![Turn::calls(&files), Turn::text("Done.")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("wright.toml"),
+        format!(
+            "[egress]\nallow = []\nmax_requests = 50\n\n[egress.apis.weather]\nbase_url = \"http://127.0.0.1:{weather}/v1\"\nkey_env = \"WEATHER_KEY\"\nquery = \"appid\"\n"
+        ),
+    )
+    .unwrap();
+    let run = wright_in(
+        dir,
+        "openai",
+        &mock.base_url,
+        "a weather dashboard for Lisboa",
+        &["--template", "fullstack", "--browser-check", "off", "--sandbox", "bwrap"],
+        &[("WEATHER_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
+    assert_contract(&run);
+
+    // The supplier got the key, added outside the sandbox; the other host heard nothing.
+    let seen = weather_seen.lock().unwrap().clone();
+    assert!(!seen.is_empty());
+    assert!(seen.iter().all(|u| u == &format!("/v1/forecast?city=Lisboa&appid={KEY}")), "{seen:?}");
+    assert!(blocked_seen.lock().unwrap().is_empty());
+
+    let outside = run.of_type("outside_request");
+    let api_call = outside.iter().find(|e| e["api"] == "weather").expect("the API call is an event");
+    assert_eq!(api_call["allowed"], true);
+    assert_eq!(api_call["status"], 200);
+    assert_eq!(api_call["method"], "GET");
+    assert_eq!(api_call["host"], format!("127.0.0.1:{weather}"));
+    let refused = outside.iter().find(|e| e["allowed"] == false).expect("the refused call is an event");
+    assert_eq!(refused["host"], format!("127.0.0.1:{blocked}"));
+    assert_eq!(refused["status"], 403);
+    assert!(refused["reason"].as_str().unwrap().contains("not on this build's list"));
+
+    // The model was told about its supplier, by name, without the key.
+    let prompts = serde_json::to_string(&mock.requests()).unwrap();
+    assert!(prompts.contains("process.env.WRIGHT_API_WEATHER"), "the prompt names the API");
+    assert!(!prompts.contains(KEY), "the key reached the model");
+    assert!(!run.stdout.contains(KEY), "the key is in the events");
+    assert!(!run.stderr.contains(KEY));
+    for entry in walk(&run.workspace()) {
+        let text = std::fs::read(&entry).unwrap_or_default();
+        assert!(!String::from_utf8_lossy(&text).contains(KEY), "the key is in {}", entry.display());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asking_for_a_host_the_admin_did_not_allow_is_said_and_stays_closed() {
+    let mock = MockLlm::start(vec![Turn::text("Nothing to do.")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("wright.toml"), "[egress]\nallow = [\"api.example.com\"]\n").unwrap();
+    let run = wright_in(
+        dir,
+        "openai",
+        &mock.base_url,
+        "a static page",
+        &[
+            "--template",
+            "static",
+            "--browser-check",
+            "off",
+            "--allow-host",
+            "evil.example.com",
+            "--allow-host",
+            "api.example.com",
+        ],
+        &[],
+    )
+    .await;
+    assert!(
+        run.stderr.contains("outside access to evil.example.com was asked for but is not allowed here"),
+        "{}",
+        run.stderr
+    );
+    let open = run.stderr.lines().find(|l| l.contains("outside access through a filtering proxy")).unwrap_or_default();
+    assert!(open.contains("api.example.com") && !open.contains("evil"), "{}", run.stderr);
+
+    // Without any [egress], asking is a usage error.
+    let mock = MockLlm::start(vec![Turn::text("Nothing to do.")]).await;
+    let run = wright_in(
+        tempfile::tempdir().unwrap(),
+        "openai",
+        &mock.base_url,
+        "a static page",
+        &["--allow-host", "a.com"],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("allows none"), "{}", run.stderr);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_symlink() {
+            continue;
+        }
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}

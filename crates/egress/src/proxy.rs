@@ -1,0 +1,265 @@
+//! The proxy's listeners and request routing: one Unix socket (the sandbox bridge's way in)
+//! and one loopback TCP port (Chromium's `--proxy-server`), both serving the same rules.
+
+use crate::policy::EgressPolicy;
+use crate::{OutsideRequest, Sink};
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+use wright_sandbox::SocketDir;
+
+/// The proxy's socket file in the folder it is given.
+pub const SOCKET_NAME: &str = "egress.sock";
+
+/// Why the proxy could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EgressError {
+    #[error("the egress proxy must be started inside a tokio runtime")]
+    NoRuntime,
+    #[error("the egress proxy could not listen: {0}")]
+    Listen(#[from] std::io::Error),
+    #[error("the egress proxy's HTTP client could not be made: {0}")]
+    Client(String),
+}
+
+/// What the request handlers share: the rules, the counters and the way out.
+pub(crate) struct State {
+    pub(crate) policy: EgressPolicy,
+    sink: Sink,
+    pub(crate) client: reqwest::Client,
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    pub(crate) stop: CancellationToken,
+}
+
+/// A response with a whole body (bodies are bounded by the byte limit, so they are buffered).
+pub(crate) type Answer = Response<Full<Bytes>>;
+
+impl State {
+    /// Counts one outside request, or says which limit refuses it.
+    pub(crate) fn admit(&self) -> Result<(), String> {
+        let l = self.policy.limits;
+        if self.bytes.load(Ordering::Relaxed) >= l.max_bytes {
+            return Err(format!("this build has used its {} bytes of outside traffic", l.max_bytes));
+        }
+        if self.requests.fetch_add(1, Ordering::Relaxed) >= l.max_requests {
+            return Err(format!("this build has made its {} outside requests", l.max_requests));
+        }
+        Ok(())
+    }
+
+    /// Bytes still allowed.
+    pub(crate) fn budget(&self) -> u64 {
+        self.policy.limits.max_bytes.saturating_sub(self.bytes.load(Ordering::Relaxed))
+    }
+
+    /// Takes `n` bytes from the budget; false when that goes past it.
+    pub(crate) fn take(&self, n: u64) -> bool {
+        self.bytes.fetch_add(n, Ordering::Relaxed).saturating_add(n) <= self.policy.limits.max_bytes
+    }
+
+    pub(crate) fn report(&self, r: OutsideRequest) {
+        tracing::debug!(host = %r.host, method = %r.method, status = r.status, allowed = r.allowed, "outside request");
+        (self.sink)(r);
+    }
+
+    /// Reports a refusal and answers it with `status` and the reason in plain words.
+    pub(crate) fn refuse(
+        &self,
+        status: StatusCode,
+        host: &str,
+        method: &str,
+        api: Option<&str>,
+        reason: String,
+        started: Instant,
+    ) -> Answer {
+        self.report(OutsideRequest {
+            host: host.to_string(),
+            method: method.to_string(),
+            status: status.as_u16(),
+            bytes: 0,
+            duration_ms: elapsed_ms(started),
+            allowed: false,
+            api: api.map(str::to_string),
+            reason: Some(reason.clone()),
+        });
+        text(status, format!("wright's egress proxy refused this request: {reason}\n"))
+    }
+}
+
+pub(crate) fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+pub(crate) fn text(status: StatusCode, body: String) -> Answer {
+    let mut res = Response::new(Full::new(Bytes::from(body)));
+    *res.status_mut() = status;
+    res.headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"));
+    res
+}
+
+/// `host` or `host:port` (IPv6 in brackets) for reports; 80 and 443 go unsaid.
+pub(crate) fn host_label(host: &str, port: u16) -> String {
+    let host = if host.contains(':') { format!("[{host}]") } else { host.to_string() };
+    if port == 80 || port == 443 { host } else { format!("{host}:{port}") }
+}
+
+/// One build's proxy. It stops (and its socket goes) when dropped.
+pub struct Proxy {
+    tcp: SocketAddr,
+    socket: PathBuf,
+    dir: SocketDir,
+    state: Arc<State>,
+}
+
+impl Proxy {
+    /// Listens on `<dir>/egress.sock` (reached through a short name, so `dir` may be long) and
+    /// on a free loopback port, and serves `policy` until dropped. Needs a tokio runtime.
+    pub fn start(policy: EgressPolicy, dir: &Path, sink: Sink) -> Result<Self, EgressError> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| EgressError::NoRuntime)?;
+        let sockets = SocketDir::open(dir)?;
+        let short = sockets.path(SOCKET_NAME);
+        match std::fs::remove_file(&short) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
+        let unix = std::os::unix::net::UnixListener::bind(&short)?;
+        // The sandbox user (uid 65534 when wright is root) must be able to connect.
+        std::fs::set_permissions(&short, std::fs::Permissions::from_mode(0o666))?;
+        unix.set_nonblocking(true)?;
+        let tcp = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+        tcp.set_nonblocking(true)?;
+        let addr = tcp.local_addr()?;
+        let client = reqwest::Client::builder()
+            // Never through the host's own proxy settings, and never follow a redirect to a
+            // host the allow-list did not check.
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(60))
+            .build()
+            .map_err(|e| EgressError::Client(e.to_string()))?;
+        let state = Arc::new(State {
+            policy,
+            sink,
+            client,
+            requests: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            stop: CancellationToken::new(),
+        });
+        let _in_runtime = handle.enter();
+        let unix = tokio::net::UnixListener::from_std(unix)?;
+        let tcp = tokio::net::TcpListener::from_std(tcp)?;
+        let st = state.clone();
+        handle.spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = st.stop.cancelled() => return,
+                    r = unix.accept() => accepted(r.map(|(s, _)| s), &st).await,
+                }
+            }
+        });
+        let st = state.clone();
+        handle.spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = st.stop.cancelled() => return,
+                    r = tcp.accept() => accepted(r.map(|(s, _)| s), &st).await,
+                }
+            }
+        });
+        Ok(Self { tcp: addr, socket: dir.join(SOCKET_NAME), dir: sockets, state })
+    }
+
+    /// The loopback address for Chromium's `--proxy-server` (and host-side tests).
+    pub fn tcp_addr(&self) -> SocketAddr {
+        self.tcp
+    }
+
+    /// The socket file by its real (possibly long) path, for mounting into the sandbox.
+    pub fn socket_path(&self) -> &Path {
+        &self.socket
+    }
+
+    /// A short name of the socket, valid in this process while the proxy lives.
+    pub fn short_socket_path(&self) -> PathBuf {
+        self.dir.path(SOCKET_NAME)
+    }
+
+    pub fn policy(&self) -> &EgressPolicy {
+        &self.state.policy
+    }
+
+    /// Outside requests admitted so far.
+    pub fn requests(&self) -> u64 {
+        self.state.requests.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.state.stop.cancel();
+        let _ = std::fs::remove_file(self.dir.path(SOCKET_NAME));
+    }
+}
+
+async fn accepted<S>(r: std::io::Result<S>, st: &Arc<State>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    match r {
+        Ok(stream) => {
+            tokio::spawn(serve(stream, st.clone()));
+        }
+        Err(e) => {
+            // Out of descriptors, say: wait a little rather than spin.
+            tracing::warn!("egress proxy: accept failed: {e}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+async fn serve<S>(stream: S, st: Arc<State>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let svc = {
+        let st = st.clone();
+        hyper::service::service_fn(move |req| handle(st.clone(), req))
+    };
+    let conn = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), svc).with_upgrades();
+    tokio::select! {
+        r = conn => if let Err(e) = r { tracing::debug!("egress proxy connection: {e}") },
+        _ = st.stop.cancelled() => {}
+    }
+}
+
+async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Answer, Infallible> {
+    let started = Instant::now();
+    if req.method() == Method::CONNECT {
+        return Ok(crate::tunnel::connect(st, req, started).await);
+    }
+    if req.uri().scheme().is_some() {
+        return Ok(crate::forward::plain(&st, req, started).await);
+    }
+    if let Some(rest) = req.uri().path().strip_prefix("/_api/").map(str::to_string) {
+        return Ok(crate::forward::api(&st, req, &rest, started).await);
+    }
+    Ok(text(
+        StatusCode::BAD_REQUEST,
+        "This is wright's egress proxy. Use it as an HTTP proxy (absolute URLs or CONNECT), or call a \
+         configured API at /_api/<name>/<path>.\n"
+            .into(),
+    ))
+}
