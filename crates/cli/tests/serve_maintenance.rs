@@ -1,6 +1,6 @@
 //! `wright serve`'s periodic jobs over a real server: with `[maintenance]` every second and a
 //! retention of two seconds, a finished build's folder goes while its record and events stay,
-//! and the jobs and this server show in the admin dashboard and in `/metrics`.
+//! its published app is taken down with it, and the jobs and this server show in the admin dashboard and in `/metrics`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod support;
@@ -28,6 +28,8 @@ async fn old_builds_lose_their_files_and_the_jobs_show() {
     let id = create_ok(&c, &s, &alice, "a landing page for a dog walking business").await;
     let events = stream(&c, &s, &alice, &id, None).await;
     assert_eq!(events.last().unwrap().data["success"], true);
+    let slug = events.last().unwrap().data["app"]["slug"].as_str().expect("the build published an app").to_string();
+    assert_eq!(c.get(s.url(&format!("/apps/{slug}"))).send().await.unwrap().status(), 307, "its address leads to it");
     let folder = dir.path().join("builds").join(&id);
     assert!(folder.join("index.html").exists(), "kept for two seconds after the build ended");
 
@@ -46,6 +48,14 @@ async fn old_builds_lose_their_files_and_the_jobs_show() {
     assert_eq!(files, serde_json::json!([]), "no files left");
     let page = c.get(s.url(&format!("/api/builds/{id}/files/index.html"))).bearer_auth(&alice).send().await.unwrap();
     assert_eq!(page.status(), 404);
+    // Its app goes with its files (in the same pass, a moment after the folder): the address
+    // says gone, the slug stays reserved, and the owner still sees it, unpublished.
+    while c.get(s.url(&format!("/apps/{slug}"))).send().await.unwrap().status() != 410 {
+        assert!(Instant::now() < deadline, "/apps/{slug} is still published");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let app: Value = get_json(&c, &s, &alice, &format!("/api/apps/{slug}")).await;
+    assert_eq!((app["published"].as_bool(), app["build_id"].as_str()), (Some(false), Some(id.as_str())), "{app}");
 
     // The dashboard (admins only) lists both jobs and this server.
     let denied = c.get(s.url("/api/admin/dashboard")).bearer_auth(&alice).send().await.unwrap();

@@ -366,3 +366,170 @@ async fn a_dropped_connection_resumes_in_portuguese_and_a_follow_up_keeps_workin
     let _ = browser.wait().await;
     events.abort();
 }
+
+/// A page with a title and a description: a build of it publishes an app named after them.
+fn titled_page(title: &str, description: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n  <meta charset=\"utf-8\">\n  <title>{title}</title>\n  \
+         <meta name=\"description\" content=\"{description}\">\n</head>\n<body>\n  <h1>{title}</h1>\n</body>\n</html>\n"
+    )
+}
+
+/// Ask for a static build through the form and wait for it to be published; its id.
+async fn build_through_the_form(page: &chromiumoxide::Page, prompt: &str) -> String {
+    js(page, "location.hash = ''").await;
+    until(page, "!document.getElementById('ask').hidden", "the prompt form").await;
+    let before = js(page, "location.hash").await;
+    js(page, &format!("document.getElementById('prompt').value = {}", json!(prompt))).await;
+    js(page, "document.getElementById('template').value = 'static'").await;
+    page.find_element("button#build").await.unwrap().click().await.unwrap();
+    until(page, &format!("location.hash.startsWith('#build=') && location.hash !== {before}"), "the new build").await;
+    until(page, "document.getElementById('phase').dataset.phase === 'PUBLISHED'", "PUBLISHED").await;
+    until(page, "!document.getElementById('app-link').hidden", "its address").await;
+    js(page, "location.hash.replace('#build=', '')").await.as_str().unwrap().to_string()
+}
+
+/// Click the element `selector` finds (a real mouse click, as a person makes one).
+async fn click(page: &chromiumoxide::Page, selector: &str) {
+    page.find_element(selector).await.unwrap_or_else(|e| panic!("{selector}: {e}")).click().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn my_apps_lists_renames_and_unpublishes_the_apps_of_the_signed_in_person() {
+    let dice = titled_page("Dice Roller", "Roll two dice and see the sum.");
+    let board = titled_page("Board Game Dice", "Roll dice for your board game nights.");
+    // Each build writes its page on its first call and says it is done once it saw a result.
+    let model = Turn::when(
+        "\"role\":\"tool\"",
+        Turn::text("Done: the page is ready."),
+        Turn::when(
+            "board games",
+            Turn::calls(&[("createFile", json!({"path": "index.html", "content": board}))]),
+            Turn::calls(&[("createFile", json!({"path": "index.html", "content": dice}))]),
+        ),
+    );
+    let mock = MockLlm::start_with_fallback(vec![], model).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &mock.base_url, &["--workers", "1", "--browser-check", "off"]).await;
+    let login = s.login_url.clone().expect("a first start prints a login link");
+    let (mut browser, events, _profile) = launch().await;
+    let page = browser.new_page(login.as_str()).await.unwrap();
+    let c = support::server::client();
+
+    let first = build_through_the_form(&page, "a dice roller").await;
+    build_through_the_form(&page, "a dice roller for board games").await;
+
+    // My apps: both, newest first, each with its title (a link to its address), description,
+    // address and when it was published; the builds' form and list make way.
+    click(&page, "#nav-apps").await;
+    until(&page, "document.querySelectorAll('#apps-list .app-item').length === 2", "two apps listed").await;
+    assert_eq!(
+        js(&page, "[...document.querySelectorAll('#apps-list .app-item')].map(i => i.dataset.slug)").await,
+        json!(["board-game-dice", "dice-roller"])
+    );
+    let item = js(
+        &page,
+        "(i => [i.querySelector('h3 a').textContent, i.querySelector('h3 a').getAttribute('href'), \
+         i.querySelector('.app-description').textContent, i.querySelector('.app-facts').textContent])\
+         (document.querySelector('.app-item[data-slug=dice-roller]'))",
+    )
+    .await;
+    assert_eq!(
+        json!([item[0], item[1], item[2]]),
+        json!(["Dice Roller", "/apps/dice-roller", "Roll two dice and see the sum."])
+    );
+    assert!(item[3].as_str().unwrap().starts_with("/apps/dice-roller · published "), "{item}");
+    assert_eq!(
+        js(&page, "['ask', 'history', 'view'].map(id => document.getElementById(id).hidden)").await,
+        json!([true, true, true])
+    );
+    assert_eq!(js(&page, "document.getElementById('nav-apps').getAttribute('aria-current')").await, "page");
+
+    // Its related apps: the other dice app.
+    click(&page, "button[aria-label='Apps related to Dice Roller']").await;
+    until(&page, "/Board Game Dice/.test(document.getElementById('app-related-dice-roller').innerText)", "related")
+        .await;
+    assert_eq!(
+        js(&page, "document.querySelector('#app-related-dice-roller a').getAttribute('href')").await,
+        "/apps/board-game-dice"
+    );
+
+    // Rename: the server's refusals come back in plain words, then a new title and address.
+    click(&page, "button[aria-label='Rename Dice Roller']").await;
+    until(&page, "document.activeElement?.id === 'app-title-dice-roller'", "the rename form, its title focused").await;
+    let labels = js(&page, "[...document.querySelectorAll('.app-edit label')].map(l => l.control?.name)").await;
+    assert_eq!(labels, json!(["title", "description", "slug"]), "every field has its label");
+    let error = "document.querySelector('.app-edit [role=alert]').textContent";
+    js(&page, "document.getElementById('app-slug-dice-roller').value = 'board-game-dice'").await;
+    click(&page, ".app-edit button[type=submit]").await;
+    until(&page, &format!("{error} !== ''"), "the taken address refused").await;
+    assert_eq!(
+        js(&page, error).await,
+        "The address /apps/board-game-dice already belongs to another app. Pick another one."
+    );
+    shot(&page, "my-apps-rename.png").await;
+    js(&page, "document.getElementById('app-slug-dice-roller').value = 'Bad Slug'").await;
+    click(&page, ".app-edit button[type=submit]").await;
+    until(&page, &format!("/^“Bad Slug” cannot be an address/.test({error})"), "the malformed address refused").await;
+    let title = page.find_element("#app-title-dice-roller").await.unwrap();
+    js(&page, "(t => { t.focus(); t.select(); })(document.getElementById('app-title-dice-roller'))").await;
+    title.type_str("Lucky Dice").await.unwrap();
+    js(&page, "document.getElementById('app-slug-dice-roller').value = 'lucky-dice'").await;
+    click(&page, ".app-edit button[type=submit]").await;
+    until(&page, "!!document.querySelector('.app-item[data-slug=lucky-dice]')", "the renamed app").await;
+    assert_eq!(
+        js(&page, "document.querySelector('.app-item[data-slug=lucky-dice] h3 a').textContent").await,
+        "Lucky Dice"
+    );
+    // The API says the same, and the old address is free.
+    let shown = js(&page, "fetch('/api/apps/lucky-dice').then(r => r.json())").await;
+    assert_eq!(
+        (shown["title"].as_str(), shown["build_id"].as_str(), shown["published"].as_bool()),
+        (Some("Lucky Dice"), Some(first.as_str()), Some(true)),
+        "{shown}"
+    );
+    assert_eq!(c.get(s.url("/apps/dice-roller")).send().await.unwrap().status(), 404);
+    assert_eq!(c.get(s.url("/apps/lucky-dice")).send().await.unwrap().status(), 307);
+    click(&page, "button[aria-label='Apps related to Lucky Dice']").await;
+    until(&page, "/Board Game Dice/.test(document.getElementById('app-related-lucky-dice').innerText)", "related")
+        .await;
+    shot(&page, "my-apps.png").await;
+
+    // Unpublish asks first; keeping it changes nothing.
+    click(&page, "button[aria-label='Unpublish Lucky Dice']").await;
+    until(&page, "!!document.querySelector('.app-confirm')", "the confirmation").await;
+    let ask = js(&page, "document.querySelector('.app-confirm p').textContent").await;
+    assert!(ask.as_str().unwrap().starts_with("Unpublish “Lucky Dice”? Its address /apps/lucky-dice"), "{ask}");
+    click(&page, ".app-confirm button:not(.danger)").await;
+    until(&page, "!document.querySelector('.app-confirm')", "the confirmation gone").await;
+    assert_eq!(c.get(s.url("/apps/lucky-dice")).send().await.unwrap().status(), 307, "still published");
+    click(&page, "button[aria-label='Unpublish Lucky Dice']").await;
+    until(&page, "!!document.querySelector('.app-confirm')", "the confirmation again").await;
+    shot(&page, "my-apps-unpublish.png").await;
+    click(&page, ".app-confirm button.danger").await;
+    until(&page, "!!document.querySelector('.app-item.unpublished[data-slug=lucky-dice]')", "marked unpublished").await;
+    let marked = js(
+        &page,
+        "(i => [i.querySelector('.badge').textContent, !!i.querySelector('a, button')])\
+         (document.querySelector('.app-item[data-slug=lucky-dice]'))",
+    )
+    .await;
+    assert_eq!(marked, json!(["Unpublished", false]), "marked, with no link to follow and nothing left to do");
+    let shown = js(&page, "fetch('/api/apps/lucky-dice').then(r => r.json())").await;
+    assert_eq!(shown["published"], false, "{shown}");
+    assert_eq!(c.get(s.url("/apps/lucky-dice")).send().await.unwrap().status(), 410);
+
+    // A reload shows the list as the server has it; 375 px wide: nothing wider than the screen.
+    page.reload().await.unwrap();
+    until(&page, "document.querySelectorAll('#apps-list .app-item').length === 2", "the list after a reload").await;
+    assert_eq!(js(&page, "document.querySelectorAll('.app-item.unpublished').length").await, 1);
+    page.execute(SetDeviceMetricsOverrideParams::new(375, 800, 1.0, true)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let width = js(&page, "document.documentElement.scrollWidth").await.as_u64().unwrap();
+    assert!(width <= 375, "My apps is {width} px wide at 375");
+    shot(&page, "my-apps-375.png").await;
+
+    browser.close().await.unwrap();
+    let _ = browser.wait().await;
+    events.abort();
+}

@@ -11,7 +11,9 @@
 //! - `retention` (only with `retention_days`): the files of builds that ended longer ago are
 //!   removed: the project folder (only one inside `DATA/builds/`; a folder elsewhere, such as a
 //!   task run's own project, is never touched), its copy under `DATA/snapshots/` and a running
-//!   preview app. The build's record, events and conversation stay; it is marked pruned.
+//!   preview app. The build's record, events and conversation stay; it is marked pruned. Its
+//!   published app (docs/apps.md) is unpublished in the same pass, so its address answers
+//!   410 rather than leading to files that are gone; a folder that is kept keeps its app.
 //!
 //! How each run went is kept with the job (`finish_job`) for the dashboard and `/metrics`.
 //! Apart from the jobs, every server says it is alive every [`HEARTBEAT`] (its slots and
@@ -121,7 +123,7 @@ async fn retention(shared: &AppState, keep: Duration) -> Result<String, String> 
         .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC)
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let data_dir = shared.engine.data_dir().to_path_buf();
-    let (mut removed, mut gone, mut kept) = (0usize, 0usize, 0usize);
+    let (mut removed, mut gone, mut kept, mut unpublished) = (0usize, 0usize, 0usize, 0usize);
     let mut failed: HashSet<String> = HashSet::new();
     let mut first_error = None;
     let mut looked = 0usize;
@@ -138,16 +140,30 @@ async fn retention(shared: &AppState, keep: Duration) -> Result<String, String> 
             let done = tokio::task::spawn_blocking(move || prune(&data, &run, Path::new(&workspace)))
                 .await
                 .unwrap_or_else(|e| Err(io::Error::other(e.to_string())));
-            match done {
-                Ok(Pruned::Removed) => removed += 1,
-                Ok(Pruned::Gone) => gone += 1,
-                Ok(Pruned::Kept) => kept += 1,
+            let files_gone = match done {
+                Ok(Pruned::Removed) => {
+                    removed += 1;
+                    true
+                }
+                Ok(Pruned::Gone) => {
+                    gone += 1;
+                    true
+                }
+                Ok(Pruned::Kept) => {
+                    kept += 1;
+                    false
+                }
                 Err(e) => {
                     tracing::warn!(build = %id, "removing its files: {e}");
                     first_error.get_or_insert_with(|| format!("{id}: {e}"));
                     failed.insert(id);
                     continue;
                 }
+            };
+            // Before the mark: a run cut short between the two finds the build again next
+            // time (its files gone) and takes its app down then.
+            if files_gone && take_down_app(shared, &id).await? {
+                unpublished += 1;
             }
             shared.store.mark_pruned(&id).await.map_err(|e| format!("marking {id} pruned: {e}"))?;
             progress = true;
@@ -163,10 +179,28 @@ async fn retention(shared: &AppState, keep: Duration) -> Result<String, String> 
     if kept > 0 {
         detail.push_str(&format!(", {kept} kept (folder outside DATA/builds)"));
     }
+    if unpublished > 0 {
+        detail.push_str(&format!(", {unpublished} app(s) unpublished"));
+    }
     match first_error {
         None => Ok(detail),
         Some(e) => Err(format!("{detail}; {} could not be removed (first: {e})", failed.len())),
     }
+}
+
+/// Unpublish the app a pruned build became (the store's own unpublish: 410 from then on, the
+/// slug reserved); true when this took it down, false when it had none or was down already.
+async fn take_down_app(shared: &AppState, id: &str) -> Result<bool, String> {
+    let failed = |e: wright_store::StoreError| format!("unpublishing the app of {id}: {e}");
+    let live = shared.store.app_of_build(id).await.map_err(failed)?.is_some_and(|app| app.is_published());
+    if !live {
+        return Ok(false);
+    }
+    let app = shared.store.unpublish_app_of_build(id).await.map_err(failed)?;
+    if let Some(app) = &app {
+        tracing::info!(build = %id, slug = %app.slug, "its files are gone: its app is unpublished");
+    }
+    Ok(app.is_some())
 }
 
 /// Remove one ended build's files: its folder copy (`DATA/snapshots/ID`) and its project folder,

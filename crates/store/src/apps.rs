@@ -112,6 +112,12 @@ pub trait AppStore: Send + Sync {
     async fn rename_app(&self, slug: &str, change: &AppChange) -> Result<App>;
     /// Take an app down; its slug stays reserved. Unpublishing twice changes nothing.
     async fn unpublish_app(&self, slug: &str) -> Result<App>;
+    /// Take down the app build `build_id` became, as [`AppStore::unpublish_app`] does, found by
+    /// its build rather than its slug (a rename in between cannot make it miss, or hit an app
+    /// that took the freed slug). Retention calls it when it removes a build's files, so an
+    /// address never leads to a folder that is gone. `None` when the build has no app; an app
+    /// already down stays as it was.
+    async fn unpublish_app_of_build(&self, build_id: &str) -> Result<Option<App>>;
 
     /// The `limit` published apps most like this one ([`related`] over the newest published
     /// apps), most similar first; apps that share no word with it are left out.
@@ -119,6 +125,23 @@ pub trait AppStore: Send + Sync {
         let me = self.app(slug).await?;
         let all = self.apps(&AppFilter { owner: None, published_only: true, limit: RELATED_CANDIDATES }).await?;
         Ok(related(&me, &all, limit as usize))
+    }
+}
+
+/// Which app an unpublish names: the one statement that takes an app down, shared by
+/// [`AppStore::unpublish_app`] and [`AppStore::unpublish_app_of_build`], picks by this column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AppKey {
+    Slug,
+    Build,
+}
+
+impl AppKey {
+    pub(crate) fn column(self) -> &'static str {
+        match self {
+            AppKey::Slug => "slug",
+            AppKey::Build => "build_id",
+        }
     }
 }
 

@@ -2,7 +2,9 @@
 //! writer at a time), so the first free `base`, `base-2`, … read there is still free when it
 //! is inserted; the unique index stands behind it anyway.
 
-use crate::apps::{App, AppChange, AppFilter, AppStore, NewApp, app_row, checked, first_free, slug_taken, slugify};
+use crate::apps::{
+    App, AppChange, AppFilter, AppKey, AppStore, NewApp, app_row, checked, first_free, slug_taken, slugify,
+};
 use crate::rows::like_prefix;
 use crate::sqlite::SqliteStore;
 use crate::{Result, StoreError};
@@ -105,11 +107,24 @@ impl AppStore for SqliteStore {
     }
 
     async fn unpublish_app(&self, slug: &str) -> Result<App> {
-        sqlx::query("UPDATE apps SET unpublished_at = ?1, updated_at = ?1 WHERE slug = ?2 AND unpublished_at IS NULL")
-            .bind(crate::now())
-            .bind(slug)
-            .execute(&self.pool)
-            .await?;
+        self.take_down(AppKey::Slug, slug).await?;
         self.app(slug).await
+    }
+
+    async fn unpublish_app_of_build(&self, build_id: &str) -> Result<Option<App>> {
+        self.take_down(AppKey::Build, build_id).await?;
+        self.app_of_build(build_id).await
+    }
+}
+
+impl SqliteStore {
+    /// Mark the app `key` names unpublished, unless it is already: its first time down stays.
+    async fn take_down(&self, key: AppKey, value: &str) -> Result<()> {
+        let sql = format!(
+            "UPDATE apps SET unpublished_at = ?1, updated_at = ?1 WHERE {} = ?2 AND unpublished_at IS NULL",
+            key.column()
+        );
+        sqlx::query(&sql).bind(crate::now()).bind(value).execute(&self.pool).await?;
+        Ok(())
     }
 }

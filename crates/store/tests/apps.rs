@@ -153,6 +153,32 @@ async fn unpublished_apps_keep_their_slug(store: Arc<dyn Store>) {
     assert!(matches!(store.unpublish_app("nope").await, Err(StoreError::NotFound(_))));
 }
 
+/// Retention takes down the app of a build whose files it removed, found by its build even
+/// after a rename, and leaves the slug reserved like any unpublish.
+async fn apps_of_pruned_builds_are_taken_down(store: Arc<dyn Store>) {
+    build(&store, "old", Some("u1")).await;
+    build(&store, "plain", Some("u1")).await;
+    build(&store, "down", Some("u1")).await;
+    store.publish_app(&app("old", "Weather Board", "Today's weather.", "weather")).await.unwrap();
+    let renamed = AppChange { slug: Some("my-weather".into()), ..AppChange::default() };
+    store.rename_app("weather-board", &renamed).await.unwrap();
+    let other = store.publish_app(&app("down", "Quiz", "A quiz.", "quiz")).await.unwrap();
+    let first_down = store.unpublish_app(&other.slug).await.unwrap().unpublished_at;
+
+    let gone = store.unpublish_app_of_build("old").await.unwrap().unwrap();
+    assert_eq!((gone.slug.as_str(), gone.is_published()), ("my-weather", false));
+    assert_eq!(store.app("my-weather").await.unwrap(), gone);
+    assert_eq!(store.unpublish_app_of_build("old").await.unwrap(), Some(gone.clone()), "twice changes nothing");
+    assert_eq!(store.unpublish_app_of_build("plain").await.unwrap(), None, "a build that never published");
+    assert_eq!(store.unpublish_app_of_build("nope").await.unwrap(), None);
+    let still = store.unpublish_app_of_build("down").await.unwrap().unwrap();
+    assert_eq!(still.unpublished_at, first_down, "an app already down keeps its time");
+    // Its slug stays reserved: a new app of that name gets another.
+    build(&store, "new", Some("u2")).await;
+    let n = store.publish_app(&app("new", "My Weather", "Again.", "weather")).await.unwrap();
+    assert_eq!(n.slug, "my-weather-2");
+}
+
 async fn related_apps_come_most_similar_first(store: Arc<dyn Store>) {
     let apps = [
         ("t1", "Pomodoro Timer", "A countdown timer for focused study sessions.", "a pomodoro countdown timer"),
@@ -183,5 +209,6 @@ both!(
     concurrent_publishes_take_distinct_slugs,
     renames_check_and_collide,
     unpublished_apps_keep_their_slug,
+    apps_of_pruned_builds_are_taken_down,
     related_apps_come_most_similar_first,
 );

@@ -6,6 +6,7 @@ import { describe, translator, viewerLang, commandLine } from './narrate.js';
 import { highlightInto } from './highlight.js';
 import { follow } from './stream.js';
 import { showDashboard } from './dashboard.js';
+import { showApps } from './apps.js';
 import { showChat, hideChat } from './chat.js';
 import { $, api, el } from './dom.js';
 
@@ -383,24 +384,34 @@ async function loadHistory() {
     );
     rows.append(row);
   }
-  // Shown beside the builds only (the chat and the dashboard have the page to themselves).
-  $('history').hidden = location.hash.startsWith('#chat') || (admin && location.hash === '#admin');
+  // Shown beside the builds only (the chat, the apps and the dashboard have the page to themselves).
+  $('history').hidden = ownPage() !== null;
 }
 
 // ---- start ---------------------------------------------------------------------------------
 
 let admin = false;
 
+/// The view that has the page to itself ('chat', 'apps', 'admin'), or null for the builds.
+function ownPage() {
+  if (location.hash === '#chat' || location.hash.startsWith('#chat=')) return 'chat';
+  if (location.hash === '#apps') return 'apps';
+  if (admin && location.hash === '#admin') return 'admin';
+  return null;
+}
+
 function route() {
-  const onChat = location.hash === '#chat' || location.hash.startsWith('#chat=');
-  const onDashboard = !onChat && admin && location.hash === '#admin';
+  const page = ownPage();
+  const [onChat, onApps, onDashboard] = [page === 'chat', page === 'apps', page === 'admin'];
   $('dashboard').hidden = !onDashboard;
-  for (const id of ['ask', 'history']) $(id).hidden = onDashboard || onChat;
-  for (const [id, on] of [['nav-build', !onChat && !onDashboard], ['nav-chat', onChat], ['nav-admin', onDashboard]]) {
+  $('apps').hidden = !onApps;
+  for (const id of ['ask', 'history']) $(id).hidden = page !== null;
+  const navs = [['nav-build', page === null], ['nav-apps', onApps], ['nav-chat', onChat], ['nav-admin', onDashboard]];
+  for (const [id, on] of navs) {
     if (on) $(id).setAttribute('aria-current', 'page');
     else $(id).removeAttribute('aria-current');
   }
-  if (onChat || onDashboard) {
+  if (page !== null) {
     if (current?.follower) current.follower.stop();
     current = null;
     $('view').hidden = true;
@@ -413,6 +424,10 @@ function route() {
   hideChat();
   if (onDashboard) {
     showDashboard(t);
+    return;
+  }
+  if (onApps) {
+    showApps(t, lang);
     return;
   }
   const m = /build=([\w.-]+)/.exec(location.hash);

@@ -4,13 +4,15 @@
 export const $ = (id) => document.getElementById(id);
 
 /// Call the API; a JSON body comes back parsed, and an error status throws with the server's
-/// message (its `{"error": {message}}`).
+/// message and code (its `{"error": {code, message}}`: the code is what a page words for the
+/// viewer).
 export async function api(path, options = {}) {
   const res = await fetch(path, { credentials: 'same-origin', ...options });
   const body = res.headers.get('content-type')?.includes('json') ? await res.json() : null;
   if (!res.ok) {
     const err = new Error(body?.error?.message || `HTTP ${res.status}`);
     err.status = res.status;
+    err.code = body?.error?.code || null;
     throw err;
   }
   return body;

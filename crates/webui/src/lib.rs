@@ -38,6 +38,7 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "charts.js", content_type: JS, body: include_str!("../assets/charts.js") },
     Asset { name: "dom.js", content_type: JS, body: include_str!("../assets/dom.js") },
     Asset { name: "dashboard.js", content_type: JS, body: include_str!("../assets/dashboard.js") },
+    Asset { name: "apps.js", content_type: JS, body: include_str!("../assets/apps.js") },
     Asset { name: "chat.js", content_type: JS, body: include_str!("../assets/chat.js") },
     Asset { name: "parts.js", content_type: JS, body: include_str!("../assets/parts.js") },
     Asset { name: "markdown.js", content_type: JS, body: include_str!("../assets/markdown.js") },
@@ -172,6 +173,8 @@ mod tests {
             "aria-label=\"Message\"",
             "aria-label=\"Send\"",
             "role=\"log\" aria-label=\"Conversation\"",
+            "id=\"nav-apps\" href=\"#apps\"",
+            "id=\"apps-list\" class=\"apps-list\" aria-labelledby=\"apps-h\"",
         ] {
             assert!(INDEX.contains(needle), "index.html lacks {needle}");
         }

@@ -60,3 +60,28 @@ test('queue notices and restarts use the words the CLI and the server share', ()
   assert.equal(describe({ type: 'queued', position: 4 }, translator('en')).text, 'Queued behind 4 other build(s).');
   assert.match(describe({ type: 'restarted', attempt: 2, reason: 'shutdown' }, translator('pt')).text, /tentativa 2/);
 });
+
+test("My apps words the API's refusals in plain words, in both languages", async () => {
+  const { plainError } = await import('../assets/apps.js');
+  const refusal = (code, message = 'the address `x` is taken; pick another') => Object.assign(new Error(message), { code });
+  const en = translator('en');
+  const pt = translator('pt');
+  assert.equal(
+    plainError(refusal('slug_taken'), en, 'dice-roller'),
+    'The address /apps/dice-roller already belongs to another app. Pick another one.',
+  );
+  assert.equal(plainError(refusal('slug_taken'), pt, 'dice-roller'), 'O endereço /apps/dice-roller já é de outro app. Escolha outro.');
+  assert.match(plainError(refusal('invalid_slug'), en, 'Bad Slug'), /^“Bad Slug” cannot be an address: use lower-case letters/);
+  for (const code of ['slug_taken', 'invalid_slug', 'invalid_fields', 'forbidden', 'not_found', 'gone']) {
+    const [a, b] = [plainError(refusal(code), en, 's'), plainError(refusal(code), pt, 's')];
+    assert.ok(a !== b && !a.includes('{') && !b.includes('{') && !a.startsWith('apps.'), `${code}: ${a} / ${b}`);
+    assert.ok(!a.includes('`'), `${code}: the server's own message is not shown: ${a}`);
+  }
+  // A refusal without words of its own still says what the server said.
+  assert.equal(plainError(refusal('rate_limited', 'slow down'), en, 's'), 'That did not work: slow down');
+  // Every word of the view is there in Portuguese too.
+  for (const key of ['nav.apps', 'apps.title', 'apps.rename', 'apps.unpublish', 'apps.related', 'apps.confirm', 'apps.confirm_yes', 'apps.keep', 'apps.field_slug', 'apps.slug_hint', 'apps.none', 'apps.saved', 'apps.done_unpublish']) {
+    assert.notEqual(pt(key), en(key), key);
+    assert.ok(!pt(key).startsWith('apps.') && !pt(key).startsWith('nav.'), key);
+  }
+});

@@ -5,7 +5,9 @@
 
 use super::PgStore;
 use super::chat::refused;
-use crate::apps::{App, AppChange, AppFilter, AppStore, NewApp, app_row, checked, first_free, slug_taken, slugify};
+use crate::apps::{
+    App, AppChange, AppFilter, AppKey, AppStore, NewApp, app_row, checked, first_free, slug_taken, slugify,
+};
 use crate::rows::like_prefix;
 use crate::{Result, StoreError};
 use async_trait::async_trait;
@@ -110,13 +112,25 @@ impl AppStore for PgStore {
     }
 
     async fn unpublish_app(&self, slug: &str) -> Result<App> {
-        sqlx::query(
-            "UPDATE apps SET unpublished_at = n.now, updated_at = n.now FROM (SELECT wright_now() AS now) n \
-             WHERE slug = $1 AND unpublished_at IS NULL",
-        )
-        .bind(slug)
-        .execute(&self.pool)
-        .await?;
+        self.take_down(AppKey::Slug, slug).await?;
         self.app(slug).await
+    }
+
+    async fn unpublish_app_of_build(&self, build_id: &str) -> Result<Option<App>> {
+        self.take_down(AppKey::Build, build_id).await?;
+        self.app_of_build(build_id).await
+    }
+}
+
+impl PgStore {
+    /// Mark the app `key` names unpublished, unless it is already: its first time down stays.
+    async fn take_down(&self, key: AppKey, value: &str) -> Result<()> {
+        let sql = format!(
+            "UPDATE apps SET unpublished_at = n.now, updated_at = n.now FROM (SELECT wright_now() AS now) n \
+             WHERE {} = $1 AND unpublished_at IS NULL",
+            key.column()
+        );
+        sqlx::query(&sql).bind(value).execute(&self.pool).await?;
+        Ok(())
     }
 }
