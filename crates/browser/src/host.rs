@@ -47,6 +47,9 @@ fn flags(settings: &BrowserSettings, confined: bool) -> Vec<String> {
         "--use-mock-keychain",
         "--mute-audio",
         "--hide-scrollbars",
+        // The sandbox's HTTP(S)_PROXY (outside access) is for the app's code: Chromium's own
+        // background requests must not go out, and the page's allowed ones wright makes itself.
+        "--no-proxy-server",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -113,7 +113,12 @@ fn failed_request(file: String, message: String) -> Finding {
 }
 
 /// Spawn one listener task per DevTools event the check cares about.
-async fn listen(page: &Page, c: &Shared, origin: &str) -> Result<Vec<JoinHandle<()>>, BrowserError> {
+async fn listen(
+    page: &Page,
+    c: &Shared,
+    origin: &str,
+    outside: Option<&crate::OutsideAccess>,
+) -> Result<Vec<JoinHandle<()>>, BrowserError> {
     let mut tasks = Vec::new();
     let origin = origin.to_string();
 
@@ -190,6 +195,7 @@ async fn listen(page: &Page, c: &Shared, origin: &str) -> Result<Vec<JoinHandle<
     // Every request pauses here: the page's own go on, anything else is refused and reported.
     let mut paused = page.event_listener::<EventRequestPaused>().await.map_err(protocol)?;
     let (c5, o5, p5) = (c.clone(), origin.clone(), page.clone());
+    let outside = outside.and_then(crate::outside::Outside::new).map(Arc::new);
     tasks.push(tokio::spawn(async move {
         while let Some(e) = paused.next().await {
             let url = e.request.url.clone();
@@ -199,6 +205,13 @@ async fn listen(page: &Page, c: &Shared, origin: &str) -> Result<Vec<JoinHandle<
                 let _ = p5.execute(ContinueRequestParams::new(e.request_id.clone())).await;
                 continue;
             }
+            // An allowed outside host: asked through the proxy, on its own task so a slow
+            // answer holds up nothing else.
+            if let Some(out) = outside.as_ref().filter(|o| o.allows(&url)) {
+                let (out, page) = (out.clone(), p5.clone());
+                tokio::spawn(async move { out.fulfil(&page, &e).await });
+                continue;
+            }
             with(&c5, |c| c.blocked.insert(url.clone()));
             let shown: String = url.chars().take(200).collect();
             push(
@@ -206,7 +219,7 @@ async fn listen(page: &Page, c: &Shared, origin: &str) -> Result<Vec<JoinHandle<
                 Finding {
                     kind: FindingKind::BlockedRequest,
                     message: format!(
-                        "{} {shown} was blocked: the page may use only its own files (no CDNs, fonts or APIs on other origins)",
+                        "{} {shown} was blocked: the page may use only its own files and the outside hosts this build allows (no CDNs, fonts or APIs on other origins)",
                         e.request.method
                     ),
                     file: None,
@@ -317,7 +330,7 @@ async fn run(browser: &Browser, host: &Host, settings: &BrowserSettings) -> Resu
         .await
         .map_err(protocol)?;
     let c: Shared = Arc::default();
-    let tasks = listen(&page, &c, &host.origin).await?;
+    let tasks = listen(&page, &c, &host.origin, settings.outside.as_ref()).await?;
     page.evaluate_on_new_document(TIMERS_JS).await.map_err(protocol)?;
     let outcome = drive(&page, &c, host, settings, deadline).await;
     for t in tasks {

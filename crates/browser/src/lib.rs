@@ -16,6 +16,7 @@
 mod find;
 mod host;
 mod inspect;
+mod outside;
 
 pub use find::{BrowserMissing, find_chromium};
 pub use host::PageSource;
@@ -62,6 +63,48 @@ pub struct BrowserSettings {
     /// Viewport and screenshot size, in CSS pixels.
     pub width: u32,
     pub height: u32,
+    /// Outside hosts the page may reach, through the build's filtering proxy; `None`: only the
+    /// page's own origin, as without `[egress]`.
+    pub outside: Option<OutsideAccess>,
+}
+
+/// The part of a build's outside access the page gets ([egress], docs/egress.md). wright makes
+/// such requests itself, through the proxy, and hands Chromium the answers: the proxy checks,
+/// counts and reports them as it does the sandbox's, and Chromium needs no proxy of its own
+/// (its background requests stay unanswered, as without outside access).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OutsideAccess {
+    /// The proxy on this machine's loopback, `http://127.0.0.1:PORT`.
+    pub proxy: String,
+    /// `host:port` pairs, ports explicit (a rule for a bare host gives `:80` and `:443`).
+    pub hosts: Vec<String>,
+}
+
+impl OutsideAccess {
+    /// Whether the page may ask `url` (an `http`/`https` URL to an allowed host and port).
+    pub fn allows(&self, url: &str) -> bool {
+        authority(url).is_some_and(|a| self.hosts.iter().any(|h| h.eq_ignore_ascii_case(&a)))
+    }
+}
+
+/// `host:port` of an `http(s)` URL, the port made explicit; None for anything else.
+fn authority(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let default = match scheme.to_ascii_lowercase().as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let auth = rest.split(['/', '?', '#']).next()?;
+    if auth.is_empty() || auth.contains('@') {
+        return None;
+    }
+    // `[::1]:8080`, `[::1]`, `host:8080`, `host`.
+    let (host, port) = match auth.rsplit_once(':') {
+        Some((h, p)) if !p.contains(']') && (!h.contains(':') || h.ends_with(']')) => (h, p.parse::<u16>().ok()?),
+        _ => (auth, default),
+    };
+    Some(format!("{host}:{port}"))
 }
 
 impl Default for BrowserSettings {
@@ -73,6 +116,7 @@ impl Default for BrowserSettings {
             time_limit: Duration::from_secs(30),
             width: 1280,
             height: 800,
+            outside: None,
         }
     }
 }
@@ -266,6 +310,24 @@ pub fn png_size(png: &[u8]) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outside_access_matches_host_and_port_exactly() {
+        let o = OutsideAccess {
+            proxy: "http://127.0.0.1:9".into(),
+            hosts: vec!["api.example.com:443".into(), "127.0.0.1:38123".into(), "[::1]:8080".into()],
+        };
+        assert!(o.allows("https://api.example.com/v1/x?q=1"));
+        assert!(o.allows("https://API.example.com:443/"));
+        assert!(!o.allows("http://api.example.com/v1"), "port 80 was not allowed");
+        assert!(o.allows("http://127.0.0.1:38123/data.json"));
+        assert!(!o.allows("http://127.0.0.1:38124/data.json"));
+        assert!(o.allows("http://[::1]:8080/"));
+        assert!(!o.allows("https://user@api.example.com/"), "credentials in the URL are never let through");
+        assert!(!o.allows("ws://api.example.com/"));
+        assert!(!o.allows("https://api.example.com.evil.test/"));
+        assert!(!o.allows("data:text/plain,hi"));
+    }
 
     #[test]
     fn modes_parse() {

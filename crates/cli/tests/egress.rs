@@ -13,6 +13,7 @@ use axum::extract::Request;
 use axum::routing::any;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
+use support::server::{Server, client, create_ok, get_json, preview_client, stream};
 use support::{MockLlm, Turn, assert_contract, wright_in};
 
 const KEY: &str = "wx-e2e-4f1c9a7730b2";
@@ -195,6 +196,101 @@ async fn asking_for_a_host_the_admin_did_not_allow_is_said_and_stays_closed() {
     .await;
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("allows none"), "{}", run.stderr);
+}
+
+/// A server on loopback that a page on another origin may read (CORS), recording what it was asked.
+async fn readable_by_pages(answer: &'static str) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let s = seen.clone();
+    let app = Router::new().fallback(any(move |req: Request| {
+        let s = s.clone();
+        async move {
+            s.lock().unwrap().push(req.uri().to_string());
+            ([("content-type", "application/json"), ("access-control-allow-origin", "*")], answer)
+        }
+    }));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    (port, seen)
+}
+
+/// A page that shows what `url` answers.
+fn quote_page(url: &str) -> Vec<(&'static str, serde_json::Value)> {
+    let page = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Quote</title></head>\n<body><h1>Quote of the day</h1><p id=\"quote\">…</p><script src=\"app.js\"></script></body></html>\n";
+    let js = format!(
+        "fetch('{url}').then((r) => r.json()).then((q) => {{ document.getElementById('quote').textContent = q.text; }});\n"
+    );
+    vec![
+        ("createFile", json!({"path": "index.html", "content": page})),
+        ("createFile", json!({"path": "app.js", "content": js})),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_in_the_browser_check_reaches_an_allowed_host_through_the_proxy_and_no_other() {
+    let (allowed, allowed_seen) = readable_by_pages(r#"{"text":"Less is more."}"#).await;
+    let (other, other_seen) = readable_by_pages(r#"{"text":"Nobody should read this."}"#).await;
+    let toml = format!("[egress]\nallow = [\"127.0.0.1:{allowed}\"]\n");
+    let args = ["--template", "static", "--browser-check", "on", "--sandbox", "bwrap", "--max-fix-attempts", "0"];
+
+    // The allowed host: the page reads it in Chromium, through the proxy, and it is an event.
+    let files = quote_page(&format!("http://127.0.0.1:{allowed}/quote.json"));
+    let mock = MockLlm::start(vec![Turn::calls(&files), Turn::text("Done.")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("wright.toml"), &toml).unwrap();
+    let run = wright_in(dir, "openai", &mock.base_url, "a quote of the day page", &args, &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
+    assert_contract(&run);
+    assert_eq!(allowed_seen.lock().unwrap().as_slice(), ["/quote.json"], "the page asked once");
+    let check = &run.of_type("browser_check")[0];
+    assert_eq!((check["blocked_requests"].as_u64(), check["exceptions"].as_u64()), (Some(0), Some(0)), "{check}");
+    let outside = run.of_type("outside_request");
+    assert_eq!(outside.len(), 1, "only the page's request, none of Chromium's own: {outside:#?}");
+    assert_eq!(outside[0]["host"], format!("127.0.0.1:{allowed}"));
+    assert_eq!((outside[0]["allowed"].as_bool(), outside[0]["status"].as_u64()), (Some(true), Some(200)));
+
+    // Another host: blocked in the browser, never reached, and the check says so.
+    let files = quote_page(&format!("http://127.0.0.1:{other}/quote.json"));
+    let mock = MockLlm::start(vec![Turn::calls(&files), Turn::text("Done.")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("wright.toml"), &toml).unwrap();
+    let run = wright_in(dir, "openai", &mock.base_url, "a quote of the day page", &args, &[]).await;
+    assert_eq!(run.code, 1, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
+    assert!(other_seen.lock().unwrap().is_empty(), "a host that is not allowed was reached");
+    let check = &run.of_type("browser_check")[0];
+    assert_eq!(check["blocked_requests"].as_u64(), Some(1), "{check}");
+    assert!(run.of_type("outside_request").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preview_lets_its_page_call_the_allowed_hosts_and_no_other() {
+    let files = quote_page("https://api.example.com/quote.json");
+    let llm = MockLlm::start(vec![Turn::calls(&files), Turn::text("Done.")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("wright.toml");
+    std::fs::write(&config, "[egress]\nallow = [\"api.example.com\", \"127.0.0.1:38123\"]\n").unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let config = config.display().to_string();
+    let s =
+        Server::start(&data, &llm.base_url, &["--workers", "1", "--browser-check", "off", "--config", &config]).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let id = create_ok(&c, &s, &alice, "a quote of the day page").await;
+    let events = stream(&c, &s, &alice, &id, None).await;
+    assert_eq!(events.last().unwrap().data["success"], true);
+    let b = get_json(&c, &s, &alice, &format!("/api/builds/{id}")).await;
+    let preview_url = b["preview_url"].as_str().unwrap().to_string();
+    let (pc, _) = preview_client(&s, &preview_url);
+    let page = pc.get(&preview_url).send().await.unwrap();
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_string();
+    assert!(
+        csp.contains(
+            "connect-src 'self' http://api.example.com https://api.example.com http://127.0.0.1:38123 https://127.0.0.1:38123;"
+        ),
+        "{csp}"
+    );
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -93,6 +93,15 @@ impl HostRule {
         Ok(Self { host, port })
     }
 
+    /// `host:port` for every port this rule allows (a bare host: 80 and 443), IPv6 in brackets.
+    pub fn authorities(&self) -> Vec<String> {
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        match self.port {
+            Some(p) => vec![format!("{host}:{p}")],
+            None => vec![format!("{host}:80"), format!("{host}:443")],
+        }
+    }
+
     /// Whether this rule lets a connection to `host` (already normalised) on `port` through.
     pub fn allows(&self, host: &str, port: u16) -> bool {
         self.host == host && self.port.map_or(port == 80 || port == 443, |p| p == port)
@@ -349,6 +358,8 @@ mod tests {
         assert!(l.allows("127.0.0.1", 38123) && !l.allows("127.0.0.1", 38124));
         assert!(l.allows("::1", 9000));
         assert_eq!(l.rules()[2].to_string(), "[::1]:9000");
+        let all: Vec<String> = l.rules().iter().flat_map(HostRule::authorities).collect();
+        assert_eq!(all, ["api.example.com:80", "api.example.com:443", "127.0.0.1:38123", "[::1]:9000"]);
     }
 
     #[test]

@@ -363,6 +363,21 @@ impl Engine {
         self.sandbox_with(workspace, scratch, None)
     }
 
+    /// The origins of the admin's allowed hosts (`https://api.example.com`,
+    /// `http://127.0.0.1:38123`): what a previewed page may call from the visitor's browser.
+    pub fn outside_origins(&self) -> Vec<String> {
+        let Some(policy) = self.egress.as_ref() else { return Vec::new() };
+        let mut origins = Vec::new();
+        for auth in policy.allow.rules().iter().flat_map(|r| r.authorities()) {
+            match auth.rsplit_once(':') {
+                Some((host, "443")) => origins.push(format!("https://{host}")),
+                Some((host, "80")) => origins.push(format!("http://{host}")),
+                _ => origins.extend([format!("http://{auth}"), format!("https://{auth}")]),
+            }
+        }
+        origins
+    }
+
     /// A proxy for one build's (or preview's) outside access: the admin's `[egress]` narrowed
     /// to `asked`, or `None` when nothing outside is allowed or the network is simply open.
     /// The second value says what was asked but stays closed.
@@ -549,7 +564,10 @@ impl Engine {
             note_model: o.note_model.clone().or(file.note_model.clone()),
             parent: parent.as_ref().map(|p| p.start.id.clone()),
             history,
-            browser: self.browser_settings(&parts.exec.env)?,
+            browser: wright_browser::BrowserSettings {
+                outside: parts.egress.as_ref().map(crate::egress::BuildEgress::browser_access),
+                ..self.browser_settings(&parts.exec.env)?
+            },
             screenshot: Some(self.screenshot_path(&build_id)),
             starter,
             transpile_limit: file

@@ -189,9 +189,12 @@ async fn serve_build(
     let same_origin = if own_origin { " allow-same-origin" } else { "" };
     // A page with the assistant loads its library from, and talks to, the API's origin.
     let api = if assisted { format!(" {}", state.cfg.api_origin()) } else { String::new() };
+    // The admin's allowed outside hosts ([egress]) may be called by the page; from the visitor's
+    // browser, so directly, not through the build's proxy (docs/egress.md).
+    let outside: String = state.engine.outside_origins().iter().map(|o| format!(" {o}")).collect();
     let csp = format!(
         "default-src 'self' data: blob:; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:{api}; \
-         style-src 'self' 'unsafe-inline'{api}; img-src 'self' data: blob:; connect-src 'self'{api}; \
+         style-src 'self' 'unsafe-inline'{api}; img-src 'self' data: blob:; connect-src 'self'{api}{outside}; \
          frame-ancestors 'self' {}; sandbox allow-scripts allow-forms allow-modals allow-popups{same_origin}",
         state.cfg.api_origin()
     );
