@@ -3,6 +3,7 @@
 pub(crate) mod assistant;
 pub(crate) mod chat;
 mod lent;
+mod settings;
 pub(crate) mod starters;
 pub(crate) mod tasks;
 
@@ -17,9 +18,9 @@ use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 use wright_agent::{BuildDeps, BuildReport, BuildRequest, Lang, Pricing, Template, run_build};
 use wright_events::{Emitter, EventSink};
+use wright_provider::Provider;
 use wright_provider::openai::EndpointMemory;
-use wright_provider::{Provider, RetryPolicy};
-use wright_sandbox::{ProcessRunner, Workspace, WorkspaceLimits};
+use wright_sandbox::{ProcessRunner, Workspace};
 use wright_store::{LogWriter, Store};
 use wright_tools::{ExecConfig, ToolContext, builtin_registry};
 
@@ -279,161 +280,6 @@ impl Engine {
                 Ok(Connected { provider, model, label })
             })
             .await
-    }
-
-    /// A fresh scratch folder for one build (its HOME and TMPDIR), removed when dropped.
-    pub fn scratch(&self, name: &str) -> Result<tempfile::TempDir, EngineError> {
-        scratch_in(&self.data_dir, name)
-    }
-
-    /// The browser check's settings: flags, then `[browser]`, then the defaults. `on` without a
-    /// Chromium is refused here, before a build starts, rather than found out in VERIFYING.
-    pub fn browser_settings(&self, env: &[(String, String)]) -> Result<wright_browser::BrowserSettings, EngineError> {
-        let (file, o) = (&self.file.browser, &self.o);
-        let mut s = wright_browser::BrowserSettings::default();
-        if let Some(mode) = o.browser_check.as_deref().or(file.check.as_deref()) {
-            s.mode = wright_browser::BrowserMode::parse(mode)
-                .ok_or_else(|| EngineError::Usage(format!("--browser-check takes on, off or auto, not `{mode}`")))?;
-        }
-        s.chromium = o.chromium.clone().or(file.chromium.clone());
-        if let Some(n) = file.max_actions {
-            s.max_actions = n;
-        }
-        if let Some(secs) = file.time_limit_secs {
-            s.time_limit = Duration::from_secs(secs.max(1));
-        }
-        if s.mode == wright_browser::BrowserMode::On {
-            wright_browser::find_chromium(s.chromium.as_deref(), env)
-                .map_err(|e| EngineError::Usage(format!("--browser-check on: {e}")))?;
-        }
-        Ok(s)
-    }
-
-    /// The workspace's size limits (wright.toml, else the defaults); builds and task runs alike.
-    fn workspace_limits(&self) -> WorkspaceLimits {
-        let defaults = WorkspaceLimits::default();
-        WorkspaceLimits {
-            max_file_bytes: self.file.max_file_bytes.unwrap_or(defaults.max_file_bytes),
-            max_total_bytes: self.file.max_workspace_bytes.unwrap_or(defaults.max_total_bytes),
-        }
-    }
-
-    /// `--max-tokens`, then wright.toml's `max_tokens`; `Some(0)` means no cap at all.
-    fn max_tokens_setting(&self) -> Option<u32> {
-        self.o.max_tokens.or(self.file.max_tokens)
-    }
-
-    /// The answer cap model calls carry: the user's (0: none); without one, OpenAI-compatible
-    /// servers that say their context size get a quarter of it from the provider.
-    pub(crate) fn max_tokens(&self) -> Option<u32> {
-        self.max_tokens_setting().filter(|n| *n > 0)
-    }
-
-    /// Model turns allowed per agent loop: flag, then wright.toml, then 100.
-    fn max_turns(&self) -> u32 {
-        self.o.max_turns.or(self.file.max_turns).unwrap_or(100).max(1)
-    }
-
-    /// The whole run's time limit in seconds: flag, then wright.toml, then 600.
-    fn timeout_secs(&self) -> u64 {
-        self.o.timeout.or(self.file.timeout).unwrap_or(600).max(1)
-    }
-
-    /// How model calls are retried: flag, then wright.toml, then [`RetryPolicy::default`] (whose
-    /// count the provider's fail-over tests hold to).
-    fn retry_policy(&self) -> RetryPolicy {
-        let default = RetryPolicy::default();
-        RetryPolicy {
-            max_retries: self.o.max_retries.or(self.file.max_retries).unwrap_or(default.max_retries),
-            ..default
-        }
-    }
-
-    /// Where a build's browser screenshot is kept (outside its workspace, so it is never part
-    /// of the project or its archive): the file [`LocalArtifacts`](crate::LocalArtifacts) over
-    /// the data directory reads back.
-    pub fn screenshot_path(&self, build_id: &str) -> PathBuf {
-        crate::artifacts::screenshot_file(&self.data_dir, build_id)
-    }
-
-    /// How commands run for a workspace: their environment (HOME and TMPDIR in `scratch`,
-    /// redaction, the package cache) and the sandbox that confines them, which may write only
-    /// the workspace and `scratch`. Builds use it, and so do previews of full-stack apps.
-    pub fn sandbox(&self, workspace: &Workspace, scratch: &Path) -> Result<(ExecConfig, sandbox::Choice), EngineError> {
-        self.sandbox_with(workspace, scratch, None)
-    }
-
-    /// The origins of the admin's allowed hosts (`https://api.example.com`,
-    /// `http://127.0.0.1:38123`): what a previewed page may call from the visitor's browser.
-    pub fn outside_origins(&self) -> Vec<String> {
-        let Some(policy) = self.egress.as_ref() else { return Vec::new() };
-        let mut origins = Vec::new();
-        for auth in policy.allow.rules().iter().flat_map(|r| r.authorities()) {
-            match auth.rsplit_once(':') {
-                Some((host, "443")) => origins.push(format!("https://{host}")),
-                Some((host, "80")) => origins.push(format!("http://{host}")),
-                _ => origins.extend([format!("http://{auth}"), format!("https://{auth}")]),
-            }
-        }
-        origins
-    }
-
-    /// A proxy for one build's (or preview's) outside access: the admin's `[egress]` narrowed
-    /// to `asked`, or `None` when nothing outside is allowed or the network is simply open.
-    /// The second value says what was asked but stays closed.
-    pub fn egress(
-        &self,
-        name: &str,
-        asked: Option<&[String]>,
-    ) -> Result<(Option<crate::egress::BuildEgress>, Vec<String>), EngineError> {
-        let (policy, notes) = crate::egress::for_job(self.egress.as_ref(), asked)?;
-        let Some(policy) = policy.filter(|_| !self.network) else { return Ok((None, notes)) };
-        Ok((Some(crate::egress::BuildEgress::start(policy, &self.data_dir, name)?), notes))
-    }
-
-    /// [`Engine::sandbox`] with a way out through `egress`'s proxy (bubblewrap only: the
-    /// Landlock fallback has no network namespace to put the bridge in).
-    pub fn sandbox_with(
-        &self,
-        workspace: &Workspace,
-        scratch: &Path,
-        egress: Option<&crate::egress::BuildEgress>,
-    ) -> Result<(ExecConfig, sandbox::Choice), EngineError> {
-        let io = |what: &str, e: std::io::Error| EngineError::Usage(format!("{what}: {e}"));
-        let (file, o) = (&self.file, &self.o);
-        let mut exec = ExecConfig::for_build(&scratch.join("home"), &scratch.join("tmp"))
-            .map_err(|e| io("preparing the build's home", e))?;
-        if let Some(secs) = o.command_timeout.or(file.command_timeout) {
-            exec.command_timeout = Duration::from_secs(secs.max(1));
-        }
-        // What the model and the user see hides the values of secret-looking host variables and
-        // the host's home folder (builds get a private HOME, so only wright knows the real one).
-        exec.redactor = host_redactor(true);
-        // npm installs are served from this cache, filled outside the sandbox and mounted read-only.
-        let cache = file.package_cache.clone().unwrap_or_else(|| self.data_dir.join("deps"));
-        let deps_cache = std::path::absolute(cache)
-            .and_then(|p| std::fs::create_dir_all(&p).map(|_| p))
-            .map_err(|e| io("creating the package cache", e))?;
-        exec.deps_cache = Some(deps_cache);
-        // Commands see the workspace and the build's scratch folder (HOME, TMPDIR) read-write and
-        // the dependency cache read-only; nothing else of the data dir.
-        let policy = wright_sandbox::Policy {
-            network: self.network,
-            limits: sandbox::limits(file),
-            writable: vec![workspace.root().to_path_buf(), scratch.to_path_buf()],
-            read_only: exec.deps_cache.iter().cloned().collect(),
-            egress: egress.map(|e| e.bridge()),
-        };
-        let mut confinement = sandbox::choose(self.sandbox_mode, policy)?;
-        if let Some(e) = egress {
-            if confinement.isolation.name() == "bwrap" {
-                exec.env.extend(e.env());
-            } else {
-                let why = "wright: outside access needs the bubblewrap sandbox; without it the build has no way out";
-                confinement.warning = Some(confinement.warning.map_or(why.to_string(), |w| format!("{w}\n{why}")));
-            }
-        }
-        Ok((exec, confinement))
     }
 
     /// Everything a build needs, made ready: its workspace (new, or the continued build's),
