@@ -20,13 +20,18 @@ const KEY: &str = "wx-e2e-4f1c9a7730b2";
 
 /// A server on loopback that records what it was asked (path and query) and answers JSON.
 async fn recording(answer: &'static str) -> (u16, Arc<Mutex<Vec<String>>>) {
+    serve_recording(answer, false).await
+}
+
+async fn serve_recording(answer: &'static str, cors: bool) -> (u16, Arc<Mutex<Vec<String>>>) {
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let s = seen.clone();
     let app = Router::new().fallback(any(move |req: Request| {
         let s = s.clone();
         async move {
             s.lock().unwrap().push(req.uri().to_string());
-            ([("content-type", "application/json")], answer)
+            let allow = if cors { "*" } else { "null" };
+            ([("content-type", "application/json"), ("access-control-allow-origin", allow)], answer)
         }
     }));
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -198,21 +203,9 @@ async fn asking_for_a_host_the_admin_did_not_allow_is_said_and_stays_closed() {
     assert!(run.stderr.contains("allows none"), "{}", run.stderr);
 }
 
-/// A server on loopback that a page on another origin may read (CORS), recording what it was asked.
+/// [`recording`], readable by a page on another origin (CORS).
 async fn readable_by_pages(answer: &'static str) -> (u16, Arc<Mutex<Vec<String>>>) {
-    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-    let s = seen.clone();
-    let app = Router::new().fallback(any(move |req: Request| {
-        let s = s.clone();
-        async move {
-            s.lock().unwrap().push(req.uri().to_string());
-            ([("content-type", "application/json"), ("access-control-allow-origin", "*")], answer)
-        }
-    }));
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = l.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
-    (port, seen)
+    serve_recording(answer, true).await
 }
 
 /// A page that shows what `url` answers.
