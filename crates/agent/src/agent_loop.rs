@@ -1,8 +1,8 @@
 //! The tool-calling loop: ask the model, run its calls, feed results back by call id, until it
 //! answers without calls or a limit is reached.
 
-use crate::build::Pricing;
 use crate::journal::Journal;
+use crate::pricing::Pricing;
 use crate::stuck::{Stuck, StuckDetector};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

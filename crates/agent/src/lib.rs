@@ -1,6 +1,6 @@
 //! The agent: a tool-calling loop, and the build state machine around it.
 //!
-//! `PLANNING → GENERATING → VERIFYING → (FIXING → VERIFYING)* → PUBLISHED | FAILED`.
+//! `PLANNING → GENERATING → TRANSPILING? → VERIFYING → (FIXING → TRANSPILING? → VERIFYING)* → PUBLISHED | FAILED`.
 //! The model writes and runs things through tools; wright itself decides whether the result
 //! works ([`verify`]), hands failures back as a user message, and stops after a bounded number
 //! of fix attempts, a timeout, or a cancel, always ending the event stream with `complete`.
@@ -9,8 +9,11 @@
 mod agent_loop;
 mod build;
 pub mod diagnose;
+mod ending;
 pub mod fixing;
 pub mod journal;
+mod learning;
+mod pricing;
 pub mod prompts;
 pub mod publish;
 pub mod scan;
@@ -21,7 +24,8 @@ pub mod verify;
 mod verify_browser;
 
 pub use agent_loop::{AgentLoop, ContextFit, LoopStats, PhaseEnd};
-pub use build::{BuildDeps, BuildEnd, BuildReport, BuildRequest, ModelPrice, Pricing, run_build};
+pub use build::{BuildDeps, BuildEnd, BuildReport, BuildRequest, run_build};
+pub use pricing::{ModelPrice, Pricing};
 pub use prompts::{Lang, OutsideApi, Template};
 pub use starting::{StarterChoice, StarterMode};
 pub use stuck::StuckDetector;
