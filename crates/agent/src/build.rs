@@ -300,7 +300,8 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     // A published build becomes an app with an address of its own (docs/apps.md).
     let app = match (&deps.store, success) {
         (Some(store), true) => {
-            crate::publish::publish(store.as_ref(), &build_id, &req.prompt, template, ctx.workspace.root())
+            let parent = req.parent.as_deref();
+            crate::publish::publish(store.as_ref(), &build_id, parent, &req.prompt, template, ctx.workspace.root())
                 .await
                 .map(Box::new)
         }

@@ -16,13 +16,23 @@ const MAX_PAGE_BYTES: u64 = 1 << 20;
 /// Publish build `build_id`: its app's names from the entry page under `root`, its address
 /// from the store. `None` (and a warning in the log) when the store could not publish it; the
 /// build is published all the same.
+/// A continued build (`parent`) keeps its parent's address: the app moves to it, with the names
+/// it has (the owner may have renamed it).
 pub async fn publish(
     store: &dyn Store,
     build_id: &str,
+    parent: Option<&str>,
     prompt: &str,
     template: Template,
     root: &Path,
 ) -> Option<AppRef> {
+    if let Some(parent) = parent {
+        match store.move_app(parent, build_id).await {
+            Ok(Some(app)) => return Some(app.to_ref()),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(build = %build_id, "the parent's app could not move to this build: {e}"),
+        }
+    }
     let page = root.join(template.entry_page());
     let meta = tokio::task::spawn_blocking(move || read_meta(&page)).await.unwrap_or_default();
     let app = NewApp {
@@ -77,10 +87,15 @@ mod tests {
 
     async fn store_with(id: &str) -> Arc<dyn Store> {
         let store: Arc<dyn Store> = Arc::new(SqliteStore::memory().await.unwrap());
+        add_build(store.as_ref(), id, None).await;
+        store
+    }
+
+    async fn add_build(store: &dyn Store, id: &str, parent: Option<&str>) {
         let b = wright_store::NewBuild {
             id: id.into(),
             kind: wright_events::RunKind::Build,
-            parent_id: None,
+            parent_id: parent.map(String::from),
             prompt: "p".into(),
             template: "static".into(),
             lang: "en".into(),
@@ -90,7 +105,6 @@ mod tests {
             started_at: wright_store::now(),
         };
         store.create_build(&b).await.unwrap();
-        store
     }
 
     #[tokio::test]
@@ -104,20 +118,48 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("index.html"), "<title>Wrong page</title>").unwrap();
         let store = store_with("b1").await;
-        let app = publish(store.as_ref(), "b1", "a notes app with a server", Template::Fullstack, dir.path()).await;
+        let app =
+            publish(store.as_ref(), "b1", None, "a notes app with a server", Template::Fullstack, dir.path()).await;
         let app = app.unwrap();
         assert_eq!((app.slug.as_str(), app.title.as_str()), ("notes-board", "Notes Board"));
         assert_eq!((app.description.as_str(), app.url_path.as_str()), ("Sticky notes, shared.", "/apps/notes-board"));
 
         let bare = tempfile::tempdir().unwrap();
         let store = store_with("b2").await;
-        let app = publish(store.as_ref(), "b2", "a dice roller for board games", Template::Static, bare.path()).await;
+        let app =
+            publish(store.as_ref(), "b2", None, "a dice roller for board games", Template::Static, bare.path()).await;
         let app = app.unwrap();
         assert_eq!(
             (app.title.as_str(), app.slug.as_str()),
             ("A dice roller for board games", "a-dice-roller-for-board")
         );
         assert_eq!(app.description, "a dice roller for board games");
-        assert!(publish(store.as_ref(), "nope", "x", Template::Static, bare.path()).await.is_none());
+        assert!(publish(store.as_ref(), "nope", None, "x", Template::Static, bare.path()).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_continued_build_keeps_its_parents_address_and_names() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("index.html"), "<title>Dice</title>").unwrap();
+        let store = store_with("b1").await;
+        let first = publish(store.as_ref(), "b1", None, "a dice roller", Template::Static, dir.path()).await.unwrap();
+        store
+            .rename_app(&first.slug, &wright_store::AppChange { title: Some("Lucky".into()), ..Default::default() })
+            .await
+            .unwrap();
+        // The continuation changed the page's title; the owner's name for the app stays.
+        std::fs::write(dir.path().join("index.html"), "<title>Blue dice</title>").unwrap();
+        add_build(store.as_ref(), "b2", Some("b1")).await;
+        let next =
+            publish(store.as_ref(), "b2", Some("b1"), "make it blue", Template::Static, dir.path()).await.unwrap();
+        assert_eq!((next.slug.as_str(), next.title.as_str()), ("dice", "Lucky"));
+        assert_eq!(store.app("dice").await.unwrap().build_id, "b2");
+        assert!(store.app_of_build("b1").await.unwrap().is_none());
+        // A parent whose app was taken down gives its continuation an address of its own.
+        store.unpublish_app("dice").await.unwrap();
+        add_build(store.as_ref(), "b3", Some("b2")).await;
+        let third =
+            publish(store.as_ref(), "b3", Some("b2"), "make it red", Template::Static, dir.path()).await.unwrap();
+        assert_eq!(third.slug, "blue-dice");
     }
 }

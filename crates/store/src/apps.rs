@@ -118,6 +118,11 @@ pub trait AppStore: Send + Sync {
     /// address never leads to a folder that is gone. `None` when the build has no app; an app
     /// already down stays as it was.
     async fn unpublish_app_of_build(&self, build_id: &str) -> Result<Option<App>>;
+    /// A continued build takes over its parent's app: the published app of `from` now shows
+    /// build `to`, at the same address, with the names the owner gave it. Only when both builds
+    /// have the same owner and `to` has no app yet; `None` when nothing was moved (the parent
+    /// has no published app), and the caller publishes `to` as a new app.
+    async fn move_app(&self, from: &str, to: &str) -> Result<Option<App>>;
 
     /// The `limit` published apps most like this one ([`related`] over the newest published
     /// apps), most similar first; apps that share no word with it are left out.

@@ -115,6 +115,23 @@ impl AppStore for SqliteStore {
         self.take_down(AppKey::Build, build_id).await?;
         self.app_of_build(build_id).await
     }
+
+    async fn move_app(&self, from: &str, to: &str) -> Result<Option<App>> {
+        let done = sqlx::query(
+            "UPDATE apps SET build_id = ?2, updated_at = ?3 WHERE build_id = ?1 AND unpublished_at IS NULL \
+             AND owner IS (SELECT owner FROM builds WHERE id = ?2) \
+             AND NOT EXISTS (SELECT 1 FROM apps WHERE build_id = ?2)",
+        )
+        .bind(from)
+        .bind(to)
+        .bind(crate::now())
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Ok(None);
+        }
+        self.app_of_build(to).await
+    }
 }
 
 impl SqliteStore {

@@ -1,6 +1,6 @@
 //! Published apps through the `Store` trait only, on SQLite and on PostgreSQL: slugs given out
-//! once (also to publishes at the same moment), renames that collide, unpublishing, and the
-//! order of related apps.
+//! once (also to publishes at the same moment), renames that collide, unpublishing, a
+//! continued build taking over its parent's app, and the order of related apps.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;
@@ -204,7 +204,32 @@ async fn related_apps_come_most_similar_first(store: Arc<dyn Store>) {
     assert!(store.related_apps("pizza-menu", 5).await.unwrap().is_empty(), "nothing in common");
 }
 
+async fn a_continuation_takes_over_its_parents_app(store: Arc<dyn Store>) {
+    for (id, owner) in [("p1", "u1"), ("c1", "u1"), ("c2", "u1"), ("x1", "u2")] {
+        build(&store, id, Some(owner)).await;
+    }
+    store.publish_app(&app("p1", "Dice Roller", "Roll dice.", "dice")).await.unwrap();
+    // Another person's build never takes it.
+    assert!(store.move_app("p1", "x1").await.unwrap().is_none());
+    let moved = store.move_app("p1", "c1").await.unwrap().unwrap();
+    assert_eq!(
+        (moved.slug.as_str(), moved.build_id.as_str(), moved.title.as_str()),
+        ("dice-roller", "c1", "Dice Roller")
+    );
+    assert!(store.app_of_build("p1").await.unwrap().is_none());
+    // The parent has no app any more; a build that already has one keeps it.
+    assert!(store.move_app("p1", "c2").await.unwrap().is_none());
+    store.publish_app(&app("c2", "Other", "Other.", "other")).await.unwrap();
+    assert!(store.move_app("c1", "c2").await.unwrap().is_none());
+    assert_eq!(store.app("dice-roller").await.unwrap().build_id, "c1");
+    // An app taken down stays with its build.
+    store.unpublish_app("dice-roller").await.unwrap();
+    build(&store, "c3", Some("u1")).await;
+    assert!(store.move_app("c1", "c3").await.unwrap().is_none());
+}
+
 both!(
+    a_continuation_takes_over_its_parents_app,
     slugs_are_given_out_once,
     concurrent_publishes_take_distinct_slugs,
     renames_check_and_collide,

@@ -120,6 +120,23 @@ impl AppStore for PgStore {
         self.take_down(AppKey::Build, build_id).await?;
         self.app_of_build(build_id).await
     }
+
+    async fn move_app(&self, from: &str, to: &str) -> Result<Option<App>> {
+        // The unique index on build_id is the guard if two moves race.
+        let done = sqlx::query(
+            "UPDATE apps SET build_id = $2, updated_at = wright_now() WHERE build_id = $1 AND unpublished_at IS NULL \
+             AND owner IS NOT DISTINCT FROM (SELECT owner FROM builds WHERE id = $2) \
+             AND NOT EXISTS (SELECT 1 FROM apps WHERE build_id = $2)",
+        )
+        .bind(from)
+        .bind(to)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Ok(None);
+        }
+        self.app_of_build(to).await
+    }
 }
 
 impl PgStore {
