@@ -272,6 +272,12 @@ async fn continue_and_explain_work_on_a_stored_build() {
     let show = wright(&data, &["builds", "show", &second, "--json"]).await.json();
     assert_eq!(show["build"]["parent_id"], first.as_str());
     assert_eq!(show["build"]["workspace"], ws.to_str().unwrap());
+    // The change keeps the app's address: the first build's app now shows the second.
+    let app_of = |events: &[serde_json::Value]| {
+        events.iter().find(|e| e["type"] == "complete").map(|e| e["app"]["slug"].clone()).unwrap_or_default()
+    };
+    assert!(app_of(&ev).is_string(), "the first build published an app");
+    assert_eq!(app_of(&out.events()), app_of(&ev));
 
     // Unknown builds are a clear usage error.
     let out =
