@@ -168,9 +168,21 @@ async fn an_import_that_does_not_exist_is_an_import_error_with_its_place() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wright_serve_previews_a_react_build_from_its_bundle() {
+    // The app imports an image, and has a file in public/ served as it is.
+    let heading = "<h1 className=\"mb-4 text-2xl font-bold text-slate-800\">To-do list</h1>";
+    assert!(FIXED.contains(heading));
+    let with_logo = FIXED.replace(
+        heading,
+        "<h1 className=\"mb-4 text-2xl font-bold text-slate-800\"><img src={logo} alt=\"\" /> To-do list</h1>",
+    );
+    let app = format!("import logo from \"./logo.svg\";\n{with_logo}");
+    let svg =
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"8\" height=\"8\"><rect width=\"8\" height=\"8\"/></svg>";
     let llm = MockLlm::start(vec![
         Turn::calls(&[
-            ("createFile", json!({"path": "src/App.tsx", "content": FIXED})),
+            ("createFile", json!({"path": "src/logo.svg", "content": svg})),
+            ("createFile", json!({"path": "public/robots.txt", "content": "User-agent: *\n"})),
+            ("createFile", json!({"path": "src/App.tsx", "content": app})),
             ("createFile", json!({"path": "src/App.test.tsx", "content": TESTS})),
             ("updateFile", json!({"path": "index.html", "content": PAGE})),
         ]),
@@ -202,12 +214,19 @@ async fn wright_serve_previews_a_react_build_from_its_bundle() {
     let page = page.text().await.unwrap();
     assert!(page.contains("<title>To-do list</title>") && page.contains("src=\"app.js\""), "{page}");
     assert!(!page.contains("main.tsx"), "{page}");
-    for (file, kind) in [("app.js", "javascript"), ("app.css", "css")] {
+    for (file, kind) in [("app.js", "javascript"), ("app.css", "css"), ("robots.txt", "text/plain")] {
         let res = pc.get(format!("{preview_url}{file}")).send().await.unwrap();
         assert_eq!(res.status(), 200, "{file}");
         let ct = res.headers()["content-type"].to_str().unwrap().to_string();
         assert!(ct.contains(kind), "{file}: {ct}");
     }
+    // The imported image is a file of the bundle, named by its content, and the bundle names it.
+    let js = pc.get(format!("{preview_url}app.js")).send().await.unwrap().text().await.unwrap();
+    let at = js.find("assets/logo-").expect("the bundle names the image");
+    let name: String = js[at..].chars().take_while(|c| !matches!(c, '"' | '\'' | '`')).collect();
+    let img = pc.get(format!("{preview_url}{name}")).send().await.unwrap();
+    assert_eq!(img.status(), 200, "{name}");
+    assert_eq!(img.text().await.unwrap(), svg);
 
     // Published at its address, which shows the same bundle on the app's own origin.
     assert_eq!(b["app"]["slug"], "to-do-list", "{b}");

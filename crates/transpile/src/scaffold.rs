@@ -13,6 +13,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("index.html", include_str!("../scaffold/react/index.html")),
     ("src/main.tsx", include_str!("../scaffold/react/src/main.tsx")),
     ("src/index.css", include_str!("../scaffold/react/src/index.css")),
+    ("src/assets.d.ts", include_str!("../scaffold/react/src/assets.d.ts")),
 ];
 
 /// Write the scaffold into `ws`, leaving any file that already exists alone (a continued build

@@ -105,6 +105,14 @@ pub async fn transpile(ctx: &ToolContext, limit: Duration) -> Transpiled {
         "--minify",
         "--sourcemap",
         "--loader:.css=empty",
+        // Imported images become files beside the bundle, named by their content.
+        "--loader:.png=file",
+        "--loader:.jpg=file",
+        "--loader:.jpeg=file",
+        "--loader:.gif=file",
+        "--loader:.webp=file",
+        "--loader:.svg=file",
+        "--asset-names=assets/[name]-[hash]",
         "--color=false",
         "--log-level=error",
         "--outfile=dist/app.js",
@@ -148,8 +156,11 @@ pub async fn transpile(ctx: &ToolContext, limit: Duration) -> Transpiled {
         Err(e) => out.diagnostics.push(step_error(format!("Tailwind could not run: {e}"))),
     }
 
-    // 4. The page itself, pointing at the bundle.
+    // 4. The page itself, pointing at the bundle, and the files of `public/` beside it.
     if out.ok() {
+        if let Err(e) = copy_public(ws.root()) {
+            out.diagnostics.push(step_error(format!("public/ could not be copied into dist/: {e}")));
+        }
         let source = ws.read("index.html").map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
         if let Err(e) = ws.write("dist/index.html", crate::page::bundled_page(&source).as_bytes()) {
             out.diagnostics.push(step_error(format!("dist/index.html could not be written: {e}")));
@@ -157,4 +168,52 @@ pub async fn transpile(ctx: &ToolContext, limit: Duration) -> Transpiled {
     }
     out.duration = started.elapsed();
     out
+}
+
+/// Copy the project's `public/` folder (files served as they are: a favicon, robots.txt,
+/// images named by URL) into `dist/`. Links are skipped: they could point outside the project.
+fn copy_public(root: &std::path::Path) -> std::io::Result<()> {
+    let from = root.join("public");
+    if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
+    copy_tree(&from, &root.join(OUT_DIR), 0)
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path, depth: usize) -> std::io::Result<()> {
+    if depth > 16 {
+        return Ok(());
+    }
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target, depth + 1)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_files_go_beside_the_bundle_and_links_do_not() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path();
+        assert!(copy_public(root).is_ok(), "no public/ is nothing to do");
+        std::fs::create_dir_all(root.join("public/img")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("public/robots.txt"), "User-agent: *\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("public/img/a.svg"), "<svg/>").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("/etc/passwd", root.join("public/passwd")).unwrap_or_else(|e| panic!("{e}"));
+        copy_public(root).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(std::fs::read_to_string(root.join("dist/robots.txt")).unwrap_or_default(), "User-agent: *\n");
+        assert!(root.join("dist/img/a.svg").is_file());
+        assert!(!root.join("dist/passwd").exists());
+    }
 }
