@@ -76,35 +76,22 @@ pub struct BrowserSettings {
 pub struct OutsideAccess {
     /// The proxy on this machine's loopback, `http://127.0.0.1:PORT`.
     pub proxy: String,
-    /// `host:port` pairs, ports explicit (a rule for a bare host gives `:80` and `:443`).
-    pub hosts: Vec<String>,
+    /// The hosts the build may reach: the proxy's own list, matched the proxy's way.
+    pub allow: wright_egress::AllowList,
 }
 
 impl OutsideAccess {
-    /// Whether the page may ask `url` (an `http`/`https` URL to an allowed host and port).
+    /// Whether the page may ask `url` (an `http`/`https` URL, without credentials, to an
+    /// allowed host and port).
     pub fn allows(&self, url: &str) -> bool {
-        authority(url).is_some_and(|a| self.hosts.iter().any(|h| h.eq_ignore_ascii_case(&a)))
+        let Ok(url) = reqwest::Url::parse(url) else { return false };
+        let web = matches!(url.scheme(), "http" | "https") && url.username().is_empty() && url.password().is_none();
+        let host = url.host_str().and_then(wright_egress::normalize_host);
+        match (web, host, url.port_or_known_default()) {
+            (true, Some(host), Some(port)) => self.allow.allows(&host, port),
+            _ => false,
+        }
     }
-}
-
-/// `host:port` of an `http(s)` URL, the port made explicit; None for anything else.
-fn authority(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    let default = match scheme.to_ascii_lowercase().as_str() {
-        "http" => 80,
-        "https" => 443,
-        _ => return None,
-    };
-    let auth = rest.split(['/', '?', '#']).next()?;
-    if auth.is_empty() || auth.contains('@') {
-        return None;
-    }
-    // `[::1]:8080`, `[::1]`, `host:8080`, `host`.
-    let (host, port) = match auth.rsplit_once(':') {
-        Some((h, p)) if !p.contains(']') && (!h.contains(':') || h.ends_with(']')) => (h, p.parse::<u16>().ok()?),
-        _ => (auth, default),
-    };
-    Some(format!("{host}:{port}"))
 }
 
 impl Default for BrowserSettings {
@@ -313,10 +300,8 @@ mod tests {
 
     #[test]
     fn outside_access_matches_host_and_port_exactly() {
-        let o = OutsideAccess {
-            proxy: "http://127.0.0.1:9".into(),
-            hosts: vec!["api.example.com:443".into(), "127.0.0.1:38123".into(), "[::1]:8080".into()],
-        };
+        let allow = wright_egress::AllowList::parse(&["api.example.com:443", "127.0.0.1:38123", "[::1]:8080"]).unwrap();
+        let o = OutsideAccess { proxy: "http://127.0.0.1:9".into(), allow };
         assert!(o.allows("https://api.example.com/v1/x?q=1"));
         assert!(o.allows("https://API.example.com:443/"));
         assert!(!o.allows("http://api.example.com/v1"), "port 80 was not allowed");

@@ -148,11 +148,11 @@ impl BuildEgress {
         self.proxy.policy().allow.rules().iter().map(|r| r.to_string()).collect()
     }
 
-    /// What the browser check's page may reach: the allowed hosts, ports explicit, through
-    /// the proxy's loopback port on this machine (wright asks on the page's behalf).
+    /// What the browser check's page may reach: the allowed hosts, through the proxy's loopback
+    /// port on this machine (wright asks on the page's behalf).
     pub fn browser_access(&self) -> wright_browser::OutsideAccess {
-        let hosts = self.proxy.policy().allow.rules().iter().flat_map(|r| r.authorities()).collect();
-        wright_browser::OutsideAccess { proxy: format!("http://{}", self.proxy_addr()), hosts }
+        let allow = self.proxy.policy().allow.clone();
+        wright_browser::OutsideAccess { proxy: format!("http://{}", self.proxy_addr()), allow }
     }
 
     /// The proxy's loopback address on the host (for a browser's `--proxy-server`).
