@@ -58,30 +58,16 @@ pub async fn transpile(ctx: &ToolContext, limit: Duration) -> Transpiled {
     }
     let started = Instant::now();
     let left = || limit.saturating_sub(started.elapsed());
-    let late = |what: &str| {
-        step_error(format!(
-            "{what} did not finish within the {}s limit for transpiling; make the app smaller or split it into fewer, simpler files",
-            limit.as_secs()
-        ))
-    };
 
     // 1. Types, imports and syntax, each with its place.
-    let tsc =
-        vec!["--noEmit".to_string(), "-p".to_string(), ".".to_string(), "--pretty".to_string(), "false".to_string()];
-    match run_logged(ctx, "node_modules/.bin/tsc", &tsc, &[], left()).await {
-        Ok(o) if o.timed_out => out.diagnostics.push(late("the type check")),
-        Ok(o) if !o.success() => {
-            let text = format!("{}\n{}", o.stdout.render(), o.stderr.render());
-            let found = parse_tsc(&text);
-            if found.is_empty() {
-                out.diagnostics
-                    .push(step_error(format!("the type check failed: {}", wright_tools::clip_tail(text.trim(), 1500))));
-            }
-            out.diagnostics.extend(found);
-        }
-        Ok(_) => {}
-        Err(e) => out.diagnostics.push(step_error(format!("the type check could not run: {e}"))),
-    }
+    let tsc = Step {
+        what: "the type check",
+        program: "node_modules/.bin/tsc",
+        args: strings(&["--noEmit", "-p", ".", "--pretty", "false"]),
+        env: Vec::new(),
+        parse: parse_tsc,
+    };
+    out.diagnostics = tsc.run(ctx, left(), limit).await;
     if !out.ok() || ctx.cancel.is_cancelled() {
         out.duration = started.elapsed();
         return out;
@@ -97,64 +83,56 @@ pub async fn transpile(ctx: &ToolContext, limit: Duration) -> Transpiled {
         "node_modules/.bin/esbuild"
     };
     let entry = ["src/main.tsx", "src/main.ts", "src/index.tsx"].into_iter().find(|p| has(p)).unwrap_or("src/main.tsx");
-    let bundle: Vec<String> = [
-        entry,
-        "--bundle",
-        "--format=iife",
-        "--jsx=automatic",
-        "--minify",
-        "--sourcemap",
-        "--loader:.css=empty",
-        // Imported images become files beside the bundle, named by their content.
-        "--loader:.png=file",
-        "--loader:.jpg=file",
-        "--loader:.jpeg=file",
-        "--loader:.gif=file",
-        "--loader:.webp=file",
-        "--loader:.svg=file",
-        "--asset-names=assets/[name]-[hash]",
-        "--color=false",
-        "--log-level=error",
-        "--outfile=dist/app.js",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let prod = [("NODE_ENV".to_string(), "production".to_string())];
-    match run_logged(ctx, esbuild, &bundle, &prod, left()).await {
-        Ok(o) if o.timed_out => out.diagnostics.push(late("bundling")),
-        Ok(o) if !o.success() => {
-            let text = o.stderr.render();
-            let found = parse_esbuild(&text);
-            if found.is_empty() {
-                out.diagnostics
-                    .push(step_error(format!("bundling failed: {}", wright_tools::clip_tail(text.trim(), 1500))));
-            }
-            out.diagnostics.extend(found);
-        }
-        Ok(_) => {}
-        Err(e) => out.diagnostics.push(step_error(format!("bundling could not run: {e}"))),
-    }
+    let bundle = Step {
+        what: "bundling",
+        program: esbuild,
+        args: strings(&[
+            entry,
+            "--bundle",
+            "--format=iife",
+            "--jsx=automatic",
+            "--minify",
+            "--sourcemap",
+            "--loader:.css=empty",
+            // Imported images become files beside the bundle, named by their content.
+            "--loader:.png=file",
+            "--loader:.jpg=file",
+            "--loader:.jpeg=file",
+            "--loader:.gif=file",
+            "--loader:.webp=file",
+            "--loader:.svg=file",
+            "--asset-names=assets/[name]-[hash]",
+            "--color=false",
+            "--log-level=error",
+            "--outfile=dist/app.js",
+        ]),
+        env: vec![("NODE_ENV".to_string(), "production".to_string())],
+        parse: parse_esbuild,
+    };
+    out.diagnostics = bundle.run(ctx, left(), limit).await;
     if !out.ok() || ctx.cancel.is_cancelled() {
         out.duration = started.elapsed();
         return out;
     }
 
-    // 3. Tailwind's CSS, from the classes the code uses.
+    // 3. Tailwind's CSS, from the classes the code uses; its errors are about the stylesheet.
     let input = if has("src/index.css") { "src/index.css" } else { "node_modules/tailwindcss/index.css" };
-    let css: Vec<String> = ["-i", input, "-o", "dist/app.css", "--minify"].iter().map(|s| s.to_string()).collect();
-    match run_logged(ctx, "node_modules/.bin/tailwindcss", &css, &[], left()).await {
-        Ok(o) if o.timed_out => out.diagnostics.push(late("compiling the styles")),
-        Ok(o) if !o.success() => out.diagnostics.push(Diagnostic {
-            file: "src/index.css".into(),
-            ..step_error(format!(
-                "Tailwind could not compile the styles: {}",
-                wright_tools::clip_tail(o.stderr.render().trim(), 1500)
-            ))
-        }),
-        Ok(_) => {}
-        Err(e) => out.diagnostics.push(step_error(format!("Tailwind could not run: {e}"))),
-    }
+    let css = Step {
+        what: "Tailwind",
+        program: "node_modules/.bin/tailwindcss",
+        args: strings(&["-i", input, "-o", "dist/app.css", "--minify"]),
+        env: Vec::new(),
+        parse: |text| {
+            vec![Diagnostic {
+                file: "src/index.css".into(),
+                ..step_error(format!(
+                    "Tailwind could not compile the styles: {}",
+                    wright_tools::clip_tail(text.trim(), 1500)
+                ))
+            }]
+        },
+    };
+    out.diagnostics = css.run(ctx, left(), limit).await;
 
     // 4. The page itself, pointing at the bundle, and the files of `public/` beside it.
     if out.ok() {
@@ -168,6 +146,46 @@ pub async fn transpile(ctx: &ToolContext, limit: Duration) -> Transpiled {
     }
     out.duration = started.elapsed();
     out
+}
+
+/// One tool of the pass, and how its output reads when it fails.
+struct Step<'a> {
+    /// What it does, for the messages: "the type check", "bundling".
+    what: &'a str,
+    program: &'a str,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    /// The failed tool's output (stdout, then stderr) as diagnostics; none when it says
+    /// nothing recognisable, and the output's end is reported instead.
+    parse: fn(&str) -> Vec<Diagnostic>,
+}
+
+impl Step<'_> {
+    /// Run it with what is `left` of the pass's `limit`: its diagnostics, none when it passed.
+    async fn run(&self, ctx: &ToolContext, left: Duration, limit: Duration) -> Vec<Diagnostic> {
+        match run_logged(ctx, self.program, &self.args, &self.env, left).await {
+            Ok(o) if o.timed_out => vec![step_error(format!(
+                "{} did not finish within the {}s limit for transpiling; make the app smaller or split it into fewer, simpler files",
+                self.what,
+                limit.as_secs()
+            ))],
+            Ok(o) if !o.success() => {
+                let text = format!("{}\n{}", o.stdout.render(), o.stderr.render());
+                let found = (self.parse)(&text);
+                if found.is_empty() {
+                    vec![step_error(format!("{} failed: {}", self.what, wright_tools::clip_tail(text.trim(), 1500)))]
+                } else {
+                    found
+                }
+            }
+            Ok(_) => Vec::new(),
+            Err(e) => vec![step_error(format!("{} could not run: {e}", self.what))],
+        }
+    }
+}
+
+fn strings(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
 }
 
 /// Copy the project's `public/` folder (files served as they are: a favicon, robots.txt,
