@@ -93,12 +93,15 @@ impl HostRule {
         Ok(Self { host, port })
     }
 
-    /// `host:port` for every port this rule allows (a bare host: 80 and 443), IPv6 in brackets.
-    pub fn authorities(&self) -> Vec<String> {
+    /// The web origins this rule allows (a bare host: `http://host` and `https://host`; a
+    /// pinned port: that port in both schemes, or just the scheme whose port it is).
+    pub fn origins(&self) -> Vec<String> {
         let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
         match self.port {
-            Some(p) => vec![format!("{host}:{p}")],
-            None => vec![format!("{host}:80"), format!("{host}:443")],
+            None => vec![format!("http://{host}"), format!("https://{host}")],
+            Some(80) => vec![format!("http://{host}")],
+            Some(443) => vec![format!("https://{host}")],
+            Some(p) => vec![format!("http://{host}:{p}"), format!("https://{host}:{p}")],
         }
     }
 
@@ -358,8 +361,18 @@ mod tests {
         assert!(l.allows("127.0.0.1", 38123) && !l.allows("127.0.0.1", 38124));
         assert!(l.allows("::1", 9000));
         assert_eq!(l.rules()[2].to_string(), "[::1]:9000");
-        let all: Vec<String> = l.rules().iter().flat_map(HostRule::authorities).collect();
-        assert_eq!(all, ["api.example.com:80", "api.example.com:443", "127.0.0.1:38123", "[::1]:9000"]);
+        let all: Vec<String> = l.rules().iter().flat_map(HostRule::origins).collect();
+        assert_eq!(
+            all,
+            [
+                "http://api.example.com",
+                "https://api.example.com",
+                "http://127.0.0.1:38123",
+                "https://127.0.0.1:38123",
+                "http://[::1]:9000",
+                "https://[::1]:9000"
+            ]
+        );
     }
 
     #[test]

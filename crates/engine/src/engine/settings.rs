@@ -96,16 +96,7 @@ impl Engine {
     /// The origins of the admin's allowed hosts (`https://api.example.com`,
     /// `http://127.0.0.1:38123`): what a previewed page may call from the visitor's browser.
     pub fn outside_origins(&self) -> Vec<String> {
-        let Some(policy) = self.egress.as_ref() else { return Vec::new() };
-        let mut origins = Vec::new();
-        for auth in policy.allow.rules().iter().flat_map(|r| r.authorities()) {
-            match auth.rsplit_once(':') {
-                Some((host, "443")) => origins.push(format!("https://{host}")),
-                Some((host, "80")) => origins.push(format!("http://{host}")),
-                _ => origins.extend([format!("http://{auth}"), format!("https://{auth}")]),
-            }
-        }
-        origins
+        self.egress.as_ref().map(|p| p.allow.rules().iter().flat_map(|r| r.origins()).collect()).unwrap_or_default()
     }
 
     /// A proxy for one build's (or preview's) outside access: the admin's `[egress]` narrowed
