@@ -646,6 +646,16 @@ async fn the_page_tools_describe_click_and_fill_as_a_person_would_and_refuse_wha
 
 /// A person's click (the mouse, through DevTools) on the panel's control `testid`.
 async fn press(page: &chromiumoxide::Page, testid: &str) {
+    // A person clicks what they see: wait until nothing (a closing dialog, a re-render) covers
+    // the control's middle, so the click lands on it, however slow the machine is.
+    let el = in_panel(testid);
+    let clickable = format!(
+        "(() => {{ const e = {el}; if (!e) return false; const r = e.getBoundingClientRect(); \
+         if (!r.width || !r.height) return false; \
+         const hit = e.getRootNode().elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); \
+         return !!hit && (hit === e || e.contains(hit)); }})()"
+    );
+    until(page, &clickable, &format!("{testid} to be clickable")).await;
     let at = js(
         page,
         &format!(
