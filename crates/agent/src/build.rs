@@ -265,7 +265,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         ));
     }
 
-    let files = wright_tools::project_files(ctx.workspace.root());
+    let files = wright_tools::project_files(&ctx.workspace);
     let success = end == BuildEnd::Published;
     let closing = match &end {
         BuildEnd::Published => match &p.browser {
@@ -369,7 +369,7 @@ async fn drive(
 ) -> BuildEnd {
     let emitter = &ctx.emitter;
     enter(ctx, journal, Phase::Planning, 0, prompts::narrate(req.lang, Narration::Planning(template)));
-    let existing = wright_tools::project_files(ctx.workspace.root());
+    let existing = wright_tools::project_files(&ctx.workspace);
     // Libraries and snapshots only serve lessons, which need a store.
     let libraries =
         if journal.is_some() { project_libraries(&ctx.workspace, &existing, &req.prompt) } else { Vec::new() };
@@ -467,7 +467,7 @@ async fn drive(
     if let Some(j) = journal {
         j.sync(&messages, None).await;
     }
-    p.log.push(format!("Wrote the project ({} file(s)).", wright_tools::project_files(ctx.workspace.root()).len()));
+    p.log.push(format!("Wrote the project ({} file(s)).", wright_tools::project_files(&ctx.workspace).len()));
 
     let fix_agent = req.fix_model.as_ref().map(|m| AgentLoop { model: m.clone(), ..agent.clone() });
     let fix_agent = fix_agent.as_ref().unwrap_or(agent);
@@ -557,7 +557,7 @@ async fn drive(
         let diagnosis = diagnosis_block(&diagnoses);
         // The last attempt starts afresh: long failed transcripts make models worse at debugging.
         if next.fresh {
-            let files = wright_tools::project_files(ctx.workspace.root());
+            let files = wright_tools::project_files(&ctx.workspace);
             let mut opening = String::new();
             if let Some(k) = knowledge_of(&p.applied, req.lang) {
                 opening.push_str(&k);

@@ -120,7 +120,7 @@ pub(crate) async fn learn(
 pub(crate) type Snapshot = BTreeMap<String, String>;
 
 pub(crate) fn snapshot(ws: &wright_sandbox::Workspace) -> Snapshot {
-    wright_tools::project_files(ws.root())
+    wright_tools::project_files(ws)
         .into_iter()
         .take(300)
         .filter_map(|f| {

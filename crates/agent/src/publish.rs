@@ -33,8 +33,8 @@ pub async fn publish(
             Err(e) => tracing::warn!(build = %build_id, "the parent's app could not move to this build: {e}"),
         }
     }
-    let page = root.join(template.entry_page());
-    let meta = tokio::task::spawn_blocking(move || read_meta(&page)).await.unwrap_or_default();
+    let (root, page) = (root.to_path_buf(), template.entry_page().to_string());
+    let meta = tokio::task::spawn_blocking(move || read_meta(&root, &page)).await.unwrap_or_default();
     let app = NewApp {
         build_id: build_id.to_string(),
         title: clip(&meta.title.unwrap_or_else(|| title_from(prompt)), TITLE_CHARS),
@@ -51,9 +51,13 @@ pub async fn publish(
     }
 }
 
-fn read_meta(page: &Path) -> wright_webcheck::PageMeta {
-    let small = std::fs::metadata(page).is_ok_and(|m| m.is_file() && m.len() <= MAX_PAGE_BYTES);
-    match std::fs::read(page) {
+/// The entry page's title and description, read beneath the project with no link followed
+/// (the page is the generated code's: a link there must not put another file's text in a
+/// public title).
+fn read_meta(root: &Path, page: &str) -> wright_webcheck::PageMeta {
+    let Ok(dir) = wright_sandbox::Dir::open(root) else { return wright_webcheck::PageMeta::default() };
+    let small = dir.meta(page).is_ok_and(|m| m.kind == wright_sandbox::EntryKind::File && m.len <= MAX_PAGE_BYTES);
+    match dir.read(page) {
         Ok(bytes) if small => wright_webcheck::page_meta(&String::from_utf8_lossy(&bytes)),
         _ => wright_webcheck::PageMeta::default(),
     }

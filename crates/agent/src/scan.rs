@@ -15,7 +15,7 @@
 use crate::prompts::Lang;
 use regex::bytes::Regex;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::LazyLock;
 
 /// Larger files are skipped: generated code is small, and big files are vendored or data.
@@ -195,14 +195,26 @@ pub fn scan_project(root: &Path) -> ScanReport {
 /// [`scan_project`] without the folders in `skip` (relative to `root`): the output of a build
 /// step (`dist/`) is the bundler's and the libraries' code, not the project's.
 pub fn scan_project_except(root: &Path, skip: &[&str]) -> ScanReport {
-    let mut files = Vec::new();
-    collect(root, root, 0, &mut files);
-    files.retain(|(rel, _)| !skip.iter().any(|dir| rel.starts_with(&format!("{dir}/"))));
     let mut report = ScanReport::default();
-    for (rel, path) in files {
-        let Ok(bytes) = std::fs::read(&path) else { continue };
+    // Walked and read through the folder's descriptor: the files are the generated code's, and
+    // one swapped for a link mid-scan is passed over, never followed.
+    let Ok(dir) = wright_sandbox::Dir::open(root) else { return report };
+    let enter = |name: &str| !name.starts_with('.') && name != "node_modules";
+    let Ok(entries) = dir.walk(&enter) else { return report };
+    let files = entries
+        .into_iter()
+        .filter(|e| e.path.split('/').count() <= MAX_DEPTH + 1)
+        .filter(|e| e.kind == wright_sandbox::EntryKind::File && e.len <= MAX_FILE_BYTES)
+        .filter(|e| {
+            let name = e.path.rsplit('/').next().unwrap_or(&e.path);
+            is_scanned(name) && !name.contains(".wright-tmp-")
+        })
+        .filter(|e| !skip.iter().any(|d| e.path.starts_with(&format!("{d}/"))))
+        .take(MAX_FILES);
+    for e in files {
+        let Ok(bytes) = dir.read(&e.path) else { continue };
         report.files_scanned += 1;
-        report.findings.extend(scan_bytes(&rel, &bytes));
+        report.findings.extend(scan_bytes(&e.path, &bytes));
         if report.findings.len() >= MAX_FINDINGS {
             report.findings.truncate(MAX_FINDINGS);
             break;
@@ -232,35 +244,6 @@ fn kind_of(path: &str) -> Option<Kind> {
         "html" | "htm" => Some(Kind::Html),
         "js" | "mjs" | "cjs" | "jsx" | "ts" | "tsx" => Some(Kind::Js),
         _ => None,
-    }
-}
-
-fn collect(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(String, PathBuf)>) {
-    if depth > MAX_DEPTH || out.len() >= MAX_FILES {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        // `DirEntry::file_type` does not follow symbolic links, so links are neither files nor dirs here.
-        let Ok(ft) = e.file_type() else { continue };
-        let name = e.file_name().to_string_lossy().into_owned();
-        let path = e.path();
-        if ft.is_dir() {
-            if !name.starts_with('.') && name != "node_modules" {
-                collect(root, &path, depth + 1, out);
-            }
-        } else if ft.is_file() && is_scanned(&name) && !name.contains(".wright-tmp-") {
-            if e.metadata().map_or(true, |m| m.len() > MAX_FILE_BYTES) {
-                continue;
-            }
-            let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
-            out.push((rel, path));
-        }
-        if out.len() >= MAX_FILES {
-            return;
-        }
     }
 }
 

@@ -94,7 +94,7 @@ pub async fn verify(
     browser: &BrowserCheck<'_>,
 ) -> Verification {
     let mut v = Verification::default();
-    let files = wright_tools::project_files(ctx.workspace.root());
+    let files = wright_tools::project_files(&ctx.workspace);
 
     // 1. The project's tests.
     let run = run_tests(ctx, None).await;

@@ -261,6 +261,16 @@ impl HumanSink {
             EventKind::Starter { id, score, mode, .. } => {
                 (if self.verbose { vec![format!("🧩 starter {id} (match {score:.2}, {mode})")] } else { vec![] }, None)
             }
+            EventKind::LinkRefused { path, .. } => (
+                vec![format!(
+                    "🔗 {} `{path}`",
+                    self.t(
+                        "Refused to follow a link the generated code made:",
+                        "Recusei seguir um link que o código gerado criou:"
+                    )
+                )],
+                None,
+            ),
             EventKind::Restarted { attempt, reason } => {
                 (vec![format!("🔁 {}", say(self.lang, Said::Restarted { attempt: *attempt, reason }))], None)
             }

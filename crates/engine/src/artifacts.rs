@@ -135,7 +135,7 @@ fn read_in(ws: &Workspace, path: &str) -> Result<Vec<u8>, ArtifactError> {
 fn zip_project(ws: &Workspace) -> Result<Vec<u8>, String> {
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    for path in wright_tools::project_files(ws.root()) {
+    for path in wright_tools::project_files(ws) {
         // Links and anything else that is not a plain file inside the project stay out.
         let Ok(bytes) = ws.read(&path) else { continue };
         zip.start_file(path.as_str(), options).map_err(|e| e.to_string())?;
@@ -150,11 +150,10 @@ impl Artifacts for LocalArtifacts {
         let run = run.clone();
         off_workers(move || {
             let ws = workspace(&run)?;
-            let root = ws.root();
-            Ok(wright_tools::project_files(root)
+            Ok(wright_tools::project_files(&ws)
                 .into_iter()
                 .map(|path| {
-                    let bytes = std::fs::symlink_metadata(root.join(&path)).map(|m| m.len()).unwrap_or(0);
+                    let bytes = ws.meta(&path).map(|m| m.len).unwrap_or(0);
                     FileEntry { path, bytes }
                 })
                 .collect())

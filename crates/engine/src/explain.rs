@@ -35,7 +35,7 @@ onde fazê-las. Texto simples, sem trechos de código com mais de três linhas."
 
 /// The project's text files, most telling first, within `budget` characters.
 fn project_text(ws: &Workspace, budget: usize) -> (String, usize) {
-    let mut files = wright_tools::project_files(ws.root());
+    let mut files = wright_tools::project_files(ws);
     files.retain(|f| !f.ends_with("package-lock.json"));
     let rank = |f: &str| match f {
         f if f.ends_with("index.html") => 0,

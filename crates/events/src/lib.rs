@@ -312,6 +312,29 @@ pub enum EventKind {
         score: f32,
         mode: String,
     },
+    /// wright's own process met a link where it was to read, write or copy inside the
+    /// workspace, and refused it: nothing was read, written or copied through it.
+    LinkRefused {
+        /// The path of the link (or of the path through it), relative to the workspace.
+        path: String,
+        step: LinkStep,
+    },
+}
+
+/// The step of wright's own that refused a link (`link_refused`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkStep {
+    /// A file tool the model called (createFile, readFile, patchFile, …).
+    Tool,
+    /// The React pass copying `public/` into `dist/`.
+    CopyPublic,
+    /// The React pass writing `dist/index.html`.
+    PageWrite,
+    /// A follow-up build's snapshot of its folder, or putting it back.
+    Snapshot,
+    /// The archive, file views and previews of a build's files.
+    Read,
 }
 
 impl EventKind {
@@ -340,6 +363,7 @@ impl EventKind {
             EventKind::TaskFinished { .. } => "task_finished",
             EventKind::Restarted { .. } => "restarted",
             EventKind::Starter { .. } => "starter",
+            EventKind::LinkRefused { .. } => "link_refused",
             EventKind::Queued { .. } => "queued",
             EventKind::Started { .. } => "started",
             EventKind::ToolScores { .. } => "tool_scores",

@@ -354,15 +354,14 @@ fn processes_of(uid: u32) -> u64 {
 /// Gives `root` and everything in it to the sandbox identity, so a command that runs as it
 /// can write there. Symlinks themselves change owner; their targets never do.
 fn hand_over(root: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    for entry in walkdir::WalkDir::new(root).follow_links(false) {
-        let entry = entry.map_err(std::io::Error::other)?;
-        let meta = entry.path().symlink_metadata()?;
-        if meta.uid() != SANDBOX_UID || meta.gid() != SANDBOX_UID {
-            std::os::unix::fs::lchown(entry.path(), Some(SANDBOX_UID), Some(SANDBOX_UID))?;
-        }
-    }
-    Ok(())
+    chown_all(root, SANDBOX_UID, SANDBOX_UID)
+}
+
+/// Give `root` and all beneath it to `uid`/`gid` through `wright-beneath`: the tree is walked
+/// by descriptors, so a folder that code in the sandbox swaps for a link mid-walk is never
+/// entered (a walk by paths would follow it and give away files outside the project).
+fn chown_all(root: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
+    wright_beneath::Dir::open(root).and_then(|d| d.chown_all(uid, gid)).map_err(std::io::Error::other)
 }
 
 /// Gives `root` and everything in it back to `uid`/`gid` after commands ran in it as the
@@ -373,21 +372,13 @@ fn hand_over(root: &Path) -> std::io::Result<()> {
 /// it "back" would give every other program's files in it to `uid` (a run with its project at
 /// `/home` would make root own every home).
 pub fn give_back(root: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
     if shared_folder(root) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             format!("{} is a shared folder: it was never lent to the sandbox user", root.display()),
         ));
     }
-    for entry in walkdir::WalkDir::new(root).follow_links(false) {
-        let entry = entry.map_err(std::io::Error::other)?;
-        let meta = entry.path().symlink_metadata()?;
-        if meta.uid() != uid || meta.gid() != gid {
-            std::os::unix::fs::lchown(entry.path(), Some(uid), Some(gid))?;
-        }
-    }
-    Ok(())
+    chown_all(root, uid, gid)
 }
 
 /// Names per-command cgroups apart: across the sandboxes of this process and across processes.

@@ -28,3 +28,7 @@ pub use runner::{
 };
 pub use socket::{SocketDir, loopback_ports};
 pub use workspace::{PathError, Workspace, WorkspaceLimits, WriteOutcome};
+pub use wright_beneath::{
+    CopyReport, Dir, Entry as DirEntry, Error as DirError, Kind as EntryKind, Links, Meta as EntryMeta, WalkEntry,
+    normalize as normalize_path,
+};

@@ -147,7 +147,7 @@ async fn serve_build(
         let folder = run.workspace.clone();
         on_disk(move || {
             let ws = Workspace::existing(&folder, WorkspaceLimits::default()).map_err(|_| missing())?;
-            Ok(ws.root().join("package.json").is_file().then_some(ws))
+            Ok(ws.is_file("package.json").then_some(ws))
         })
         .await?
     } else {

@@ -12,6 +12,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use wright_sandbox::{Dir, DirError, Links};
 use wright_store::BuildRecord;
 
 /// Folders the project's tools regenerate, left as they are.
@@ -28,6 +29,10 @@ pub fn snapshot_of(data_dir: &Path, build: &str) -> PathBuf {
 
 /// Make the build's workspace what it was before its first run: empty a new build's own folder
 /// on a re-run; for a follow-up build, put its copy back, or take the copy before the first run.
+///
+/// The workspace is the generated code's: every step in it goes through a `wright-beneath`
+/// capability, so links it holds are copied as links (never followed) and a link met where a
+/// folder or file is to be written stops the step.
 pub fn prepare(data_dir: &Path, record: &BuildRecord, continuing: bool) -> io::Result<()> {
     let ws = Path::new(&record.start.workspace);
     if !continuing {
@@ -44,17 +49,23 @@ pub fn prepare(data_dir: &Path, record: &BuildRecord, continuing: bool) -> io::R
     }
     let snap = snapshot_of(data_dir, &record.start.id);
     if snap.is_dir() {
-        clear(ws)?;
-        copy_tree(&snap, ws)
+        put_back(&snap, ws)
     } else {
         let tmp = snapshots(data_dir).join(format!(".partial-{}-{}", record.start.id, std::process::id()));
         if tmp.exists() {
             remove_all(&tmp)?;
         }
-        std::fs::create_dir_all(&tmp)?;
-        copy_tree(ws, &tmp)?;
+        let into = Dir::create(&tmp).map_err(io::Error::other)?;
+        copy(&Dir::open(ws).map_err(io::Error::other)?, &into)?;
         std::fs::rename(&tmp, &snap)
     }
+}
+
+/// Empty `workspace` (but its regenerated folders) and copy the snapshot `snap` back into it.
+fn put_back(snap: &Path, workspace: &Path) -> io::Result<()> {
+    let ws = Dir::open(workspace).map_err(io::Error::other)?;
+    ws.clear(&keep_out).map_err(io::Error::other)?;
+    copy(&Dir::open(snap).map_err(io::Error::other)?, &ws)
 }
 
 /// Drop a build's copy once it has ended (nothing to do for a new build).
@@ -74,8 +85,7 @@ pub fn discard(data_dir: &Path, build: &str) {
 pub fn restore_and_discard(data_dir: &Path, build: &str, workspace: &Path) -> io::Result<()> {
     let snap = snapshot_of(data_dir, build);
     if snap.is_dir() && workspace.is_dir() {
-        clear(workspace)?;
-        copy_tree(&snap, workspace)?;
+        put_back(&snap, workspace)?;
     }
     discard(data_dir, build);
     Ok(())
@@ -97,95 +107,36 @@ pub fn kept(data_dir: &Path) -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-fn regenerated(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| REGENERATED.iter().any(|r| n == *r))
+/// Whether a folder of that name is copied and cleared (the regenerated ones are not).
+fn keep_out(name: &str) -> bool {
+    !REGENERATED.contains(&name)
 }
 
-/// Give a directory its owner's write bit (and read and search), so what is inside can be
-/// removed: a project may make read-only folders, and deleting in one needs write on it.
-fn writable(dir: &Path) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut perms = std::fs::symlink_metadata(dir)?.permissions();
-    if perms.mode() & 0o700 != 0o700 {
-        perms.set_mode(perms.mode() | 0o700);
-        std::fs::set_permissions(dir, perms)?;
-    }
-    Ok(())
-}
-
-/// `remove_dir_all` that also removes what is inside read-only folders.
+/// Remove the folder at `path` (a build's own folder, a snapshot) and all inside it, read-only
+/// folders too, through its parent's descriptor: nothing inside is followed, whatever links the
+/// generated code left. A link at `path` itself is removed, not followed.
 pub fn remove_all(path: &Path) -> io::Result<()> {
-    match std::fs::remove_dir_all(path) {
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-            let dirs = walkdir::WalkDir::new(path).follow_links(false).into_iter().filter_entry(|e| {
-                // Open each folder before going in, so its contents can be listed and removed.
-                !e.file_type().is_dir() || writable(e.path()).is_ok()
-            });
-            for entry in dirs {
-                entry.map_err(io::Error::other)?;
-            }
-            std::fs::remove_dir_all(path)
-        }
-        other => other,
-    }
-}
-
-/// Remove everything in `dir` but the regenerated folders.
-fn clear(dir: &Path) -> io::Result<()> {
-    writable(dir)?;
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        if entry.file_type()?.is_dir() {
-            if regenerated(&path) {
-                continue;
-            }
-            clear(&path)?;
-            if std::fs::read_dir(&path)?.next().is_none() {
-                std::fs::remove_dir(&path)?;
-            }
-        } else {
-            std::fs::remove_file(&path)?;
-        }
-    }
-    Ok(())
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a folder to remove", path.display()),
+        ));
+    };
+    let parent = Dir::open(parent).map_err(|e| match e {
+        DirError::NotFound(_) => io::Error::new(io::ErrorKind::NotFound, e.to_string()),
+        other => io::Error::other(other),
+    })?;
+    parent.remove_tree(name).map_err(|e| match e {
+        DirError::NotFound(_) => io::Error::new(io::ErrorKind::NotFound, e.to_string()),
+        other => io::Error::other(other),
+    })
 }
 
 /// Copy `from` into `to` (which exists): files with their modes, links as links, and, as root,
 /// each entry's owner (the sandbox user may own a project's files).
-fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
+fn copy(from: &Dir, to: &Dir) -> io::Result<()> {
     let root = wright_sandbox::running_as_root();
-    // A folder's mode is set once its contents are in: a read-only one could not take them.
-    let mut folders: Vec<(PathBuf, std::fs::Permissions)> = Vec::new();
-    let walk = walkdir::WalkDir::new(from).follow_links(false).min_depth(1);
-    for entry in walk.into_iter().filter_entry(|e| !(e.file_type().is_dir() && regenerated(e.path()))) {
-        let entry = entry.map_err(io::Error::other)?;
-        let rel = entry.path().strip_prefix(from).map_err(io::Error::other)?;
-        let dest = to.join(rel);
-        let meta = entry.path().symlink_metadata()?;
-        let kind = meta.file_type();
-        if kind.is_dir() {
-            std::fs::create_dir_all(&dest)?;
-            writable(&dest)?;
-            folders.push((dest.clone(), meta.permissions()));
-        } else if kind.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &dest)?;
-        } else if kind.is_file() {
-            std::fs::copy(entry.path(), &dest)?;
-        } else {
-            // Sockets, pipes: nothing a project is made of.
-            continue;
-        }
-        if root {
-            std::os::unix::fs::lchown(&dest, Some(meta.uid()), Some(meta.gid()))?;
-        }
-    }
-    // Deepest first, so no folder is closed before those inside it are set.
-    for (dir, perms) in folders.into_iter().rev() {
-        std::fs::set_permissions(&dir, perms)?;
-    }
-    Ok(())
+    from.copy_into(to, Links::Recreate, &keep_out, root).map(|_| ()).map_err(io::Error::other)
 }
 
 #[cfg(test)]
@@ -258,6 +209,43 @@ mod tests {
         assert_eq!(kept(data.path()).into_iter().map(|(b, _)| b).collect::<Vec<_>>(), ["child"]);
         discard(data.path(), "child");
         assert!(kept(data.path()).is_empty());
+    }
+
+    /// Links the generated code left are copied as links, never followed; links a stale run
+    /// plants before the folder is put back are removed, and nothing is written through them.
+    #[test]
+    fn snapshots_and_restores_never_follow_planted_links() {
+        let data = tempfile::tempdir().unwrap();
+        let outside = data.path().join("home-of-the-user");
+        write(&outside.join("secret.txt"), "secret");
+        let ws = data.path().join("builds").join("parent");
+        write(&ws.join("index.html"), "v1");
+        write(&ws.join("docs/a.md"), "a");
+        std::os::unix::fs::symlink(&outside, ws.join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.txt"), ws.join("leak.txt")).unwrap();
+
+        prepare(data.path(), &record("child", &ws, 1), true).unwrap();
+        let snap = snapshot_of(data.path(), "child");
+        assert_eq!(std::fs::read_link(snap.join("out")).unwrap(), outside, "a link is copied as a link");
+        assert!(std::fs::symlink_metadata(snap.join("leak.txt")).unwrap().file_type().is_symlink());
+
+        // A stale run makes `docs` (where the copy puts files back) a link out, and a file name
+        // a link to the secret.
+        std::fs::remove_dir_all(ws.join("docs")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("docs")).unwrap();
+        std::fs::remove_file(ws.join("index.html")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.txt"), ws.join("index.html")).unwrap();
+        prepare(data.path(), &record("child", &ws, 2), true).unwrap();
+        assert_eq!(std::fs::read_to_string(ws.join("index.html")).unwrap(), "v1");
+        assert!(std::fs::symlink_metadata(ws.join("docs")).unwrap().is_dir());
+        assert_eq!(std::fs::read_to_string(ws.join("docs/a.md")).unwrap(), "a");
+        assert_eq!(std::fs::read_to_string(outside.join("secret.txt")).unwrap(), "secret");
+        let names: Vec<_> = std::fs::read_dir(&outside).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "nothing was written outside: {names:?}");
+
+        // Removing the copy removes its links, never what they point at.
+        discard(data.path(), "child");
+        assert!(!snap.exists() && outside.join("secret.txt").is_file());
     }
 
     #[test]

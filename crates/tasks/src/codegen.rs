@@ -354,15 +354,11 @@ pub(crate) fn first_message(task: &Task, env: &TaskEnv) -> String {
 fn gather_context(task: &Task, env: &TaskEnv) -> String {
     let mut out = String::new();
     for path in &task.input_artifacts {
-        let real = match env.ctx.workspace.resolve(path) {
-            Ok(r) => r,
-            Err(e) => {
-                skip(env, path, &e.to_string());
-                continue;
+        if env.ctx.workspace.is_dir(path) {
+            match wright_tools::project_files_under(&env.ctx.workspace, path) {
+                Ok(files) => out.push_str(&format!("\nFolder `{path}`:\n```\n{}```\n", tree(files))),
+                Err(e) => skip(env, path, &e.to_string()),
             }
-        };
-        if real.is_dir() {
-            out.push_str(&format!("\nFolder `{path}`:\n```\n{}```\n", tree(&real)));
             continue;
         }
         match env.ctx.workspace.read(path) {
@@ -384,8 +380,7 @@ fn skip(env: &TaskEnv, path: &str, why: &str) {
 }
 
 /// A folder as an ASCII tree (its project files: dependencies and hidden folders left out).
-pub(crate) fn tree(dir: &std::path::Path) -> String {
-    let files = wright_tools::project_files(dir);
+pub(crate) fn tree(files: Vec<String>) -> String {
     let total = files.len();
     let mut out = String::new();
     let mut printed: Vec<String> = Vec::new();
@@ -541,7 +536,8 @@ mod tests {
         std::fs::create_dir_all(root.join("src/ui")).unwrap();
         std::fs::write(root.join("src/ui/button.js"), "x\n").unwrap();
         std::fs::write(root.join("src/main.js"), "x\n").unwrap();
-        let t = tree(&root);
+        let ws = wright_sandbox::Workspace::open(&root, Default::default()).unwrap();
+        let t = tree(wright_tools::project_files(&ws));
         assert!(
             t.contains("src/\n") && t.contains("  ui/\n") && t.contains("    button.js\n") && t.contains("  main.js\n"),
             "{t}"

@@ -59,7 +59,7 @@ fn prompt(task: &Task, criterion: &str, ctx: &ToolContext) -> String {
         "Criterion: {criterion}\n\nTask `{}`: {}\n\nProject files:\n```\n{}```\n",
         task.id,
         task.description.trim(),
-        crate::codegen::tree(ctx.workspace.root())
+        crate::codegen::tree(wright_tools::project_files(&ctx.workspace))
     );
     let named = task.output_artifacts.iter().chain(&task.input_artifacts);
     let mut shown = 0;

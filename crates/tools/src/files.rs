@@ -4,8 +4,8 @@ use crate::{Tool, ToolContext, ToolError, ToolSuccess, decode, schema::schema_fo
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::path::Path;
 use wright_events::EventKind;
+use wright_sandbox::{EntryKind, PathError, Workspace};
 
 /// Folders that are generated, not written: listed but never descended into or searched.
 const SKIP_DIRS: &[&str] = &["node_modules", ".git", ".wright", "target", "__pycache__", ".venv"];
@@ -156,37 +156,47 @@ struct ListArgs {
 
 pub struct ListFiles;
 
-/// The project's files (relative paths, sorted), skipping generated folders.
-pub fn project_files(root: &Path) -> Vec<String> {
-    walk(root, root).into_iter().filter(|(_, kind, _)| *kind == "file").map(|(p, _, _)| p).collect()
+/// The project's files (relative paths, sorted), skipping generated folders. Links are not
+/// files of the project and are never followed.
+pub fn project_files(ws: &Workspace) -> Vec<String> {
+    walk(ws, ".").unwrap_or_default().into_iter().filter(|(_, kind, _)| *kind == "file").map(|(p, _, _)| p).collect()
 }
 
-fn walk(root: &Path, start: &Path) -> Vec<(String, &'static str, u64)> {
-    let mut out = Vec::new();
-    let it =
-        walkdir::WalkDir::new(start).follow_links(false).sort_by_file_name().min_depth(1).into_iter().filter_entry(
-            |e| {
-                // Show a skipped folder itself, but not what is inside it.
-                e.depth() == 0
-                    || !e.path().parent().and_then(|p| p.file_name()).is_some_and(|n| SKIP_DIRS.iter().any(|s| n == *s))
-            },
-        );
-    for e in it.filter_map(Result::ok) {
-        let rel = e.path().strip_prefix(root).map(|p| p.to_string_lossy().replace('\\', "/")).unwrap_or_default();
-        if rel.contains(".wright-tmp-") {
-            continue;
-        }
-        let ft = e.file_type();
-        let (kind, bytes) = if ft.is_symlink() {
-            ("symlink", 0)
-        } else if ft.is_dir() {
-            ("dir", 0)
-        } else {
-            ("file", e.metadata().map(|m| m.len()).unwrap_or(0))
-        };
-        out.push((rel, kind, bytes));
-    }
-    out
+/// The files beneath the folder `rel` of the project, relative to that folder (the same walk as
+/// [`project_files`]).
+pub fn project_files_under(ws: &Workspace, rel: &str) -> Result<Vec<String>, PathError> {
+    let prefix = wright_sandbox::normalize_path(rel)?.join("/");
+    Ok(walk(ws, rel)?
+        .into_iter()
+        .filter(|(_, kind, _)| *kind == "file")
+        .map(|(p, _, _)| if prefix.is_empty() { p } else { p[prefix.len() + 1..].to_string() })
+        .collect())
+}
+
+/// Everything beneath the folder `rel` of the project, through the workspace's capability (a
+/// folder swapped for a link mid-walk is never entered): `(path, kind, bytes)` with paths
+/// relative to the project root. A generated folder is shown, but not what is inside it.
+fn walk(ws: &Workspace, rel: &str) -> Result<Vec<(String, &'static str, u64)>, PathError> {
+    let names = wright_sandbox::normalize_path(rel)?;
+    let enter = |name: &str| !SKIP_DIRS.contains(&name);
+    let found =
+        if names.is_empty() { ws.dir().walk(&enter) } else { ws.dir().open_dir(rel).and_then(|d| d.walk(&enter)) }
+            .map_err(PathError::from)?;
+    let prefix = names.join("/");
+    Ok(found
+        .into_iter()
+        .filter(|e| !e.path.contains(".wright-tmp-"))
+        .filter_map(|e| {
+            let kind = match e.kind {
+                EntryKind::File => "file",
+                EntryKind::Dir => "dir",
+                EntryKind::Link => "symlink",
+                EntryKind::Other => return None,
+            };
+            let path = if prefix.is_empty() { e.path } else { format!("{prefix}/{}", e.path) };
+            Some((path, kind, e.len))
+        })
+        .collect())
 }
 
 #[async_trait::async_trait]
@@ -203,11 +213,11 @@ impl Tool for ListFiles {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolSuccess, ToolError> {
         let a: ListArgs = decode(args)?;
         let rel = a.path.filter(|p| !p.trim().is_empty()).unwrap_or_else(|| ".".into());
-        let start = ctx.workspace.resolve(&rel)?;
-        if !start.is_dir() {
+        if rel.trim() != "." && !ctx.workspace.meta(&rel).is_ok_and(|m| m.kind == EntryKind::Dir) {
+            ctx.workspace.resolve(&rel)?;
             return Err(ToolError::Failed(format!("`{rel}` is not a folder")));
         }
-        let all = walk(ctx.workspace.root(), &start);
+        let all = walk(&ctx.workspace, &rel)?;
         let total = all.len();
         let entries: Vec<Value> = all
             .into_iter()
@@ -258,10 +268,10 @@ impl Tool for SearchFiles {
         };
         let rel = a.path.filter(|p| !p.trim().is_empty()).unwrap_or_else(|| ".".into());
         let start = ctx.workspace.resolve(&rel)?;
-        let files: Vec<String> = if start.is_file() {
+        let files: Vec<String> = if ctx.workspace.is_file(&rel) {
             vec![ctx.workspace.relative(&start)]
         } else {
-            walk(ctx.workspace.root(), &start)
+            walk(&ctx.workspace, &rel)?
                 .into_iter()
                 .filter(|(_, k, b)| *k == "file" && *b <= 1024 * 1024)
                 .map(|(p, _, _)| p)

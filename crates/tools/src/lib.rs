@@ -16,6 +16,7 @@ pub use deps::install_declared;
 pub use exec::{ExecConfig, RunCommand, run_logged};
 pub use files::{
     ApplyPatch, CreateFile, DeleteFile, ListFiles, ReadFile, SearchFiles, UpdateFile, WriteFile, project_files,
+    project_files_under,
 };
 pub use registry::{Registry, ToolOutcome};
 pub use status::AnnounceStatus;

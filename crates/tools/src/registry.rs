@@ -113,6 +113,13 @@ impl Registry {
                 ToolOutcome { ok, value, summary: s.summary }
             }
             Err(e @ ToolError::InvalidArguments(_)) => ToolOutcome::failure(format!("{} for {}", e, call.name)),
+            Err(ToolError::Path(e @ wright_sandbox::PathError::Link(_))) => {
+                if let wright_sandbox::PathError::Link(path) = &e {
+                    ctx.emitter
+                        .emit(EventKind::LinkRefused { path: path.clone(), step: wright_events::LinkStep::Tool });
+                }
+                ToolOutcome::failure(e.to_string())
+            }
             Err(e) => ToolOutcome::failure(e.to_string()),
         }
     }

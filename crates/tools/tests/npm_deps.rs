@@ -131,7 +131,7 @@ async fn local_package_is_installed_once_and_linked_from_the_cache() {
     assert_eq!(o.value["stdout"], "7\n");
 
     // The file tools do not follow the link out of the project.
-    let files = wright_tools::project_files(b.ctx.workspace.root());
+    let files = wright_tools::project_files(&b.ctx.workspace);
     assert!(files.iter().all(|f| !f.starts_with("node_modules")), "{files:?}");
     let call = ToolCall { id: "l".into(), name: "listFiles".into(), arguments: "{}".into() };
     let listed = builtin_registry().dispatch(&call, &b.ctx).await;

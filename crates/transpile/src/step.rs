@@ -7,6 +7,7 @@
 
 use crate::diagnostics::{Diagnostic, Kind, parse_esbuild, parse_tsc};
 use std::time::{Duration, Instant};
+use wright_events::{EventKind, LinkStep};
 use wright_tools::{ToolContext, run_logged};
 
 /// Where the bundled page goes; the react template's entry page is `dist/index.html`.
@@ -136,11 +137,24 @@ pub async fn transpile(ctx: &ToolContext, limit: Duration) -> Transpiled {
 
     // 4. The page itself, pointing at the bundle, and the files of `public/` beside it.
     if out.ok() {
-        if let Err(e) = copy_public(ws.root()) {
+        let (links, copied) = copy_public(ws);
+        let public_link = links.iter().any(|l| l == "public");
+        for link in links {
+            refused(ctx, link, LinkStep::CopyPublic);
+        }
+        if let Err(e) = copied {
             out.diagnostics.push(step_error(format!("public/ could not be copied into dist/: {e}")));
+        }
+        if public_link {
+            out.diagnostics.push(step_error(
+                "public/ is a link; make it a real folder of the project (wright does not follow links)".into(),
+            ));
         }
         let source = ws.read("index.html").map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
         if let Err(e) = ws.write("dist/index.html", crate::page::bundled_page(&source).as_bytes()) {
+            if let wright_sandbox::PathError::Link(p) = &e {
+                refused(ctx, p.clone(), LinkStep::PageWrite);
+            }
             out.diagnostics.push(step_error(format!("dist/index.html could not be written: {e}")));
         }
     }
@@ -189,49 +203,88 @@ fn strings(words: &[&str]) -> Vec<String> {
 }
 
 /// Copy the project's `public/` folder (files served as they are: a favicon, robots.txt,
-/// images named by URL) into `dist/`. Links are skipped: they could point outside the project.
-fn copy_public(root: &std::path::Path) -> std::io::Result<()> {
-    let from = root.join("public");
-    if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_dir()) {
-        return Ok(());
+/// images named by URL) into `dist/`, through the workspace's capability: links in `public/`
+/// are left out, and a link in `dist/` where a file or folder is to go stops the copy, so
+/// nothing is written outside the project whatever the sandboxed code made of either folder.
+/// Gives the links it refused (the copy's error, if any, holds the last).
+fn copy_public(ws: &wright_sandbox::Workspace) -> (Vec<String>, Result<(), wright_sandbox::DirError>) {
+    let dir = ws.dir();
+    let from = match dir.meta("public") {
+        Ok(m) if m.kind == wright_sandbox::EntryKind::Dir => dir.open_dir("public"),
+        Ok(m) if m.kind == wright_sandbox::EntryKind::Link => {
+            return (vec!["public".into()], Ok(()));
+        }
+        _ => return (Vec::new(), Ok(())),
+    };
+    let copied = from.and_then(|from| {
+        let to = dir.create_dir_all(OUT_DIR)?;
+        from.copy_into(&to, wright_sandbox::Links::Skip, &|_| true, false)
+    });
+    match copied {
+        Ok(report) => (report.skipped_links.into_iter().map(|p| format!("public/{p}")).collect(), Ok(())),
+        Err(wright_sandbox::DirError::Link(p)) => {
+            // A refusal at the top of `dist` names `dist` itself; deeper ones are under it.
+            let at = if p == OUT_DIR { p.clone() } else { format!("{OUT_DIR}/{p}") };
+            (vec![at.clone()], Err(wright_sandbox::DirError::Link(at)))
+        }
+        Err(e) => (Vec::new(), Err(e)),
     }
-    copy_tree(&from, &root.join(OUT_DIR), 0)
 }
 
-fn copy_tree(from: &std::path::Path, to: &std::path::Path, depth: usize) -> std::io::Result<()> {
-    if depth > 16 {
-        return Ok(());
-    }
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        let target = to.join(entry.file_name());
-        if kind.is_dir() {
-            copy_tree(&entry.path(), &target, depth + 1)?;
-        } else if kind.is_file() {
-            std::fs::copy(entry.path(), target)?;
-        }
-    }
-    Ok(())
+/// Say that a step refused a link (`link_refused`).
+fn refused(ctx: &ToolContext, path: String, step: LinkStep) {
+    ctx.emitter.emit(EventKind::LinkRefused { path, step });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::symlink;
 
     #[test]
     fn public_files_go_beside_the_bundle_and_links_do_not() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root = dir.path();
-        assert!(copy_public(root).is_ok(), "no public/ is nothing to do");
-        std::fs::create_dir_all(root.join("public/img")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("public/robots.txt"), "User-agent: *\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("public/img/a.svg"), "<svg/>").unwrap_or_else(|e| panic!("{e}"));
-        std::os::unix::fs::symlink("/etc/passwd", root.join("public/passwd")).unwrap_or_else(|e| panic!("{e}"));
-        copy_public(root).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(std::fs::read_to_string(root.join("dist/robots.txt")).unwrap_or_default(), "User-agent: *\n");
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("proj");
+        let ws = wright_sandbox::Workspace::open(&root, Default::default()).unwrap();
+        let (links, copied) = copy_public(&ws);
+        assert!(links.is_empty() && copied.is_ok(), "no public/ is nothing to do");
+        std::fs::create_dir_all(root.join("public/img")).unwrap();
+        std::fs::write(root.join("public/robots.txt"), "User-agent: *\n").unwrap();
+        std::fs::write(root.join("public/img/a.svg"), "<svg/>").unwrap();
+        symlink("/etc/passwd", root.join("public/passwd")).unwrap();
+        let (links, copied) = copy_public(&ws);
+        assert_eq!((links, copied), (vec!["public/passwd".to_string()], Ok(())));
+        assert_eq!(std::fs::read_to_string(root.join("dist/robots.txt")).unwrap(), "User-agent: *\n");
         assert!(root.join("dist/img/a.svg").is_file());
         assert!(!root.join("dist/passwd").exists());
+    }
+
+    /// Code in the sandbox makes `dist` (or a folder in it) a link out: the next pass writes
+    /// nothing there.
+    #[test]
+    fn a_dist_made_a_link_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("proj");
+        let outside = dir.path().join("home");
+        std::fs::create_dir_all(&outside).unwrap();
+        let ws = wright_sandbox::Workspace::open(&root, Default::default()).unwrap();
+        std::fs::create_dir_all(root.join("public/img")).unwrap();
+        std::fs::write(root.join("public/robots.txt"), "x").unwrap();
+        std::fs::write(root.join("public/img/a.svg"), "<svg/>").unwrap();
+        symlink(&outside, root.join("dist")).unwrap();
+        let (links, copied) = copy_public(&ws);
+        assert_eq!(links, vec!["dist".to_string()]);
+        assert!(copied.is_err());
+        std::fs::remove_file(root.join("dist")).unwrap();
+        std::fs::create_dir(root.join("dist")).unwrap();
+        symlink(&outside, root.join("dist/img")).unwrap();
+        let (links, copied) = copy_public(&ws);
+        assert_eq!(links, vec!["dist/img".to_string()]);
+        assert!(copied.is_err());
+        assert!(std::fs::read_dir(&outside).unwrap().next().is_none(), "nothing was written outside");
+        // The page write refuses a link too.
+        symlink(outside.join("index.html"), root.join("dist/index.html")).unwrap();
+        assert!(matches!(ws.write("dist/index.html", b"<p>"), Err(wright_sandbox::PathError::Link(_))));
+        assert!(!outside.join("index.html").exists());
     }
 }

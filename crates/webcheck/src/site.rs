@@ -1,8 +1,8 @@
 //! Whole-site checking: find the pages under a root, check each one, and make
 //! sure every local file they reference was actually written.
 
-use std::fs;
 use std::path::{Path, PathBuf};
+use wright_beneath::{Dir, Kind};
 
 use crate::html::{check_html, local_references};
 use crate::{CheckError, Problem, WARNING_PREFIX, WebReport};
@@ -22,17 +22,21 @@ const MAX_WALK_ENTRIES: usize = 50_000;
 /// Errors are reserved for not being able to check at all (the root is not a
 /// directory, the entry is not a relative path, a page cannot be read);
 /// everything wrong with the site itself is a [`Problem`] in the report.
+///
+/// Every file is reached through the root's descriptor with no link followed (the site is the
+/// generated code's): a link is neither a page nor a file a reference may name.
 pub fn check_site(root: &Path, entry: &str) -> Result<WebReport, CheckError> {
-    if !fs::metadata(root).is_ok_and(|m| m.is_dir()) {
+    let Ok(root_dir) = Dir::open(root) else {
         return Err(CheckError::RootNotDirectory(root.to_path_buf()));
-    }
+    };
+    let root = &root_dir;
     let entry_parts = relative_parts(entry).ok_or_else(|| CheckError::InvalidEntry(entry.into()))?;
     let entry_rel = entry_parts.join("/");
     let site_root = entry_parts.split_last().map(|(_, dir)| dir.to_vec()).unwrap_or_default();
 
     let mut report = WebReport::default();
     let mut pages: Vec<Vec<String>> = Vec::new();
-    if fs::metadata(join(root, &entry_parts)).is_ok_and(|m| m.is_file()) {
+    if root.is_file(&entry_rel) {
         pages.push(entry_parts.clone());
     } else {
         report.problems.push(Problem {
@@ -42,9 +46,7 @@ pub fn check_site(root: &Path, entry: &str) -> Result<WebReport, CheckError> {
         });
     }
 
-    let mut found = Vec::new();
-    let mut budget = MAX_WALK_ENTRIES;
-    find_pages(root, &mut Vec::new(), &mut found, &mut budget)?;
+    let mut found = find_pages(root)?;
     found.sort();
     let others: Vec<Vec<String>> = found.into_iter().filter(|p| *p != entry_parts).collect();
     let total = pages.len() + others.len();
@@ -64,12 +66,12 @@ pub fn check_site(root: &Path, entry: &str) -> Result<WebReport, CheckError> {
 }
 
 /// Checks one page's markup and references, appending to `report`.
-fn check_page(root: &Path, page: &[String], site_root: &[String], report: &mut WebReport) -> Result<(), CheckError> {
+fn check_page(root: &Dir, page: &[String], site_root: &[String], report: &mut WebReport) -> Result<(), CheckError> {
     let rel = page.join("/");
     report.pages.push(rel.clone());
-    let path = join(root, page);
-    let io = |source| CheckError::Io { path: path.clone(), source };
-    let size = fs::metadata(&path).map_err(io)?.len();
+    let path = join(root.path(), page);
+    let io = |e: wright_beneath::Error| CheckError::Io { path: path.clone(), source: std::io::Error::other(e) };
+    let size = root.meta(&rel).map_err(io)?.len;
     if size > MAX_PAGE_BYTES {
         report.problems.push(Problem {
             file: rel,
@@ -80,7 +82,7 @@ fn check_page(root: &Path, page: &[String], site_root: &[String], report: &mut W
         });
         return Ok(());
     }
-    let bytes = fs::read(&path).map_err(io)?;
+    let bytes = root.read(&rel).map_err(io)?;
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
@@ -107,7 +109,7 @@ fn check_page(root: &Path, page: &[String], site_root: &[String], report: &mut W
 
 /// Returns a message when `reference` does not name an existing file inside `root`.
 fn check_reference(
-    root: &Path,
+    root: &Dir,
     page_dir: &[String],
     site_root: &[String],
     reference: &str,
@@ -124,21 +126,21 @@ fn check_reference(
         ));
     };
     let shown = if parts.is_empty() { "the project folder".to_string() } else { parts.join("/") };
-    let path = join(root, &parts);
-    match fs::metadata(&path) {
-        Ok(meta) if meta.is_file() => {
-            if escapes_via_link(root, &path) {
-                return Some(format!(
-                    "`{reference}` on line {line} points outside the project folder (through a symbolic link); reference a file inside the project instead"
-                ));
-            }
-            None
-        }
+    let through_link = || {
+        Some(format!(
+            "`{reference}` on line {line} points through a symbolic link ({shown}); wright does not follow links, so reference a real file inside the project instead"
+        ))
+    };
+    let meta = if parts.is_empty() { root.meta(".") } else { root.meta(&parts.join("/")) };
+    match meta {
+        Ok(meta) if meta.kind == Kind::File => None,
+        Ok(meta) if meta.kind == Kind::Link => through_link(),
+        Err(wright_beneath::Error::Link(_)) => through_link(),
         Ok(_) => Some(format!("`{reference}` on line {line} points to the folder {shown}, not a file")),
         Err(_) => {
             let hint = parts
                 .split_last()
-                .and_then(|(name, dir)| case_mismatch(&join(root, dir), name))
+                .and_then(|(name, dir)| case_mismatch(root, dir, name))
                 .map(|other| {
                     format!(
                         " (a file named `{other}` exists there: paths are case-sensitive, so match its capitalization)"
@@ -183,20 +185,14 @@ fn join(root: &Path, parts: &[String]) -> PathBuf {
     path
 }
 
-/// True when `path` resolves (via symlinks) to somewhere outside `root`.
-fn escapes_via_link(root: &Path, path: &Path) -> bool {
-    match (fs::canonicalize(root), fs::canonicalize(path)) {
-        (Ok(root), Ok(path)) => !path.starts_with(root),
-        _ => false,
-    }
-}
-
-/// Name of a file in `dir` that equals `name` except for letter case.
-fn case_mismatch(dir: &Path, name: &str) -> Option<String> {
-    fs::read_dir(dir)
+/// Name of a file in the folder `dir` of `root` that equals `name` except for letter case.
+fn case_mismatch(root: &Dir, dir: &[String], name: &str) -> Option<String> {
+    let folder = if dir.is_empty() { root.try_clone().ok()? } else { root.open_dir(&dir.join("/")).ok()? };
+    folder
+        .entries()
         .ok()?
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().into_string().ok())
+        .into_iter()
+        .filter_map(|e| e.name.into_string().ok())
         .find(|other| other != name && other.eq_ignore_ascii_case(name))
 }
 
@@ -222,54 +218,25 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
-/// Collects `*.html`/`*.htm` files below `root/rel`, skipping `node_modules`,
-/// dot-directories and symlinks (which could loop or leave the project).
-fn find_pages(
-    root: &Path,
-    rel: &mut Vec<String>,
-    found: &mut Vec<Vec<String>>,
-    budget: &mut usize,
-) -> Result<(), CheckError> {
-    if rel.len() > MAX_WALK_DEPTH {
-        return Ok(());
-    }
-    let dir = join(root, rel);
-    let entries = match fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(source) if rel.is_empty() => return Err(CheckError::Io { path: dir, source }),
-        // An unreadable subfolder should not stop the rest of the site being checked.
-        Err(_) => return Ok(()),
-    };
-    let mut children: Vec<(String, fs::FileType)> = Vec::new();
-    for entry in entries.filter_map(Result::ok) {
-        if *budget == 0 {
-            break;
-        }
-        *budget -= 1;
-        let (Ok(name), Ok(kind)) = (entry.file_name().into_string(), entry.file_type()) else {
-            continue;
-        };
-        children.push((name, kind));
-    }
-    children.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, kind) in children {
-        if kind.is_dir() {
-            if name == "node_modules" || name.starts_with('.') {
-                continue;
-            }
-            rel.push(name);
-            find_pages(root, rel, found, budget)?;
-            rel.pop();
-        } else if kind.is_file() {
-            let lower = name.to_ascii_lowercase();
-            if lower.ends_with(".html") || lower.ends_with(".htm") {
-                let mut page = rel.clone();
-                page.push(name);
-                found.push(page);
-            }
-        }
-    }
-    Ok(())
+/// The `*.html`/`*.htm` files under the root, skipping `node_modules`, dot-directories and
+/// links (which could loop or leave the project), at most [`MAX_WALK_ENTRIES`] entries looked
+/// at and [`MAX_WALK_DEPTH`] folders deep.
+fn find_pages(root: &Dir) -> Result<Vec<Vec<String>>, CheckError> {
+    let enter = |name: &str| name != "node_modules" && !name.starts_with('.');
+    let entries = root
+        .walk(&enter)
+        .map_err(|e| CheckError::Io { path: root.path().to_path_buf(), source: std::io::Error::other(e) })?;
+    Ok(entries
+        .into_iter()
+        .take(MAX_WALK_ENTRIES)
+        .filter(|e| e.kind == Kind::File)
+        .map(|e| e.path.split('/').map(str::to_string).collect::<Vec<_>>())
+        .filter(|parts| parts.len() <= MAX_WALK_DEPTH + 1)
+        .filter(|parts| {
+            let lower = parts.last().map(|n| n.to_ascii_lowercase()).unwrap_or_default();
+            lower.ends_with(".html") || lower.ends_with(".htm")
+        })
+        .collect())
 }
 
 #[cfg(test)]
