@@ -331,10 +331,6 @@ pub enum LinkStep {
     CopyPublic,
     /// The React pass writing `dist/index.html`.
     PageWrite,
-    /// A follow-up build's snapshot of its folder, or putting it back.
-    Snapshot,
-    /// The archive, file views and previews of a build's files.
-    Read,
 }
 
 impl EventKind {
