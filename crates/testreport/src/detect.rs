@@ -129,7 +129,9 @@ fn read_package_json(root: &Path) -> Result<Option<Package>, DetectError> {
     if !path.exists() {
         return Ok(None);
     }
-    let text = fs::read_to_string(&path).map_err(|source| DetectError::Io { path: path.clone(), source })?;
+    // Read beneath the project with no link followed: the file is the generated code's.
+    let text = read_beneath(root, "package.json")
+        .map_err(|e| DetectError::Io { path: path.clone(), source: std::io::Error::other(e) })?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| DetectError::BrokenPackageJson(format!("invalid JSON: {e}")))?;
     let Some(obj) = value.as_object() else {
@@ -498,11 +500,17 @@ fn cargo_file_args(root: &Path, rel: &str) -> Vec<String> {
 }
 
 fn has_pytest_config(root: &Path) -> bool {
-    let contains = |file: &str, needle: &str| fs::read_to_string(root.join(file)).is_ok_and(|t| t.contains(needle));
+    let contains = |file: &str, needle: &str| read_beneath(root, file).is_ok_and(|t| t.contains(needle));
     root.join("pytest.ini").is_file()
         || contains("pyproject.toml", "[tool.pytest")
         || contains("setup.cfg", "[tool:pytest]")
         || contains("tox.ini", "[pytest]")
+}
+
+/// A project file's text, reached beneath `root` with no link followed.
+fn read_beneath(root: &Path, file: &str) -> Result<String, wright_beneath::Error> {
+    let bytes = wright_beneath::Dir::open(root)?.read(file)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[derive(Debug, Default)]
