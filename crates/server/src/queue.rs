@@ -330,20 +330,33 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
 /// A lost lease (another worker holds the build now, or no renewal got through for a whole
 /// lease, so a reaper may have handed it on) interrupts the run rather than cancelling it: a
 /// cancel would run the build's normal ending over the new holder's run; an interrupt drops
-/// the run, and the store refuses whatever it still writes.
+/// the run (its sandbox is killed with it, its model call abandoned), and the store refuses
+/// whatever it still writes.
+///
+/// The lease's deadline is kept on this process's monotonic clock from the last renewal that
+/// got through, and every call to the store is bounded by it: a database that stops answering
+/// (a partition, a black-holed connection) cannot hold the renewal past the deadline, so the
+/// run stops by itself before a reaper can hand the build to another worker, whether the
+/// database ever answers again or not.
 async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handles) {
     let lease = shared.cfg.lease;
     let every = lease / 3;
     let mut signals = shared.store.notifier().signals();
     let mut renewed = Instant::now();
+    let lost = |why: &str| {
+        tracing::warn!(build = %id, "{why}; dropping this run");
+        handles.lost.store(true, Ordering::SeqCst);
+        handles.interrupt.cancel();
+    };
     loop {
+        let deadline = tokio::time::Instant::from_std(renewed + lease);
         tokio::select! {
             signal = signals.recv() => {
                 match signal {
                     Ok(Signal::Cancel(run)) if run == id => handles.cancel.cancel(),
                     Ok(_) => {}
                     Err(broadcast::error::RecvError::Lagged(_)) => {
-                        if shared.store.cancel_requested(&id).await.unwrap_or(false) {
+                        if let Ok(Ok(true)) = tokio::time::timeout_at(deadline, shared.store.cancel_requested(&id)).await {
                             handles.cancel.cancel();
                         }
                     }
@@ -353,28 +366,24 @@ async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handl
             }
             _ = tokio::time::sleep(every.saturating_sub(renewed.elapsed())) => {}
         }
-        if shared.store.cancel_requested(&id).await.unwrap_or(false) {
+        if let Ok(Ok(true)) = tokio::time::timeout_at(deadline, shared.store.cancel_requested(&id)).await {
             handles.cancel.cancel();
         }
-        match shared.store.renew_lease(&id, &worker, lease).await {
-            Ok(true) => renewed = Instant::now(),
-            Ok(false) => {
-                tracing::warn!(build = %id, "another worker holds the build now; dropping this run");
-                handles.lost.store(true, Ordering::SeqCst);
-                handles.interrupt.cancel();
-                return;
+        match tokio::time::timeout_at(deadline, shared.store.renew_lease(&id, &worker, lease)).await {
+            Ok(Ok(true)) => renewed = Instant::now(),
+            Ok(Ok(false)) => return lost("another worker holds the build now"),
+            Err(_) => return lost("the store did not answer before the lease ran out"),
+            Ok(Err(e)) if renewed.elapsed() >= lease => {
+                return lost(&format!("no lease renewal for a whole lease ({e})"));
             }
-            Err(e) if renewed.elapsed() >= lease => {
-                tracing::warn!(build = %id, "no lease renewal for a whole lease ({e}); dropping this run");
-                handles.lost.store(true, Ordering::SeqCst);
-                handles.interrupt.cancel();
-                return;
-            }
-            Err(e) => {
+            Ok(Err(e)) => {
                 tracing::warn!(build = %id, "renewing the lease: {e}");
                 // Not at once again: a busy store gets a breather.
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
+        }
+        if renewed.elapsed() >= lease {
+            return lost("the lease ran out before a renewal got through");
         }
     }
 }
