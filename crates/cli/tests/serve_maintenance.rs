@@ -1,6 +1,8 @@
 //! `wright serve`'s periodic jobs over a real server: with `[maintenance]` every second and a
-//! retention of two seconds, a finished build's folder goes while its record and events stay,
-//! its published app is taken down with it, and the jobs and this server show in the admin dashboard and in `/metrics`.
+//! retention of two seconds, a finished build's folder and its browser check's screenshot go
+//! while its record and events stay, its published app is taken down with it, and the jobs and
+//! this server show in the admin dashboard and in `/metrics` (which names no host unless
+//! `[metrics] host_labels` asks, and wants `[metrics] token` when one is set).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod support;
@@ -20,7 +22,8 @@ async fn old_builds_lose_their_files_and_the_jobs_show() {
         "[maintenance]\nevery_secs = 1\ndecay_half_life_days = 30\nretention_days = 0.000025\n",
     )
     .unwrap();
-    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "1", "--browser-check", "off"]).await;
+    // The browser check (Debian's Chromium) leaves a screenshot that retention must remove too.
+    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "1", "--browser-check", "on"]).await;
     let admin = s.add_user("root", true).await;
     let alice = s.add_user("alice", false).await;
     let c = client();
@@ -32,6 +35,10 @@ async fn old_builds_lose_their_files_and_the_jobs_show() {
     assert_eq!(c.get(s.url(&format!("/apps/{slug}"))).send().await.unwrap().status(), 307, "its address leads to it");
     let folder = dir.path().join("builds").join(&id);
     assert!(folder.join("index.html").exists(), "kept for two seconds after the build ended");
+    let check = events.iter().rfind(|e| e.event == "browser_check").expect("the build was checked in a browser");
+    assert_eq!(check.data["outcome"], "checked", "{:?}", check.data);
+    assert!(check.data["screenshot"].is_string(), "the check took a screenshot: {:?}", check.data);
+    let shot = dir.path().join("screenshots").join(format!("{id}.png"));
 
     // Within a few passes (retention ≈ 2 s, a pass every quarter second) the folder is gone.
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -39,6 +46,13 @@ async fn old_builds_lose_their_files_and_the_jobs_show() {
         assert!(Instant::now() < deadline, "{} is still there", folder.display());
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    // Its screenshot goes in the same pass (by the time the build is marked pruned).
+    while shot.exists() {
+        assert!(Instant::now() < deadline, "{} is still there", shot.display());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let gone = c.get(s.url(&format!("/api/builds/{id}/screenshot"))).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(gone.status(), 404);
     // History stays: the record and the stream, which still ends with `complete`.
     let b: Value = get_json(&c, &s, &alice, &format!("/api/builds/{id}")).await;
     assert_eq!(b["status"], "published");
