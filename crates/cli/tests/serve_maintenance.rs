@@ -90,4 +90,57 @@ async fn old_builds_lose_their_files_and_the_jobs_show() {
     assert!(m.contains("wright_job_last_finished_timestamp_seconds{job=\"confidence\"}"), "{m}");
     assert!(m.lines().any(|l| l == "wright_workers_alive 1"), "{m}");
     assert!(m.lines().any(|l| l.starts_with("wright_worker_slots{") && l.ends_with(" 1")), "{m}");
+    // Without `[metrics] host_labels` a server is an opaque id: no host, no process.
+    let slots = m.lines().find(|l| l.starts_with("wright_worker_slots{")).unwrap();
+    let label = slots.strip_prefix("wright_worker_slots{worker=\"w-").and_then(|l| l.strip_suffix("\"} 1"));
+    assert!(label.is_some_and(|h| h.len() == 12 && h.chars().all(|c| c.is_ascii_hexdigit())), "{slots}");
+    assert!(!m.contains("host=") && !m.contains(&format!("\"{}-", hostname())), "{m}");
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/etc/hostname").unwrap().trim().to_string()
+}
+
+/// The Prometheus text of `s`'s `/metrics` once this server shows as alive in it.
+async fn scrape(c: &reqwest::Client, s: &Server, token: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = c.get(s.url("/metrics")).bearer_auth(token).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let m = r.text().await.unwrap();
+        if m.lines().any(|l| l == "wright_workers_alive 1") {
+            return m;
+        }
+        assert!(Instant::now() < deadline, "no server alive in {m}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_want_their_token_and_name_hosts_only_when_asked() {
+    let llm = MockLlm::start_with_fallback(vec![], stateless_model(1)).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("wright.toml"), "[metrics]\ntoken = \"scrape-7f3a9c\"\nhost_labels = true\n")
+        .unwrap();
+    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "1"]).await;
+    let admin = s.add_user("root", true).await;
+    let c = client();
+    // No token, a wrong one, and even an admin's API token: 401 with a clear error.
+    for token in [None, Some("scrape-7f3a9"), Some(admin.as_str())] {
+        let mut r = c.get(s.url("/metrics"));
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        let r = r.send().await.unwrap();
+        assert_eq!(r.status(), 401, "{token:?}");
+        assert_eq!(r.headers()["www-authenticate"], "Bearer");
+        let v: Value = r.json().await.unwrap();
+        assert!(v["error"]["message"].as_str().unwrap().contains("[metrics] token"), "{v}");
+    }
+    // The token opens it; asked for, the servers' series name their host.
+    let m = scrape(&c, &s, "scrape-7f3a9c").await;
+    let host = format!("host=\"{}\"", hostname());
+    assert!(m.lines().any(|l| l.starts_with("wright_worker_slots{") && l.contains(&host)), "{m}");
+    // The rest of the API is not opened by the metrics token.
+    assert_eq!(c.get(s.url("/api/builds")).bearer_auth("scrape-7f3a9c").send().await.unwrap().status(), 401);
 }
