@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use wright_engine::config::FileConfig;
 use wright_engine::{Engine, Overrides};
-use wright_server::{Cidr, IpLimit, MaintenanceConfig, Moderation, ServeConfig};
+use wright_server::{Cidr, IpLimit, MaintenanceConfig, MetricsConfig, Moderation, ServeConfig};
 
 /// `wright serve`: the API and previews, and (unless `--no-workers`) workers.
 #[derive(clap::Args)]
@@ -163,6 +163,14 @@ async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> R
         decay_half_life_days: half_life,
         retention,
     };
+    let metrics = MetricsConfig {
+        token: match file.metrics.token.as_deref().map(str::trim) {
+            None => None,
+            Some(t) if !t.is_empty() && !t.contains(char::is_whitespace) => Some(t.to_string()),
+            Some(_) => return Err(usage(anyhow!("[metrics] token must be one word, not empty (or leave it out)"))),
+        },
+        host_labels: file.metrics.host_labels.unwrap_or(false),
+    };
     let cfg = ServeConfig {
         bind: addr(args.http.bind, &s.bind, "127.0.0.1:8787")?,
         preview_bind: addr(args.http.preview_bind, &s.preview_bind, "127.0.0.1:8788")?,
@@ -185,6 +193,7 @@ async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> R
         max_restarts: args.runner.max_restarts.or(s.max_restarts).unwrap_or(2),
         ip_limit,
         maintenance,
+        metrics,
     };
     let overrides = Overrides {
         timeout: args.runner.timeout,

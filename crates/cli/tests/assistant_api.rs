@@ -189,6 +189,88 @@ async fn rounds_wait_for_the_page_and_the_server_caps_them() {
     assert!(history.to_string().contains("Interrupted"), "{history}");
 }
 
+/// A provider that starts again at `call_0` in every answer (Gemini before 3, OpenAI-compatible
+/// servers that send no ids, the built-in model): two turns in two conversations, two page
+/// rounds each, interleaved. The page knows every call by the server's own id (all distinct),
+/// the provider hears back only its own ids, and a result for the other conversation's call
+/// is refused.
+#[tokio::test]
+async fn a_provider_that_repeats_call_ids_keeps_working_round_after_round() {
+    let round = || Turn::same_ids(restless());
+    // Requests in the order this test makes them: A1, B1, A2, A's answer, B2, B's answer.
+    let script = vec![round(), round(), round(), Turn::text("A is done."), round(), Turn::text("B is done.")];
+    let llm = MockLlm::start_with_fallback(script, Turn::text("unexpected")).await;
+    let (s, _data, _docs) = start(&llm, false).await;
+    let ann = s.add_user("ann", false).await;
+    let c = client();
+    let tools = json!(["describe_app_ui", "click_element"]);
+    let (a, b) = (new_chat(&c, &s, &ann).await, new_chat(&c, &s, &ann).await);
+    let ask = |id: String, content: &'static str| {
+        let (c, s, ann, tools) = (c.clone(), &s, ann.clone(), tools.clone());
+        async move { read_sse(say(&c, s, &ann, &id, json!({"content": content, "client_tools": tools})).await).await.0 }
+    };
+    let answer = |id: String, calls: Vec<Value>| {
+        let (c, s, ann) = (c.clone(), &s, ann.clone());
+        let batch = json!({"results": [
+            {"id": calls[0]["id"], "output": "- button \"Build\" [ref=s1e1]"},
+            {"id": calls[1]["id"], "error": "button \"Build\" is disabled"}
+        ]});
+        async move { read_sse(results(&c, s, &ann, &id, batch).await).await.0 }
+    };
+    let mut seen: Vec<String> = Vec::new();
+    let mut keep = |calls: &[Value]| {
+        seen.extend(calls.iter().map(|c| c["id"].as_str().unwrap().to_string()));
+        calls.to_vec()
+    };
+
+    let (r, a1) = calls_of(&ask(a.clone(), "start a build please").await);
+    let a1 = keep(&a1);
+    assert_eq!(r, 1);
+    let events = ask(b.clone(), "open the last build").await;
+    let (r, b1) = calls_of(&events);
+    let b1 = keep(&b1);
+    assert_eq!(r, 1, "a second conversation's round waits for its page too: {events:?}");
+    // B's call is not A's page's to answer, whatever the provider called it.
+    let forged = json!({"results": [{"id": b1[0]["id"], "output": "forged"}]});
+    refused(results(&c, &s, &ann, &a, forged).await, 422, b1[0]["id"].as_str().unwrap()).await;
+    refused(results(&c, &s, &ann, &a, json!({"results": [{"id": "call_0", "output": "x"}]})).await, 422, "call_0")
+        .await;
+
+    let (r, a2) = calls_of(&answer(a.clone(), a1).await);
+    let a2 = keep(&a2);
+    assert_eq!(r, 2);
+    let done = answer(a.clone(), a2).await;
+    assert_eq!(done.last().unwrap().data["finish_reason"], "stop", "{done:?}");
+    assert!(done.iter().any(|e| e.event == "message" && e.data.to_string().contains("A is done.")), "{done:?}");
+    let (r, b2) = calls_of(&answer(b.clone(), b1).await);
+    let b2 = keep(&b2);
+    assert_eq!(r, 2);
+    let done = answer(b.clone(), b2).await;
+    assert_eq!(done.last().unwrap().data["finish_reason"], "stop", "{done:?}");
+
+    // Eight calls, eight ids of the server's own.
+    let distinct: std::collections::HashSet<&String> = seen.iter().collect();
+    assert_eq!(distinct.len(), 8, "{seen:?}");
+    assert!(seen.iter().all(|id| id.starts_with("ac-")), "{seen:?}");
+    // The provider was told its own ids back, in every round, and never the server's.
+    let asked = llm.requests();
+    assert_eq!(asked.len(), 6);
+    let mut told = 0;
+    for req in &asked {
+        for m in req["messages"].as_array().unwrap() {
+            if m["role"] == "tool" {
+                told += 1;
+                assert!(["call_0", "call_1"].contains(&m["tool_call_id"].as_str().unwrap()), "{m}");
+            }
+            for call in m["tool_calls"].as_array().into_iter().flatten() {
+                assert!(["call_0", "call_1"].contains(&call["id"].as_str().unwrap()), "{call}");
+            }
+        }
+    }
+    // A2 saw 2 results, A's answer 4, B2 2, B's answer 4.
+    assert_eq!(told, 12);
+}
+
 #[tokio::test]
 async fn visitors_of_one_key_see_only_their_own_conversations() {
     let llm = MockLlm::start_with_fallback(vec![], Turn::text("Hello from the app's assistant.")).await;

@@ -276,6 +276,20 @@ async fn auth_limits_and_bad_input_get_clear_errors() {
     let twin: Value = send(None).await.unwrap().json().await.unwrap();
     assert_eq!(a["id"], b["id"]);
     assert_eq!((b["deduplicated"].as_bool(), twin["id"].clone()), (Some(true), a["id"].clone()));
+    // The key with another body is refused (a key names one request); the same body, spaced
+    // and ordered differently, is still the first build.
+    let other = json!({"prompt": "a landing page for a cat sitter", "template": "static"});
+    let r = c.post(s.url("/api/builds")).bearer_auth(&alice).header("Idempotency-Key", "k1").json(&other);
+    let r = r.send().await.unwrap();
+    assert_eq!(r.status(), 422);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(code(&v), "idempotency_key_reused", "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains(a["id"].as_str().unwrap()), "{v}");
+    let same = r#"{ "template": "static",  "prompt": "a landing page, built slowly please" }"#;
+    let r = c.post(s.url("/api/builds")).bearer_auth(&alice).header("Idempotency-Key", "k1");
+    let r = r.header("content-type", "application/json").body(same).send().await.unwrap();
+    assert_eq!(r.status(), 202);
+    assert_eq!(r.json::<Value>().await.unwrap()["id"], a["id"]);
     let running = a["id"].as_str().unwrap().to_string();
 
     // Bob sees nothing of Alice's.

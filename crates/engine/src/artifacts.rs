@@ -75,6 +75,9 @@ pub trait Artifacts: Send + Sync {
     async fn screenshot(&self, run: &str) -> Result<Option<Vec<u8>>, ArtifactError>;
     /// Keep `png` as the run's screenshot, replacing an earlier one.
     async fn put_screenshot(&self, run: &str, png: &[u8]) -> Result<(), ArtifactError>;
+    /// Remove the run's screenshot (retention removes it with the rest of the run's files);
+    /// whether there was one.
+    async fn remove_screenshot(&self, run: &str) -> Result<bool, ArtifactError>;
 }
 
 /// Artifacts in local folders: workspaces where the store recorded them, screenshots under
@@ -198,6 +201,17 @@ impl Artifacts for LocalArtifacts {
         })
         .await
     }
+
+    async fn remove_screenshot(&self, run: &str) -> Result<bool, ArtifactError> {
+        let path = self.checked_screenshot_path(run)?;
+        // `remove_file` takes a link away without following it.
+        off_workers(move || match std::fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(ArtifactError::Io(format!("removing the screenshot: {e}"))),
+        })
+        .await
+    }
 }
 
 #[cfg(test)]
@@ -306,6 +320,10 @@ mod tests {
         for bad in ["", "../x", "a/b", ".hidden"] {
             assert!(matches!(a.screenshot(bad).await, Err(ArtifactError::BadPath(_))), "{bad}");
             assert!(matches!(a.put_screenshot(bad, b"x").await, Err(ArtifactError::BadPath(_))), "{bad}");
+            assert!(matches!(a.remove_screenshot(bad).await, Err(ArtifactError::BadPath(_))), "{bad}");
         }
+        assert!(a.remove_screenshot("b1").await.unwrap());
+        assert_eq!(a.screenshot("b1").await.unwrap(), None);
+        assert!(!a.remove_screenshot("b1").await.unwrap(), "once more: nothing to remove");
     }
 }

@@ -93,6 +93,21 @@ pub struct FileConfig {
     /// What builds may reach outside their sandbox (`[egress]`, `docs/egress.md`).
     #[serde(default)]
     pub egress: EgressFile,
+    /// Who may read `GET /metrics` and what its labels say (`[metrics]`, `docs/api.md`).
+    #[serde(default)]
+    pub metrics: MetricsFile,
+}
+
+/// The `[metrics]` table of `wright serve`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsFile {
+    /// When set, `GET /metrics` answers only `Authorization: Bearer <token>` (401 otherwise)
+    /// [default: unset, open to anyone who reaches the port].
+    pub token: Option<String>,
+    /// Whether the per-server series name the server (`worker="host-pid-…"`, `host="…"`);
+    /// otherwise each server is an opaque `worker` id [default: false].
+    pub host_labels: Option<bool>,
 }
 
 /// The `[egress]` table: set by the admin; a build's request may only narrow it.

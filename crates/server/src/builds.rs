@@ -108,7 +108,8 @@ async fn refuse(state: &AppState, user: &str, kind: LimitKind, count: u64, oldes
 
 /// Queue a build.
 #[utoipa::path(post, path = "/api/builds", request_body = BuildBody, security(("bearer" = [])),
-    params(("Idempotency-Key" = Option<String>, Header, description = "A retry with the same key returns the same build")),
+    params(("Idempotency-Key" = Option<String>, Header,
+        description = "A retry with the same key and body returns the same build; the same key with another body is refused (422)")),
     responses((status = 202, body = Created), (status = 401, body = crate::api::ErrorBody),
         (status = 409, body = crate::api::ErrorBody),
         (status = 413, body = crate::api::ErrorBody), (status = 422, body = crate::api::ErrorBody),
@@ -139,7 +140,7 @@ pub async fn create(
     // A retry (same key, or the same request while it is active) is the build it names: known
     // before any limit or check, so it is answered even at the limit and never counted again.
     if let Some(b) = state.store.existing_build(&caller.0.id, key.as_deref(), &dedup_key).await? {
-        return Ok(existing(b));
+        return existing(b, &request);
     }
     if state.is_stopping() {
         return Err(ApiError::unavailable(
@@ -220,7 +221,7 @@ pub async fn create(
             let created = Created { id: RunId(id), status: RunStatus::Queued, events_url, deduplicated: false };
             Ok((StatusCode::ACCEPTED, Json(created)))
         }
-        Enqueued::Existing(b) => Ok(existing(*b)),
+        Enqueued::Existing(b) => existing(*b, &queued.request),
         Enqueued::Limited { kind, count, oldest } => Err(refuse(&state, &caller.0.id, kind, count, oldest).await),
         Enqueued::FolderBusy(other) => Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -230,11 +231,25 @@ pub async fn create(
     }
 }
 
-/// The answer to a request that names a build already there.
-fn existing(b: BuildRecord) -> (StatusCode, Json<Created>) {
+/// The answer to a request (`request`, its body as stored) that names build `b` already
+/// there: that build, unless the request only shares its `Idempotency-Key` and asks for
+/// something else. A key names one request, so that is refused with 422 (as Stripe does)
+/// rather than answered with a build the client did not ask for. The stored body is the
+/// build's own `request` (the body as parsed and written again, so spacing and key order do
+/// not count); an identical twin found without the key has the same body by construction.
+fn existing(b: BuildRecord, request: &str) -> ApiResult<(StatusCode, Json<Created>)> {
     let id = b.start.id;
+    if b.request.as_deref().is_some_and(|first| first != request) {
+        return Err(ApiError::invalid(
+            "idempotency_key_reused",
+            format!(
+                "Idempotency-Key: this key was sent with a different body for build {id}; \
+                 send that body again to get the build, or a new key for a new build"
+            ),
+        ));
+    }
     let events_url = format!("/api/builds/{id}/events");
-    (StatusCode::ACCEPTED, Json(Created { id: RunId(id), status: b.status, events_url, deduplicated: true }))
+    Ok((StatusCode::ACCEPTED, Json(Created { id: RunId(id), status: b.status, events_url, deduplicated: true })))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -42,6 +42,17 @@ pub struct ServeConfig {
     pub ip_limit: IpLimit,
     /// Periodic jobs (`[maintenance]`).
     pub maintenance: MaintenanceConfig,
+    /// Who may read `/metrics` and whether its labels name hosts (`[metrics]`).
+    pub metrics: MetricsConfig,
+}
+
+/// `GET /metrics`'s settings (`[metrics]` in wright.toml).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MetricsConfig {
+    /// The bearer token a scrape must carry; `None` leaves the route open.
+    pub token: Option<String>,
+    /// Whether per-server series carry the server's name and host; otherwise an opaque id.
+    pub host_labels: bool,
 }
 
 /// The periodic jobs every server runs, one server at a time (`[maintenance]` in wright.toml;

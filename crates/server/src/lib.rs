@@ -57,7 +57,7 @@ mod visitor;
 
 pub use auth::{hash_token, login_link, new_token};
 pub use checks::Moderation;
-pub use config::{MaintenanceConfig, ServeConfig};
+pub use config::{MaintenanceConfig, MetricsConfig, ServeConfig};
 pub use error::ApiError;
 pub use ratelimit::{Cidr, IpLimit};
 

@@ -10,8 +10,8 @@
 //!   their lifecycle, the retrieval index re-ranked ([`wright_store::Decay`]).
 //! - `retention` (only with `retention_days`): the files of builds that ended longer ago are
 //!   removed: the project folder (only one inside `DATA/builds/`; a folder elsewhere, such as a
-//!   task run's own project, is never touched), its copy under `DATA/snapshots/` and a running
-//!   preview app. The build's record, events and conversation stay; it is marked pruned. Its
+//!   task run's own project, is never touched), its copy under `DATA/snapshots/`, its browser
+//!   check's screenshot (`DATA/screenshots/`) and a running preview app. The build's record, events and conversation stay; it is marked pruned. Its
 //!   published app (docs/apps.md) is unpublished in the same pass, so its address answers
 //!   410 rather than leading to files that are gone; a folder that is kept keeps its app.
 //!
@@ -140,6 +140,13 @@ async fn retention(shared: &AppState, keep: Duration) -> Result<String, String> 
             let done = tokio::task::spawn_blocking(move || prune(&data, &run, Path::new(&workspace)))
                 .await
                 .unwrap_or_else(|e| Err(io::Error::other(e.to_string())));
+            // Its browser check's screenshot is wright's own file (outside the project), so it
+            // goes whatever became of the folder, as the snapshot does.
+            let done = match (done, shared.artifacts.remove_screenshot(&id).await) {
+                (Ok(pruned), Ok(_)) => Ok(pruned),
+                (Err(e), _) => Err(e),
+                (Ok(_), Err(e)) => Err(io::Error::other(e.to_string())),
+            };
             let files_gone = match done {
                 Ok(Pruned::Removed) => {
                     removed += 1;

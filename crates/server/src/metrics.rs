@@ -57,10 +57,20 @@ pub struct JobLabels {
     pub job: String,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct WorkerLabels {
-    pub worker: String,
-    pub host: String,
+/// A server's labels: `worker` (and `host`) as pairs, since `host` is there only when
+/// `[metrics] host_labels` asks for it.
+type WorkerLabels = Vec<(&'static str, String)>;
+
+/// The labels of server `w`: by default an opaque id (a hash of its name, which holds its host
+/// and a random part), so a scrape says nothing about the machines behind the service; with
+/// `host_labels`, its name and host.
+fn worker_labels(w: &WorkerRow, host_labels: bool) -> WorkerLabels {
+    if host_labels {
+        return vec![("worker", w.name.clone()), ("host", w.host.clone())];
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(w.name.as_bytes());
+    vec![("worker", format!("w-{}", digest.iter().take(6).map(|b| format!("{b:02x}")).collect::<String>()))]
 }
 
 /// The server's metrics. Cheap to clone (every part is shared).
@@ -205,8 +215,8 @@ impl Metrics {
     }
 
     /// The periodic jobs and the servers alive, as the store has them now (servers gone and
-    /// jobs never finished are left out).
-    pub fn set_maintenance(&self, jobs: &[JobRun], workers: &[WorkerRow]) {
+    /// jobs never finished are left out); servers named only with `host_labels`.
+    pub fn set_maintenance(&self, jobs: &[JobRun], workers: &[WorkerRow], host_labels: bool) {
         self.job_finished.clear();
         self.job_ok.clear();
         for j in jobs {
@@ -223,7 +233,7 @@ impl Metrics {
         let alive: Vec<&WorkerRow> = workers.iter().filter(|w| w.alive).collect();
         self.workers_alive.set(alive.len() as i64);
         for w in alive {
-            let labels = WorkerLabels { worker: w.name.clone(), host: w.host.clone() };
+            let labels = worker_labels(w, host_labels);
             self.worker_slots.get_or_create(&labels).set(i64::from(w.slots));
             self.worker_busy.get_or_create(&labels).set(i64::from(w.busy));
         }

@@ -2,12 +2,12 @@
 //! readiness and metrics.
 
 use crate::api::{Models, StarterView};
-use crate::auth::Caller;
+use crate::auth::{Caller, hash_token};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 /// The models a request may name.
@@ -63,17 +63,29 @@ pub async fn readyz(State(state): State<AppState>) -> ApiResult<&'static str> {
     Ok("ready\n")
 }
 
-/// Prometheus text.
-#[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Prometheus text format")))]
-pub async fn metrics(State(state): State<AppState>) -> Response {
+/// Prometheus text. With `[metrics] token` set, only for `Authorization: Bearer <that token>`.
+#[utoipa::path(get, path = "/metrics", security((), ("bearer" = [])),
+    responses((status = 200, description = "Prometheus text format"), (status = 401, body = crate::api::ErrorBody)))]
+pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> ApiResult<Response> {
+    if let Some(token) = &state.cfg.metrics.token {
+        // Compared as hashes, so the time taken says nothing of how much of the token matched.
+        let given = crate::auth::bearer(&headers).map(hash_token);
+        if given.as_deref() != Some(hash_token(token).as_str()) {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "/metrics needs `Authorization: Bearer <token>` with the token of `[metrics] token` in wright.toml",
+            ));
+        }
+    }
     if let Ok(depth) = state.store.queue_depth().await {
         state.metrics.queue_depth.set(depth as i64);
     }
     state.metrics.set_chat_feedback(&state.store.feedback_by_tool().await.unwrap_or_default());
     // Two small reads: a row per job and per server.
     if let (Ok(jobs), Ok(workers)) = (state.store.jobs().await, state.store.workers(crate::maintenance::ALIVE).await) {
-        state.metrics.set_maintenance(&jobs, &workers);
+        state.metrics.set_maintenance(&jobs, &workers, state.cfg.metrics.host_labels);
     }
-    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
-        .into_response()
+    Ok(([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
+        .into_response())
 }

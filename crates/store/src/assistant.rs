@@ -99,10 +99,21 @@ impl CallStatus {
     }
 }
 
+/// A new id for an assistant call: `ac-` and a whole UUID (122 random bits), so ids never meet
+/// in a store however many calls, turns and servers share it. The page and the results route
+/// know a call by it; the provider never sees it.
+pub fn new_call_id() -> String {
+    format!("ac-{}", uuid::Uuid::new_v4().simple())
+}
+
 /// One tool call of a round.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRow {
+    /// The server's id ([`new_call_id`]), unique in the store: the page answers the call by it.
     pub id: String,
+    /// The id the provider gave the call, told back to it with the call's result. Unique only
+    /// within one answer of the model (many providers start again at `call_0` each time).
+    pub provider_id: String,
     pub run: String,
     pub conversation: String,
     pub round: u32,

@@ -86,6 +86,7 @@ pub(crate) fn call_row(r: &impl Cols) -> Result<CallRow> {
     let status = r.text("status")?;
     Ok(CallRow {
         id: r.text("id")?,
+        provider_id: r.text("provider_id")?,
         run: r.text("run_id")?,
         conversation: r.text("conversation_id")?,
         round: small(r, "round")?,

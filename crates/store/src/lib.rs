@@ -38,7 +38,9 @@ pub mod types;
 mod writer;
 
 pub use apps::{App, AppChange, AppFilter, AppStore, NewApp, check_slug, slugify};
-pub use assistant::{Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side, TurnState};
+pub use assistant::{
+    Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side, TurnState, new_call_id,
+};
 pub use chat::{ChatStore, Conversation, StoredCard};
 pub use maintenance::{Decay, JobRun, Maintenance, Recalculated, WorkerBeat, WorkerRow};
 pub use note::{Note, NoteStatus};

@@ -107,10 +107,12 @@ impl AssistantStore for SqliteStore {
         }
         for c in calls {
             sqlx::query(
-                "INSERT INTO assistant_calls (id, run_id, conversation_id, round, pos, name, arguments, args_hash, side, \
-                 read_only, deadline, status, output, error, answered_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO assistant_calls (id, provider_id, run_id, conversation_id, round, pos, name, arguments, \
+                 args_hash, side, read_only, deadline, status, output, error, answered_at) \
+                 VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             )
             .bind(&c.id)
+            .bind(&c.provider_id)
             .bind(&t.run)
             .bind(&t.conversation)
             .bind(i64::from(c.round))

@@ -54,6 +54,7 @@ async fn turn(s: &dyn Store, run: &str, conversation: &str) -> AssistantTurn {
 fn call(t: &AssistantTurn, id: &str, pos: u32, side: Side, deadline: &str) -> CallRow {
     CallRow {
         id: id.into(),
+        provider_id: id.into(),
         run: t.run.clone(),
         conversation: t.conversation.clone(),
         round: t.round,
@@ -173,6 +174,52 @@ async fn a_new_message_closes_and_a_deadline_expires_waiting_turns(s: Arc<dyn St
     assert!(e.to_string().contains("expired"), "{e}");
 }
 
+/// Providers reuse call ids (Gemini before 3 and parsers without ids say `call_0` in every
+/// answer): the store keys calls by the server's ids, keeps the provider's beside them, and a
+/// page still answers only its own conversation's calls, by the server's id.
+async fn provider_ids_repeat_across_rounds_and_turns(s: Arc<dyn Store>) {
+    let page_call = |t: &AssistantTurn, pos: u32| CallRow {
+        id: new_call_id(),
+        provider_id: format!("call_{pos}"),
+        ..call(t, "unused", pos, Side::Client, LATER)
+    };
+    let (mut a, mut b) = (turn(s.as_ref(), "ra", "ca").await, turn(s.as_ref(), "rb", "cb").await);
+    a.round = 1;
+    b.round = 1;
+    let (a1, b1) = ([page_call(&a, 0), page_call(&a, 1)], [page_call(&b, 0), page_call(&b, 1)]);
+    s.wait_for_page(&a, &a1).await.unwrap();
+    s.wait_for_page(&b, &b1).await.unwrap();
+    let stored = s.round_calls("rb", 1).await.unwrap();
+    let ids: Vec<(&str, &str)> = stored.iter().map(|c| (c.id.as_str(), c.provider_id.as_str())).collect();
+    assert_eq!(ids, [(b1[0].id.as_str(), "call_0"), (b1[1].id.as_str(), "call_1")]);
+    assert!(a1.iter().chain(&b1).all(|c| c.id.starts_with("ac-") && c.id.len() == 35), "{a1:?}");
+
+    let out = |id: &str| (id.to_string(), Answer::Output(format!("did {id}")));
+    // Another conversation's call, and the provider's id, are not this page's to answer.
+    for batch in [vec![out(&b1[0].id)], vec![out("call_0")], vec![out(&a1[0].id), out(&b1[1].id)]] {
+        let e = s.answer_calls("ca", &batch, "me").await.unwrap_err();
+        assert!(matches!(e, StoreError::Invalid(_)), "{e}");
+    }
+    assert_eq!(s.pending_calls("cb").await.unwrap().len(), 2, "a forged result answers nothing");
+    let done = s.answer_calls("ca", &[out(&a1[0].id), out(&a1[1].id)], "me").await.unwrap();
+    assert_eq!(done, Answered::RoundComplete { run: "ra".into() });
+
+    // The next round of the same turn: the provider says `call_0` again.
+    a.round = 2;
+    let a2 = [page_call(&a, 0)];
+    s.wait_for_page(&a, &a2).await.unwrap();
+    let round2 = s.round_calls("ra", 2).await.unwrap();
+    assert_eq!((round2[0].id.as_str(), round2[0].provider_id.as_str()), (a2[0].id.as_str(), "call_0"));
+    let round1 = s.round_calls("ra", 1).await.unwrap();
+    assert_eq!(round1[0].output.as_deref(), Some(format!("did {}", a1[0].id).as_str()), "round 1 kept its answers");
+    // A server id recorded twice is still refused (its uniqueness is the store's).
+    let mut b2 = b.clone();
+    b2.round = 2;
+    s.answer_calls("cb", &[out(&b1[0].id), out(&b1[1].id)], "me").await.unwrap();
+    let e = s.wait_for_page(&b2, &[CallRow { round: 2, ..a2[0].clone() }]).await.unwrap_err();
+    assert!(e.to_string().contains("recorded already"), "{e}");
+}
+
 async fn embed_keys_and_their_visitors(s: Arc<dyn Store>) {
     let key = EmbedKey {
         id: "ek-1".into(),
@@ -209,6 +256,7 @@ both!(
     the_resuming_server_answers_for_the_run,
     concurrent_posts_resume_the_turn_once,
     a_new_message_closes_and_a_deadline_expires_waiting_turns,
+    provider_ids_repeat_across_rounds_and_turns,
     embed_keys_and_their_visitors,
 );
 

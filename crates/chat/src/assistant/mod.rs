@@ -94,9 +94,26 @@ fn hash(text: &str) -> String {
     Sha256::digest(text.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-/// A fresh id for a tool call the model left without one.
+/// A fresh provider-side id for a tool call the model left without one, or gave an id another
+/// call of the same answer has (the transcript must tell the two apart).
 fn call_id() -> String {
     format!("call_{:016x}", fastrand::u64(..))
+}
+
+/// The answer's calls, each with an id of its own within the answer: the provider's, unless it
+/// is empty or repeats one before it. These are what the provider is told back; the store and
+/// the page know the calls by the server's ids ([`wright_store::new_call_id`]).
+fn distinct_ids(calls: &[wright_provider::ToolCall]) -> Vec<wright_provider::ToolCall> {
+    let mut seen = std::collections::HashSet::new();
+    calls
+        .iter()
+        .map(|c| {
+            let keep = !c.id.trim().is_empty() && !seen.contains(&c.id);
+            let id = if keep { c.id.clone() } else { call_id() };
+            seen.insert(id.clone());
+            wright_provider::ToolCall { id, ..c.clone() }
+        })
+        .collect()
 }
 
 /// `text` cut to [`MAX_OUTPUT_CHARS`], saying so.
@@ -165,7 +182,8 @@ fn tool_message(c: &CallRow) -> Message {
         (_, _, Some(err)) => format!("error: {}", capped(err)),
         (status, _, _) => format!("error: {}", status.as_str()),
     };
-    Message::tool_result(&c.id, &c.name, content)
+    // The provider matches a result to its call by the id it gave, never by the server's.
+    Message::tool_result(&c.provider_id, &c.name, content)
 }
 
 /// Start a new assistant turn for the message stored in run `turn.run` (its user message is
@@ -264,14 +282,7 @@ async fn drive(
             return end(deps, turn, Finish::RoundLimit, Some(words), emit, usage).await;
         }
         turn.round += 1;
-        let calls: Vec<_> = answer
-            .tool_calls
-            .iter()
-            .map(|c| wright_provider::ToolCall {
-                id: if c.id.trim().is_empty() { call_id() } else { c.id.clone() },
-                ..c.clone()
-            })
-            .collect();
+        let calls = distinct_ids(&answer.tool_calls);
         let said = answer.content.trim();
         transcript.push(Message::assistant_calls((!said.is_empty()).then(|| said.to_string()), calls.clone()));
         let rows = run_round(deps, &mut turn, &calls, emit).await;
@@ -314,7 +325,8 @@ async fn run_round(
     let mut rows = Vec::new();
     for (pos, call) in calls.iter().enumerate() {
         let mut row = CallRow {
-            id: call.id.clone(),
+            id: wright_store::new_call_id(),
+            provider_id: call.id.clone(),
             run: turn.run.clone(),
             conversation: turn.conversation.clone(),
             round: turn.round,
@@ -444,7 +456,8 @@ mod tests {
     #[test]
     fn a_closed_call_reads_as_an_error_to_the_model() {
         let row = CallRow {
-            id: "c1".into(),
+            id: "ac-1".into(),
+            provider_id: "c1".into(),
             run: "r".into(),
             conversation: "c".into(),
             round: 1,
@@ -461,6 +474,18 @@ mod tests {
         };
         let m = tool_message(&row);
         assert_eq!(m.content.as_deref(), Some("error: cancelled: the page was reloaded"));
-        assert_eq!(m.tool_call_id.as_deref(), Some("c1"));
+        assert_eq!(m.tool_call_id.as_deref(), Some("c1"), "the provider hears of its own id");
+    }
+
+    #[test]
+    fn calls_of_one_answer_get_distinct_provider_ids() {
+        let call = |id: &str| wright_provider::ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into() };
+        let ids: Vec<String> = distinct_ids(&[call("call_0"), call("call_0"), call(""), call("call_1")])
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        assert_eq!((ids[0].as_str(), ids[3].as_str()), ("call_0", "call_1"));
+        assert!(ids[1].starts_with("call_") && ids[1] != "call_0" && ids[2].starts_with("call_"), "{ids:?}");
+        assert_eq!(ids.iter().collect::<std::collections::HashSet<_>>().len(), 4);
     }
 }

@@ -49,6 +49,9 @@ pub enum Turn {
     When { contains: String, then: Box<Turn>, otherwise: Box<Turn> },
     /// The turn, answered after a pause of this many milliseconds (a slow model).
     Slow(u64, Box<Turn>),
+    /// The turn with its calls' ids `call_0`, `call_1`, … in every answer (OpenAI wire), as
+    /// servers and parsers that make ids per answer give them.
+    SameIds(Box<Turn>),
 }
 
 impl Turn {
@@ -66,6 +69,9 @@ impl Turn {
     }
     pub fn slow(ms: u64, turn: Turn) -> Self {
         Self::Slow(ms, Box::new(turn))
+    }
+    pub fn same_ids(turn: Turn) -> Self {
+        Self::SameIds(Box::new(turn))
     }
     pub fn status_with(code: u16, headers: &[(&str, &str)], body: &str) -> Self {
         Self::StatusWith(code, headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), body.to_string())
@@ -257,6 +263,7 @@ async fn answer(inner: Arc<Inner>, uri: Uri, headers: HeaderMap, body: String) -
         .collect();
     inner.received.lock().unwrap().push(Received { path, query, headers: recorded, body: req });
     let mut turn = inner.turns.lock().unwrap().pop_front().unwrap_or_else(|| inner.fallback.clone());
+    let mut same_ids = false;
     let turn = loop {
         turn = match turn {
             Turn::When { contains, then, otherwise } => {
@@ -268,6 +275,10 @@ async fn answer(inner: Arc<Inner>, uri: Uri, headers: HeaderMap, body: String) -
             }
             Turn::Slow(ms, then) => {
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                *then
+            }
+            Turn::SameIds(then) => {
+                same_ids = true;
                 *then
             }
             other => break other,
@@ -293,12 +304,12 @@ async fn answer(inner: Arc<Inner>, uri: Uri, headers: HeaderMap, body: String) -
             }
             resp
         }
-        Turn::When { .. } | Turn::Slow(..) => unreachable!("resolved above"),
+        Turn::When { .. } | Turn::Slow(..) | Turn::SameIds(..) => unreachable!("resolved above"),
         Turn::Say { text, calls } => {
             let prompt_tokens = if inner.sized_usage { body.len() as u64 / 4 } else { 1000 + n };
             let body = match (inner.wire, sse) {
-                (Wire::OpenAi, false) => json_body(n, prompt_tokens, text, calls),
-                (Wire::OpenAi, true) => sse_body(n, prompt_tokens, text, calls),
+                (Wire::OpenAi, false) => json_body(n, prompt_tokens, text, calls, same_ids),
+                (Wire::OpenAi, true) => sse_body(n, prompt_tokens, text, calls, same_ids),
                 (Wire::Anthropic, false) => anthropic_json_body(n, text, calls),
                 (Wire::Anthropic, true) => anthropic_sse_body(n, text, calls),
                 (Wire::Gemini, false) if gemini_method == "streamGenerateContent" => {
@@ -329,11 +340,16 @@ pub fn pieces(s: &str, k: usize) -> Vec<&str> {
 // ---------------------------------------------------------------------------------------------
 // OpenAI
 
-fn json_body(n: u64, prompt_tokens: u64, text: Option<String>, calls: Vec<(String, String)>) -> String {
+/// The OpenAI mock's id for call `i` of its `n`-th answer.
+fn openai_id(n: u64, i: usize, same_ids: bool) -> String {
+    if same_ids { format!("call_{i}") } else { format!("call_{n}_{i}") }
+}
+
+fn json_body(n: u64, prompt_tokens: u64, text: Option<String>, calls: Vec<(String, String)>, same_ids: bool) -> String {
     let tool_calls: Vec<Value> = calls
         .iter()
         .enumerate()
-        .map(|(i, (name, args))| json!({"id": format!("call_{n}_{i}"), "type": "function", "function": {"name": name, "arguments": args}}))
+        .map(|(i, (name, args))| json!({"id": openai_id(n, i, same_ids), "type": "function", "function": {"name": name, "arguments": args}}))
         .collect();
     let mut message = json!({"role": "assistant", "content": text, "refusal": null});
     if !tool_calls.is_empty() {
@@ -348,7 +364,7 @@ fn json_body(n: u64, prompt_tokens: u64, text: Option<String>, calls: Vec<(Strin
     .to_string()
 }
 
-fn sse_body(n: u64, prompt_tokens: u64, text: Option<String>, calls: Vec<(String, String)>) -> String {
+fn sse_body(n: u64, prompt_tokens: u64, text: Option<String>, calls: Vec<(String, String)>, same_ids: bool) -> String {
     let chunk = |delta: Value, finish: Value| {
         json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 1_700_000_000u64, "model": "mock-model", "system_fingerprint": "fp_mock",
                "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}], "usage": null})
@@ -367,7 +383,7 @@ fn sse_body(n: u64, prompt_tokens: u64, text: Option<String>, calls: Vec<(String
     }
     for (i, (name, args)) in calls.iter().enumerate() {
         push(chunk(
-            json!({"tool_calls": [{"index": i, "id": format!("call_{n}_{i}"), "type": "function", "function": {"name": name, "arguments": ""}}]}),
+            json!({"tool_calls": [{"index": i, "id": openai_id(n, i, same_ids), "type": "function", "function": {"name": name, "arguments": ""}}]}),
             Value::Null,
         ));
         // Arguments arrive in pieces, split on a char boundary, as real servers send them.

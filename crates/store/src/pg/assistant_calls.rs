@@ -68,11 +68,12 @@ impl PgStore {
         }
         for c in calls {
             sqlx::query(
-                "INSERT INTO assistant_calls (id, run_id, conversation_id, round, pos, name, arguments, args_hash, side, \
-                 read_only, deadline, status, output, error, answered_at) \
-                 VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)",
+                "INSERT INTO assistant_calls (id, provider_id, run_id, conversation_id, round, pos, name, arguments, \
+                 args_hash, side, read_only, deadline, status, output, error, answered_at) \
+                 VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)",
             )
             .bind(&c.id)
+            .bind(&c.provider_id)
             .bind(&t.run)
             .bind(&t.conversation)
             .bind(i64::from(c.round))
