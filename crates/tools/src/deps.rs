@@ -431,7 +431,7 @@ async fn install_inner(ctx: &ToolContext, cache_root: &Path, req: &NpmInstall) -
 
     // 1. The named packages go into package.json.
     let timeout = ctx.exec.command_timeout.max(MIN_NPM_TIMEOUT);
-    let mut locals: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut locals: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
     for raw in &req.packages {
         let wanted = parse_spec(raw, &names)?;
         let (name, spec) = match wanted.spec {
@@ -483,7 +483,8 @@ async fn install_inner(ctx: &ToolContext, cache_root: &Path, req: &NpmInstall) -
                     check_manifest_spec(name, spec, &names)?;
                     if let Some(path) = spec.as_str().and_then(|s| s.strip_prefix("file:")) {
                         let (_, rel) = local_package(ctx, path, &format!("{name}@{}", spec.as_str().unwrap_or("")))?;
-                        locals.insert(rel.clone(), ctx.workspace.resolve(&rel)?);
+                        let files = package_files(&ctx.workspace, &rel)?;
+                        locals.insert(rel.clone(), files);
                     }
                     direct.push(name.clone());
                 }
@@ -512,8 +513,8 @@ async fn install_inner(ctx: &ToolContext, cache_root: &Path, req: &NpmInstall) -
     }
     let node = node_version(ctx, timeout).await?;
     let mut local_hashes = BTreeMap::new();
-    for (rel, real) in &locals {
-        local_hashes.insert(rel.clone(), hash_dir(real)?);
+    for (rel, files) in &locals {
+        local_hashes.insert(rel.clone(), hash_files(files));
     }
     let key = cache_key(&node, &manifest, lock.as_ref(), &local_hashes);
     let npm_root = absolute(cache_root)?.join(NPM_DIR);
@@ -676,38 +677,37 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Regular files of a local package, sorted, without its own node_modules or .git.
-fn package_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, DepsError> {
+fn package_files(ws: &wright_sandbox::Workspace, rel: &str) -> Result<Vec<(String, Vec<u8>)>, DepsError> {
+    // Read through the workspace's capability: the package is the generated code's, and a
+    // folder swapped for a link mid-walk must not bring a host file into the package cache
+    // (which the sandbox then mounts).
+    let dir = ws.dir().open_dir(rel).map_err(|e| bad(rel, &format!("the folder is not usable: {e}")))?;
+    let entries = dir
+        .walk(&|name| !matches!(name, "node_modules" | ".git"))
+        .map_err(|e| bad(rel, &format!("the folder is not usable: {e}")))?;
     let mut out = Vec::new();
     let mut total = 0u64;
-    let it = walkdir::WalkDir::new(dir)
-        .follow_links(false)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !matches!(e.file_name().to_str(), Some("node_modules" | ".git")));
-    for e in it.filter_map(Result::ok) {
-        if !e.file_type().is_file() {
-            continue;
-        }
-        total += e.metadata().map(|m| m.len()).unwrap_or(0);
+    for e in entries.into_iter().filter(|e| e.kind == wright_sandbox::EntryKind::File) {
+        total += e.len;
         if total > LOCAL_PACKAGE_LIMIT {
-            return Err(bad(&dir.display().to_string(), "the local package is larger than 20 MiB"));
+            return Err(bad(rel, "the local package is larger than 20 MiB"));
         }
-        let rel = e.path().strip_prefix(dir).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-        out.push((rel, e.path().to_path_buf()));
+        let bytes = dir.read(&e.path).map_err(|err| bad(rel, &format!("`{}` could not be read: {err}", e.path)))?;
+        out.push((e.path, bytes));
     }
     Ok(out)
 }
 
 /// A digest of a local package's files, so editing it makes a new cache entry.
-fn hash_dir(dir: &Path) -> Result<String, DepsError> {
+fn hash_files(files: &[(String, Vec<u8>)]) -> String {
     let mut h = Sha256::new();
-    for (rel, path) in package_files(dir)? {
+    for (rel, bytes) in files {
         h.update(rel.as_bytes());
         h.update([0]);
-        h.update(std::fs::read(&path).map_err(io("read", &path))?);
+        h.update(bytes);
         h.update([0]);
     }
-    Ok(hex(&h.finalize()))
+    hex(&h.finalize())
 }
 
 fn absolute(p: &Path) -> Result<PathBuf, DepsError> {
@@ -731,7 +731,7 @@ fn existing_entry(npm_root: &Path, key: &str) -> Option<PathBuf> {
 struct Staged<'a> {
     manifest: &'a Map<String, Value>,
     lock: Option<&'a Value>,
-    locals: &'a BTreeMap<String, PathBuf>,
+    locals: &'a BTreeMap<String, Vec<(String, Vec<u8>)>>,
     local_hashes: &'a BTreeMap<String, String>,
     node: &'a str,
 }
@@ -800,13 +800,13 @@ async fn fill_staging(
     }
     let pkg_path = staging.join("package.json");
     std::fs::write(&pkg_path, Value::Object(pkg).to_string()).map_err(io("write", &pkg_path))?;
-    for (rel, real) in staged.locals {
-        for (file, src) in package_files(real)? {
-            let dst = staging.join(rel).join(&file);
+    for (rel, files) in staged.locals {
+        for (file, bytes) in files {
+            let dst = staging.join(rel).join(file);
             if let Some(parent) = dst.parent() {
                 std::fs::create_dir_all(parent).map_err(io("create", parent))?;
             }
-            std::fs::copy(&src, &dst).map_err(io("copy", &src))?;
+            std::fs::write(&dst, bytes).map_err(io("copy", &dst))?;
         }
     }
     if let Some(lock) = staged.lock {

@@ -214,3 +214,33 @@ async fn registry_package_installs_by_name() {
     let o = run(&p, "npm", &["install", "no-such-package-wright-test-zz9"]).await;
     assert!(o.value["error"].as_str().unwrap().contains("does not exist"), "{:?}", o.value);
 }
+
+/// A local package is read through the workspace's capability: a link in it (to a file or a
+/// folder outside the project) brings nothing from outside into the package cache, which the
+/// sandbox mounts.
+#[tokio::test]
+async fn a_local_package_with_links_brings_nothing_from_outside_into_the_cache() {
+    require_npm();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let outside = dir.path().join("home-of-the-user");
+    std::fs::create_dir_all(outside.join("keys")).unwrap();
+    std::fs::write(outside.join("secret.txt"), "the-secret-outside").unwrap();
+    std::fs::write(outside.join("keys/id.txt"), "the-secret-outside").unwrap();
+    let p = project(dir.path(), "p", &cache);
+    tiny_package(&p, 5);
+    let pkg = p.ctx.workspace.root().join("vendor/tinypkg");
+    std::os::unix::fs::symlink(outside.join("secret.txt"), pkg.join("leak.txt")).unwrap();
+    std::os::unix::fs::symlink(outside.join("keys"), pkg.join("keys")).unwrap();
+    write(&p, "package.json", r#"{"name": "p", "dependencies": {"tinypkg": "file:vendor/tinypkg"}}"#);
+    let o = run(&p, "npm", &["install"]).await;
+    assert!(o.ok, "{:?}", o.value);
+    let (entries, _) = cache_dirs(&cache);
+    assert_eq!(entries.len(), 1);
+    for e in walkdir::WalkDir::new(&entries[0]).follow_links(false).into_iter().flatten() {
+        if e.file_type().is_file() {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            assert!(!text.contains("the-secret-outside"), "{} holds the secret", e.path().display());
+        }
+    }
+}
