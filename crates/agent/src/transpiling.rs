@@ -24,7 +24,7 @@ pub(crate) async fn prepare(ctx: &ToolContext, lang: Lang) -> Vec<String> {
         }
     };
     for path in &written {
-        let bytes = ctx.workspace.resolve(path).ok().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
+        let bytes = ctx.workspace.meta(path).map_or(0, |m| m.len);
         ctx.emitter.emit(EventKind::FileWritten { path: path.clone(), bytes, created: true });
     }
     if let Err(e) = wright_tools::install_declared(ctx).await {

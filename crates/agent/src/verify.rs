@@ -154,10 +154,16 @@ pub async fn verify(
         // A bundled page is checked where it is served from: its source page (index.html at the
         // root) names files only the bundle has.
         let checked = match entry.split_once('/') {
-            Some((dir, page)) if template.has_build_step() => {
-                wright_webcheck::check_site(&ctx.workspace.root().join(dir), page)
-            }
-            _ => wright_webcheck::check_site(ctx.workspace.root(), entry),
+            // Opened beneath the project: a `dist` that the generated code made a link is not
+            // followed (the check then reports the page missing).
+            Some((dir, page)) if template.has_build_step() => match ctx.workspace.dir().open_dir(dir) {
+                Ok(site) => wright_webcheck::check_site_in(&site, page),
+                Err(e) => Err(wright_webcheck::CheckError::Io {
+                    path: ctx.workspace.root().join(dir),
+                    source: std::io::Error::other(e),
+                }),
+            },
+            _ => wright_webcheck::check_site_in(ctx.workspace.dir(), entry),
         };
         match checked {
             Ok(report) => {
@@ -268,7 +274,7 @@ pub fn server_entry(ctx: &ToolContext) -> Option<String> {
 
 /// [`server_entry`] of a workspace (the server's preview starts apps the same way).
 pub fn server_entry_in(workspace: &wright_sandbox::Workspace) -> Option<String> {
-    let exists = |p: &str| workspace.resolve(p).is_ok_and(|real| real.is_file());
+    let exists = |p: &str| workspace.is_file(p);
     start_script_files(workspace)
         .into_iter()
         .chain(["server/server.js", "server/index.js", "server.js", "index.js"].map(String::from))

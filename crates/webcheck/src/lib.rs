@@ -18,7 +18,7 @@ mod site;
 use serde::Serialize;
 
 pub use html::{PageMeta, check_html, local_references, page_meta};
-pub use site::check_site;
+pub use site::{check_site, check_site_in};
 
 /// Prefix of advisory findings that [`WebReport::ok`] ignores.
 pub const WARNING_PREFIX: &str = "warning: ";

@@ -29,7 +29,12 @@ pub fn check_site(root: &Path, entry: &str) -> Result<WebReport, CheckError> {
     let Ok(root_dir) = Dir::open(root) else {
         return Err(CheckError::RootNotDirectory(root.to_path_buf()));
     };
-    let root = &root_dir;
+    check_site_in(&root_dir, entry)
+}
+
+/// [`check_site`] of a folder already open as a capability (a sub-folder of a project, such as
+/// a bundle's `dist/`, opened beneath the project with no link followed).
+pub fn check_site_in(root: &Dir, entry: &str) -> Result<WebReport, CheckError> {
     let entry_parts = relative_parts(entry).ok_or_else(|| CheckError::InvalidEntry(entry.into()))?;
     let entry_rel = entry_parts.join("/");
     let site_root = entry_parts.split_last().map(|(_, dir)| dir.to_vec()).unwrap_or_default();
