@@ -74,7 +74,8 @@ pub struct BrowserSettings {
 /// (its background requests stay unanswered, as without outside access).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OutsideAccess {
-    /// The proxy on this machine's loopback, `http://127.0.0.1:PORT`.
+    /// The proxy on this machine's loopback with the build's token as credentials,
+    /// `http://wright:<token>@127.0.0.1:PORT` (its port refuses requests without them).
     pub proxy: String,
     /// The hosts the build may reach: the proxy's own list, matched the proxy's way.
     pub allow: wright_egress::AllowList,

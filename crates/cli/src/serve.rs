@@ -65,7 +65,8 @@ struct HttpArgs {
     /// repeatable. Without one the header is ignored.
     #[arg(long = "trusted-proxy", value_name = "ADDR")]
     trusted_proxies: Vec<String>,
-    /// Seconds a full-stack preview's app may sit unused before it is stopped [default: 300].
+    /// Seconds a full-stack preview's app (and a preview's outside-access proxy) may sit unused
+    /// before it is stopped [default: 300].
     #[arg(long, value_name = "SECS")]
     preview_idle: Option<u64>,
     /// Seconds between SSE heartbeat comments, at most 30 (the web UI takes 40 s of silence for a

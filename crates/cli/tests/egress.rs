@@ -13,7 +13,7 @@ use axum::extract::Request;
 use axum::routing::any;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
-use support::server::{Server, client, create_ok, get_json, preview_client, stream};
+use support::server::{Server, client, get_json, preview_client, stream};
 use support::{MockLlm, Turn, assert_contract, wright_in};
 
 const KEY: &str = "wx-e2e-4f1c9a7730b2";
@@ -256,13 +256,35 @@ async fn the_page_in_the_browser_check_reaches_an_allowed_host_through_the_proxy
     assert!(run.of_type("outside_request").is_empty());
 }
 
+/// A page that calls two outside hosts and shows what each answered (or the status).
+fn two_calls_page(allowed: u16, narrowed: u16) -> Vec<(&'static str, serde_json::Value)> {
+    let page = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Quotes</title></head>\n<body><h1>Quotes</h1><p id=\"a\">…</p><p id=\"b\">…</p><script src=\"app.js\"></script></body></html>\n";
+    let js = format!(
+        "const show = (id, url) => fetch(url).then(async (r) => {{ document.getElementById(id).textContent = r.ok ? (await r.json()).text : 'refused ' + r.status; }}).catch((e) => {{ document.getElementById(id).textContent = 'failed ' + e; }});\n\
+         show('a', 'http://127.0.0.1:{allowed}/quote.json');\n\
+         const x = new XMLHttpRequest();\n\
+         x.onload = () => {{ document.getElementById('b').textContent = 'refused ' + x.status; }};\n\
+         x.onerror = () => {{ document.getElementById('b').textContent = 'failed'; }};\n\
+         x.open('GET', 'http://127.0.0.1:{narrowed}/quote.json');\n\
+         x.send();\n"
+    );
+    vec![
+        ("createFile", json!({"path": "index.html", "content": page})),
+        ("createFile", json!({"path": "app.js", "content": js})),
+    ]
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_preview_lets_its_page_call_the_allowed_hosts_and_no_other() {
-    let files = quote_page("https://api.example.com/quote.json");
-    let llm = MockLlm::start(vec![Turn::calls(&files), Turn::text("Done.")]).await;
+async fn a_preview_page_reaches_only_its_builds_narrowed_hosts_through_the_preview_origin() {
+    // The admin allows two hosts; the build narrows to one. Neither answers with CORS headers,
+    // so a page could read them only through its own origin.
+    let (allowed, allowed_seen) = recording(r#"{"text":"Less is more."}"#).await;
+    let (narrowed, narrowed_seen) = recording(r#"{"text":"Nobody should read this."}"#).await;
+    let llm = MockLlm::start(vec![Turn::calls(&two_calls_page(allowed, narrowed)), Turn::text("Done.")]).await;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("wright.toml");
-    std::fs::write(&config, "[egress]\nallow = [\"api.example.com\", \"127.0.0.1:38123\"]\n").unwrap();
+    std::fs::write(&config, format!("[egress]\nallow = [\"127.0.0.1:{allowed}\", \"127.0.0.1:{narrowed}\"]\n"))
+        .unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
     let config = config.display().to_string();
@@ -270,20 +292,62 @@ async fn a_preview_lets_its_page_call_the_allowed_hosts_and_no_other() {
         Server::start(&data, &llm.base_url, &["--workers", "1", "--browser-check", "off", "--config", &config]).await;
     let alice = s.add_user("alice", false).await;
     let c = client();
-    let id = create_ok(&c, &s, &alice, "a quote of the day page").await;
+    let body = json!({"prompt": "two quotes", "template": "static", "allow_hosts": [format!("127.0.0.1:{allowed}")]});
+    let res = support::server::create(&c, &s, &alice, body).await;
+    assert_eq!(res.status(), 202);
+    let id = res.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_string();
     let events = stream(&c, &s, &alice, &id, None).await;
     assert_eq!(events.last().unwrap().data["success"], true);
     let b = get_json(&c, &s, &alice, &format!("/api/builds/{id}")).await;
     let preview_url = b["preview_url"].as_str().unwrap().to_string();
+
+    // The CSP names no outside host: the visitor's browser calls only the preview's origin.
     let (pc, _) = preview_client(&s, &preview_url);
     let page = pc.get(&preview_url).send().await.unwrap();
     let csp = page.headers()["content-security-policy"].to_str().unwrap().to_string();
-    assert!(
-        csp.contains(
-            "connect-src 'self' http://api.example.com https://api.example.com http://127.0.0.1:38123 https://127.0.0.1:38123;"
-        ),
-        "{csp}"
-    );
+    let connect = csp.split(';').map(str::trim).find(|d| d.starts_with("connect-src")).unwrap();
+    assert_eq!(connect, "connect-src 'self'", "{csp}");
+
+    // In Chromium: the allowed host answers through the relay, the narrowed-away one is refused.
+    let (mut browser, browser_events, _profile) = support::browser::launch().await;
+    let tab = browser.new_page(preview_url.as_str()).await.unwrap();
+    let done = "!['…', ''].includes(document.getElementById('a').textContent) && document.getElementById('b').textContent !== '…'";
+    support::browser::until(&tab, done, "both calls to finish").await;
+    let a = support::browser::js(&tab, "document.getElementById('a').textContent").await;
+    let b_text = support::browser::js(&tab, "document.getElementById('b').textContent").await;
+    browser.close().await.unwrap();
+    browser_events.await.unwrap();
+    assert_eq!(a, "Less is more.");
+    assert_eq!(b_text, "refused 403");
+    assert_eq!(allowed_seen.lock().unwrap().as_slice(), ["/quote.json"], "asked once, through the proxy");
+    assert!(narrowed_seen.lock().unwrap().is_empty(), "a host the build narrowed away was reached");
+
+    // Both are counted and reported in the build's preview log, as outside_request events.
+    let mut log = serde_json::Value::Null;
+    for _ in 0..50 {
+        log = get_json(&c, &s, &alice, &format!("/api/builds/{id}/preview-events")).await;
+        if log.as_array().map_or(0, Vec::len) >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let log = log.as_array().unwrap().clone();
+    assert_eq!(log.len(), 2, "{log:#?}");
+    assert!(log.iter().all(|e| e["type"] == "outside_request" && e["build"] == id.as_str()), "{log:#?}");
+    let ok = log.iter().find(|e| e["allowed"] == true).expect("the allowed call is an event");
+    assert_eq!(ok["host"], format!("127.0.0.1:{allowed}"));
+    assert_eq!((ok["status"].as_u64(), ok["method"].as_str()), (Some(200), Some("GET")));
+    assert!(ok["bytes"].as_u64().unwrap() > 0);
+    let refused = log.iter().find(|e| e["allowed"] == false).expect("the refused call is an event");
+    assert_eq!(refused["host"], format!("127.0.0.1:{narrowed}"));
+    assert_eq!(refused["status"], 403);
+    assert!(refused["reason"].as_str().unwrap().contains("not on this build's list"), "{refused}");
+    let seqs: Vec<u64> = log.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, [1, 2]);
+    // The preview log is the build's: another user does not see it.
+    let bob = s.add_user("bob", false).await;
+    let res = c.get(s.url(&format!("/api/builds/{id}/preview-events"))).bearer_auth(&bob).send().await.unwrap();
+    assert_eq!(res.status(), 404);
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

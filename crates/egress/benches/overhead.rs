@@ -50,14 +50,14 @@ async fn main() {
     let proxy =
         Proxy::start(EgressPolicy::new(allow, vec![api], limits).unwrap(), dir.path(), Arc::new(|_| {})).unwrap();
     let direct = reqwest::Client::builder().no_proxy().build().unwrap();
-    let proxied = reqwest::Client::builder()
-        .proxy(reqwest::Proxy::http(format!("http://{}", proxy.tcp_addr())).unwrap())
-        .build()
-        .unwrap();
+    let proxied = reqwest::Client::builder().proxy(reqwest::Proxy::http(proxy.proxy_url()).unwrap()).build().unwrap();
+    let mut token = reqwest::header::HeaderMap::new();
+    token.insert(reqwest::header::PROXY_AUTHORIZATION, format!("Bearer {}", proxy.token()).parse().unwrap());
+    let with_token = reqwest::Client::builder().no_proxy().default_headers(token).build().unwrap();
     let target = format!("http://127.0.0.1:{port}/forecast");
     let (d50, d99) = measure(&direct, &target, n).await;
     let (p50, p99) = measure(&proxied, &target, n).await;
-    let (a50, a99) = measure(&direct, &format!("http://{}/_api/weather/forecast", proxy.tcp_addr()), n).await;
+    let (a50, a99) = measure(&with_token, &format!("http://{}/_api/weather/forecast", proxy.tcp_addr()), n).await;
     println!("egress proxy overhead, {n} sequential GETs on loopback (µs):");
     println!("  direct              p50 {d50:7.0}  p99 {d99:7.0}");
     println!("  forward proxy       p50 {p50:7.0}  p99 {p99:7.0}  (+{:.0} at p50)", p50 - d50);

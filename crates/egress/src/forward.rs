@@ -4,6 +4,7 @@
 use crate::OutsideRequest;
 use crate::policy::{Api, KeyPlacement, normalize_host};
 use crate::proxy::{Answer, State, elapsed_ms, host_label, text};
+use crate::scrub::Scrubber;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
@@ -203,65 +204,30 @@ fn failed(
     text(StatusCode::BAD_GATEWAY, format!("wright's egress proxy: {reason}\n"))
 }
 
-/// The ways a key can be written back: as it is, and URL-encoded.
-fn key_forms(api: &Api) -> Vec<String> {
-    let key = api.key.expose().to_string();
-    let mut probe = Url::parse("http://form.invalid/").unwrap_or_else(|_| api.base_url.clone());
-    probe.set_query(None);
-    probe.query_pairs_mut().append_pair("k", &key);
-    match probe.query().and_then(|q| q.strip_prefix("k=")) {
-        Some(encoded) if encoded != key => vec![key.clone(), encoded.to_string()],
-        _ => vec![key],
-    }
-}
-
 fn hide_key(text: &str, api: Option<&Api>) -> String {
     match api {
-        Some(api) => key_forms(api).iter().fold(text.to_string(), |t, k| t.replace(k.as_str(), "[redacted]")),
+        Some(api) => Scrubber::new(api.key.expose()).scrub_str(text),
         None => text.to_string(),
     }
 }
 
-/// Takes the key out of an API's answer (an echoing error page, a `Location` with the query).
+/// Takes the key out of an API's answer (an echoing error page, a `Location` with the query),
+/// in every spelling [`Scrubber`] knows.
 fn scrub(headers: &mut HeaderMap, body: Vec<u8>, api: &Api) -> Vec<u8> {
-    let forms = key_forms(api);
+    let scrubber = Scrubber::new(api.key.expose());
     let names: Vec<HeaderName> = headers.keys().cloned().collect();
     for name in names {
         let values: Vec<HeaderValue> = headers.get_all(&name).iter().cloned().collect();
-        if values.iter().any(|v| forms.iter().any(|k| contains(v.as_bytes(), k.as_bytes()))) {
+        if values.iter().any(|v| scrubber.found_in(v.as_bytes())) {
             headers.remove(&name);
             for v in values {
-                let clean = String::from_utf8_lossy(v.as_bytes()).into_owned();
-                let clean = forms.iter().fold(clean, |t, k| t.replace(k.as_str(), "[redacted]"));
-                if let Ok(v) = HeaderValue::from_str(&clean) {
+                if let Ok(v) = HeaderValue::from_bytes(&scrubber.scrub(v.as_bytes())) {
                     headers.append(name.clone(), v);
                 }
             }
         }
     }
-    forms.iter().fold(body, |b, k| replace_bytes(&b, k.as_bytes(), b"[redacted]"))
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
-}
-
-fn replace_bytes(hay: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
-    if needle.is_empty() {
-        return hay.to_vec();
-    }
-    let mut out = Vec::with_capacity(hay.len());
-    let mut i = 0;
-    while i < hay.len() {
-        if hay[i..].starts_with(needle) {
-            out.extend_from_slice(with);
-            i += needle.len();
-        } else {
-            out.push(hay[i]);
-            i += 1;
-        }
-    }
-    out
+    scrubber.scrub(&body)
 }
 
 #[cfg(test)]
@@ -285,7 +251,7 @@ mod tests {
     }
 
     #[test]
-    fn the_key_is_scrubbed_from_answers_in_both_spellings() {
+    fn the_key_is_scrubbed_from_answers_in_every_spelling() {
         let a = api("https://api.example.com", KeyPlacement::query("w", "appid").unwrap());
         let mut headers = HeaderMap::new();
         headers.insert("location", HeaderValue::from_static("/x?appid=s3cr3t+key%2F%2B"));
@@ -293,5 +259,8 @@ mod tests {
         assert_eq!(headers["location"], "/x?appid=[redacted]");
         assert_eq!(String::from_utf8(body).unwrap(), "bad key [redacted] or [redacted]");
         assert_eq!(hide_key("x s3cr3t key/+ y", Some(&a)), "x [redacted] y");
+        let mut headers = HeaderMap::new();
+        let body = scrub(&mut headers, br#"{"key":"s3cr3t key\/+","b64":"czNjcjN0IGtleS8r"}"#.to_vec(), &a);
+        assert_eq!(String::from_utf8(body).unwrap(), r#"{"key":"[redacted]","b64":"[redacted]"}"#);
     }
 }

@@ -17,12 +17,14 @@
 mod forward;
 mod policy;
 mod proxy;
+mod scrub;
 mod tunnel;
 
 pub use policy::{
     AllowList, Api, EgressPolicy, HostRule, KeyPlacement, Limits, PolicyError, Secret, env_name, normalize_host,
 };
 pub use proxy::{EgressError, Proxy, SOCKET_NAME};
+pub use scrub::Scrubber;
 use std::sync::Arc;
 
 /// The Node script that runs inside the sandbox in front of a command: it listens on

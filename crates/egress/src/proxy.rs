@@ -1,5 +1,12 @@
 //! The proxy's listeners and request routing: one Unix socket (the sandbox bridge's way in)
-//! and one loopback TCP port (Chromium's `--proxy-server`), both serving the same rules.
+//! and one loopback TCP port (wright's own host-side callers: the browser check, a preview's
+//! relay), both serving the same rules.
+//!
+//! Any local process can connect to a loopback port, so the TCP port answers only requests
+//! that carry the build's token (`Proxy-Authorization: Basic` with the token as password, or
+//! `Bearer <token>`); without it, `403` and nothing is counted or reported. The Unix socket
+//! needs no token: it lives in a folder only wright's user can enter (mode 0700), and the
+//! sandbox reaches it only through the mount wright makes, so holding it is the capability.
 
 use crate::policy::EgressPolicy;
 use crate::{OutsideRequest, Sink};
@@ -40,6 +47,8 @@ pub(crate) struct State {
     requests: AtomicU64,
     bytes: AtomicU64,
     pub(crate) stop: CancellationToken,
+    /// What the TCP port's callers must present (128 random bits, hex).
+    token: String,
 }
 
 /// A response with a whole body (bodies are bounded by the byte limit, so they are buffered).
@@ -157,6 +166,7 @@ impl Proxy {
             requests: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             stop: CancellationToken::new(),
+            token: uuid::Uuid::new_v4().simple().to_string(),
         });
         let _in_runtime = handle.enter();
         let unix = tokio::net::UnixListener::from_std(unix)?;
@@ -166,7 +176,7 @@ impl Proxy {
             loop {
                 tokio::select! {
                     _ = st.stop.cancelled() => return,
-                    r = unix.accept() => accepted(r.map(|(s, _)| s), &st).await,
+                    r = unix.accept() => accepted(r.map(|(s, _)| s), &st, Door::Socket).await,
                 }
             }
         });
@@ -175,16 +185,29 @@ impl Proxy {
             loop {
                 tokio::select! {
                     _ = st.stop.cancelled() => return,
-                    r = tcp.accept() => accepted(r.map(|(s, _)| s), &st).await,
+                    r = tcp.accept() => accepted(r.map(|(s, _)| s), &st, Door::Port).await,
                 }
             }
         });
         Ok(Self { tcp: addr, socket: dir.join(SOCKET_NAME), dir: sockets, state })
     }
 
-    /// The loopback address for Chromium's `--proxy-server` (and host-side tests).
+    /// The loopback address (its callers need [`Proxy::token`]).
     pub fn tcp_addr(&self) -> SocketAddr {
         self.tcp
+    }
+
+    /// The secret the loopback port asks of every request. Never put it where a build's
+    /// commands or a page could read it: they reach the proxy through the socket or a relay.
+    pub fn token(&self) -> &str {
+        &self.state.token
+    }
+
+    /// The loopback port as a proxy URL with the token as its credentials
+    /// (`http://wright:<token>@127.0.0.1:<port>`), the form HTTP clients send as
+    /// `Proxy-Authorization: Basic` on every request and `CONNECT`.
+    pub fn proxy_url(&self) -> String {
+        format!("http://wright:{}@{}", self.state.token, self.tcp)
     }
 
     /// The socket file by its real (possibly long) path, for mounting into the sandbox.
@@ -214,13 +237,22 @@ impl Drop for Proxy {
     }
 }
 
-async fn accepted<S>(r: std::io::Result<S>, st: &Arc<State>)
+/// Which listener a connection came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Door {
+    /// The Unix socket in the proxy's private folder (the sandbox's bridge).
+    Socket,
+    /// The loopback port: any local process can knock, so the token is asked.
+    Port,
+}
+
+async fn accepted<S>(r: std::io::Result<S>, st: &Arc<State>, door: Door)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     match r {
         Ok(stream) => {
-            tokio::spawn(serve(stream, st.clone()));
+            tokio::spawn(serve(stream, st.clone(), door));
         }
         Err(e) => {
             // Out of descriptors, say: wait a little rather than spin.
@@ -230,13 +262,13 @@ where
     }
 }
 
-async fn serve<S>(stream: S, st: Arc<State>)
+async fn serve<S>(stream: S, st: Arc<State>, door: Door)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let svc = {
         let st = st.clone();
-        hyper::service::service_fn(move |req| handle(st.clone(), req))
+        hyper::service::service_fn(move |req| handle(st.clone(), req, door))
     };
     let conn = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), svc).with_upgrades();
     tokio::select! {
@@ -245,8 +277,16 @@ where
     }
 }
 
-async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Answer, Infallible> {
+async fn handle(st: Arc<State>, req: Request<Incoming>, door: Door) -> Result<Answer, Infallible> {
     let started = Instant::now();
+    if door == Door::Port && !carries_token(req.headers(), &st.token) {
+        // Not the build's: neither counted nor reported (a stranger could fill the log).
+        tracing::debug!("egress proxy: a request without the build's token was refused");
+        return Ok(text(
+            StatusCode::FORBIDDEN,
+            "wright's egress proxy answers on this port only requests carrying the build's token.\n".into(),
+        ));
+    }
     if req.method() == Method::CONNECT {
         return Ok(crate::tunnel::connect(st, req, started).await);
     }
@@ -262,4 +302,31 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Answer, Infall
          configured API at /_api/<name>/<path>.\n"
             .into(),
     ))
+}
+
+/// Whether `Proxy-Authorization` holds `token`: as the password of `Basic` credentials (what
+/// clients send for a proxy URL with `user:token@`), or as `Bearer <token>`.
+fn carries_token(headers: &hyper::HeaderMap, token: &str) -> bool {
+    use base64::Engine as _;
+    let Some(value) = headers.get(hyper::header::PROXY_AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let (scheme, rest) = value.trim().split_once(' ').unwrap_or((value, ""));
+    let given = if scheme.eq_ignore_ascii_case("basic") {
+        base64::engine::general_purpose::STANDARD
+            .decode(rest.trim())
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|pair| pair.split_once(':').map(|(_, pass)| pass.to_string()))
+    } else if scheme.eq_ignore_ascii_case("bearer") {
+        Some(rest.trim().to_string())
+    } else {
+        None
+    };
+    given.is_some_and(|g| same(g.as_bytes(), token.as_bytes()))
+}
+
+/// Equal in a time that does not depend on where two secrets differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

@@ -51,9 +51,17 @@ fn start(policy: EgressPolicy) -> (Proxy, Arc<Mutex<Vec<OutsideRequest>>>, tempf
     (proxy, events, dir)
 }
 
+/// A host-side client through the proxy's loopback port, with the build's token.
 fn through(proxy: &Proxy) -> reqwest::Client {
-    let url = format!("http://{}", proxy.tcp_addr());
-    reqwest::Client::builder().proxy(reqwest::Proxy::http(url).unwrap()).build().unwrap()
+    reqwest::Client::builder().proxy(reqwest::Proxy::http(proxy.proxy_url()).unwrap()).build().unwrap()
+}
+
+/// A client that calls the proxy's port directly (`/_api/…`) with the build's token.
+fn with_token(proxy: &Proxy) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    let value = format!("Bearer {}", proxy.token());
+    headers.insert(reqwest::header::PROXY_AUTHORIZATION, value.parse().unwrap());
+    reqwest::Client::builder().default_headers(headers).build().unwrap()
 }
 
 #[tokio::test]
@@ -157,7 +165,7 @@ async fn a_named_api_gets_its_key_upstream_and_nobody_else_sees_it() {
     // No host is allowed: the APIs are reachable only by name.
     let (proxy, events, _dir) = start(EgressPolicy::new(AllowList::default(), apis, Limits::default()).unwrap());
     let base = format!("http://{}", proxy.tcp_addr());
-    let plain = reqwest::Client::new();
+    let plain = with_token(&proxy);
 
     let res = plain.get(format!("{base}/_api/weather/forecast?city=Lisboa")).send().await.unwrap();
     assert_eq!(res.status(), 200);
@@ -233,13 +241,66 @@ async fn the_proxy_stops_when_dropped_and_a_long_folder_is_fine() {
     assert!(proxy.socket_path().as_os_str().len() > 200);
     assert!(proxy.socket_path().exists());
     let addr = proxy.tcp_addr();
-    let res = reqwest::get(format!("http://{addr}/")).await.unwrap();
+    let res = with_token(&proxy).get(format!("http://{addr}/")).send().await.unwrap();
     assert_eq!(res.status(), 400, "origin-form requests are told what this is");
     let path = proxy.socket_path().to_path_buf();
     drop(proxy);
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     assert!(!path.exists());
     assert!(reqwest::get(format!("http://{addr}/")).await.is_err());
+}
+
+#[tokio::test]
+async fn the_loopback_port_refuses_local_processes_without_the_build_token() {
+    let (port, seen) = upstream("weather").await;
+    let allow = AllowList::parse(&[format!("127.0.0.1:{port}")]).unwrap();
+    let apis = vec![
+        Api::new(
+            "weather",
+            &format!("http://127.0.0.1:{port}/v1"),
+            Secret::new(KEY),
+            KeyPlacement::query("weather", "appid").unwrap(),
+        )
+        .unwrap(),
+    ];
+    let (proxy, events, _dir) = start(EgressPolicy::new(allow, apis, Limits::default()).unwrap());
+    let addr = proxy.tcp_addr();
+    let api = format!("http://{addr}/_api/weather/forecast");
+    let target = format!("http://127.0.0.1:{port}/direct");
+
+    // Another local process: no token, a wrong one, the right one spelled wrong.
+    let bare = reqwest::Client::new();
+    let res = bare.get(&api).send().await.unwrap();
+    assert_eq!(res.status(), 403);
+    assert!(res.text().await.unwrap().contains("build's token"));
+    for forged in ["Bearer 0123456789abcdef0123456789abcdef", "Basic d3JpZ2h0Og==", "token"] {
+        let res = bare.get(&api).header("proxy-authorization", forged).send().await.unwrap();
+        assert_eq!(res.status(), 403, "{forged}");
+    }
+    let proxied = |url: String| reqwest::Client::builder().proxy(reqwest::Proxy::http(url).unwrap()).build().unwrap();
+    let res = proxied(format!("http://{addr}")).get(&target).send().await.unwrap();
+    assert_eq!(res.status(), 403, "forward requests need it too");
+    let res = proxied(format!("http://wright:nope@{addr}")).get(&target).send().await.unwrap();
+    assert_eq!(res.status(), 403);
+    // CONNECT without it is refused before any tunnel.
+    let head = tokio::task::spawn_blocking(move || {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        write!(s, "CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n").unwrap();
+        let mut head = [0u8; 12];
+        s.read_exact(&mut head).unwrap();
+        String::from_utf8_lossy(&head).to_string()
+    })
+    .await
+    .unwrap();
+    assert_eq!(head, "HTTP/1.1 403");
+    assert!(seen.lock().unwrap().is_empty(), "the key was never added for a stranger");
+    assert!(events.lock().unwrap().is_empty(), "strangers are not the build's requests");
+
+    // wright's own callers carry it: as Basic credentials of the proxy URL, or as Bearer.
+    assert_eq!(through(&proxy).get(&target).send().await.unwrap().status(), 200);
+    assert_eq!(with_token(&proxy).get(&api).send().await.unwrap().status(), 200);
+    assert_eq!(seen.lock().unwrap().len(), 2);
+    assert!(proxy.proxy_url().contains(proxy.token()) && proxy.token().len() == 32);
 }
 
 #[test]

@@ -148,14 +148,15 @@ impl BuildEgress {
         self.proxy.policy().allow.rules().iter().map(|r| r.to_string()).collect()
     }
 
-    /// What the browser check's page may reach: the allowed hosts, through the proxy's loopback
-    /// port on this machine (wright asks on the page's behalf).
+    /// What a page may reach (in the browser check, or a preview's relay): the allowed hosts,
+    /// through the proxy's loopback port on this machine, wright asking on the page's behalf.
+    /// The proxy URL carries the build's token (the port refuses requests without it).
     pub fn browser_access(&self) -> wright_browser::OutsideAccess {
         let allow = self.proxy.policy().allow.clone();
-        wright_browser::OutsideAccess { proxy: format!("http://{}", self.proxy_addr()), allow }
+        wright_browser::OutsideAccess { proxy: self.proxy.proxy_url(), allow }
     }
 
-    /// The proxy's loopback address on the host (for a browser's `--proxy-server`).
+    /// The proxy's loopback address on the host (its callers need the build's token).
     pub fn proxy_addr(&self) -> SocketAddr {
         self.proxy.tcp_addr()
     }

@@ -25,6 +25,7 @@ pub use engine::{
     Engine, Finished, Job, Overrides, Prepared, database_url, host_redactor, new_build_id, open_store, parse_lang,
     parse_template, scratch_in,
 };
+pub use wright_browser::OutsideAccess;
 
 /// Why wright could not be set up. The CLI maps these to its exit codes; the server to HTTP.
 #[derive(Debug, Clone, thiserror::Error)]

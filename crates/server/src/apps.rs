@@ -30,8 +30,9 @@ struct App {
     last_used: Instant,
     /// The scratch folder (HOME, TMPDIR, the socket); removed when the app is dropped.
     _scratch: tempfile::TempDir,
-    /// The app's outside-access proxy (the admin's `[egress]`), stopped with it.
-    _egress: Option<wright_engine::BuildEgress>,
+    /// The build's preview proxy (its own narrowed list, [`crate::outside`]), shared with the
+    /// page's relay; held while the app runs.
+    _egress: Option<Arc<wright_engine::BuildEgress>>,
 }
 
 /// The apps running for previews, by build id.
@@ -40,6 +41,8 @@ pub struct Apps {
     running: Mutex<HashMap<String, App>>,
     /// One start at a time per build.
     starting: tokio::sync::Mutex<()>,
+    /// The previewed builds' outside-access proxies (the app's server and the page's relay).
+    pub doors: crate::outside::Doors,
 }
 
 impl Apps {
@@ -52,7 +55,13 @@ impl Apps {
     }
 
     /// The app's socket, starting it if it is not running.
-    async fn socket(&self, engine: &Engine, id: &str, ws: &Workspace) -> Result<Arc<SocketDir>, ApiError> {
+    async fn socket(
+        &self,
+        engine: &Engine,
+        egress: Option<Arc<wright_engine::BuildEgress>>,
+        id: &str,
+        ws: &Workspace,
+    ) -> Result<Arc<SocketDir>, ApiError> {
         let live = self.with(|m| {
             let app = m.get_mut(id).filter(|a| !a.stop.is_cancelled())?;
             app.last_used = Instant::now();
@@ -65,7 +74,7 @@ impl Apps {
         if let Some(s) = self.with(|m| m.get(id).filter(|a| !a.stop.is_cancelled()).map(|a| a.socket.clone())) {
             return Ok(s);
         }
-        let app = start(engine, id, ws).await?;
+        let app = start(engine, egress, id, ws).await?;
         let socket = app.socket.clone();
         if let Some(old) = self.with(|m| m.insert(id.to_string(), app)) {
             old.stop.cancel();
@@ -73,7 +82,8 @@ impl Apps {
         Ok(socket)
     }
 
-    /// Stop the apps nobody asked anything of for `idle`.
+    /// Stop the apps nobody asked anything of for `idle`, and the proxies of previews nobody
+    /// used for as long.
     pub fn stop_idle(&self, idle: Duration) {
         self.with(|m| {
             m.retain(|id, app| {
@@ -85,14 +95,16 @@ impl Apps {
                 keep
             })
         });
+        self.doors.stop_idle(idle, &|id| self.with(|m| m.contains_key(id)));
     }
 
-    /// Stop one build's app, if it runs (its files are about to go).
+    /// Stop one build's app and its proxy, if they run (its files are about to go).
     pub fn stop(&self, id: &str) {
         if let Some(app) = self.with(|m| m.remove(id)) {
             tracing::info!(build = %id, "stopping its preview app");
             app.stop.cancel();
         }
+        self.doors.stop(id);
     }
 
     pub fn stop_all(&self) {
@@ -100,16 +112,20 @@ impl Apps {
     }
 }
 
-async fn start(engine: &Engine, id: &str, ws: &Workspace) -> Result<App, ApiError> {
+async fn start(
+    engine: &Engine,
+    egress: Option<Arc<wright_engine::BuildEgress>>,
+    id: &str,
+    ws: &Workspace,
+) -> Result<App, ApiError> {
     let unavailable = |why: String| ApiError::new(StatusCode::BAD_GATEWAY, "preview_app", why);
     let entry = wright_agent::verify::server_entry_in(ws)
         .ok_or_else(|| unavailable("this full-stack build has no server file to start".into()))?;
     let scratch = engine.scratch("p").map_err(|e| unavailable(e.to_string()))?;
     // Reached by a short name whatever the data folder's length (a socket path must fit in 107 bytes).
     let socket = Arc::new(SocketDir::open(scratch.path()).map_err(|e| unavailable(e.to_string()))?);
-    let (egress, _) = engine.egress(&format!("p-{id}"), None).map_err(|e| unavailable(e.to_string()))?;
     let (exec, confinement) =
-        engine.sandbox_with(ws, scratch.path(), egress.as_ref()).map_err(|e| unavailable(e.to_string()))?;
+        engine.sandbox_with(ws, scratch.path(), egress.as_deref()).map_err(|e| unavailable(e.to_string()))?;
     let [port] = wright_sandbox::loopback_ports::<1>().map_err(|e| unavailable(format!("no free port: {e}")))?;
     let args = vec![
         "-e".into(),
@@ -170,11 +186,12 @@ async fn send(socket: &SocketDir, req: Request<Body>) -> Result<Response<hyper::
 pub async fn proxy(
     apps: &Apps,
     engine: &Engine,
+    egress: Option<Arc<wright_engine::BuildEgress>>,
     id: &str,
     ws: &Workspace,
     req: Request<Body>,
 ) -> Result<Response<Body>, ApiError> {
-    let socket = apps.socket(engine, id, ws).await?;
+    let socket = apps.socket(engine, egress, id, ws).await?;
     let (parts, body) = req.into_parts();
     let body = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
         ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", "the request body is larger than 1 MiB")

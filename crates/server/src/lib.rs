@@ -42,6 +42,7 @@ mod files;
 mod maintenance;
 mod metrics;
 mod ops;
+mod outside;
 mod preview;
 mod published;
 mod queue;

@@ -20,15 +20,15 @@ use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::any;
 use wright_engine::{ArtifactError, RunRef};
 use wright_sandbox::{Workspace, WorkspaceLimits};
 use wright_store::BuildRecord;
 
 pub fn router(state: AppState) -> Router {
     Router::new()
-        .route("/{id}/{key}/", get(by_path_root))
-        .route("/{id}/{key}/{*path}", get(by_path))
+        .route("/{id}/{key}/", any(by_path_root))
+        .route("/{id}/{key}/{*path}", any(by_path))
         .fallback(by_host)
         .with_state(state)
 }
@@ -73,11 +73,21 @@ async fn serve_app(state: &AppState, slug: &str, path: &str, req: Request) -> Re
     serve_build(state, &build, path, req, true).await
 }
 
+/// Whether a request came to a build's or an app's own origin: then its path is the page's
+/// own (`/a/b/c` or `/_egress/https://…` must not read as `/{id}/{key}/…`).
+fn on_own_origin(req: &Request) -> bool {
+    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    host_build(host).is_some() || host_app(host).is_some()
+}
+
 async fn by_path_root(
     State(state): State<AppState>,
     Path((id, key)): Path<(String, String)>,
     req: Request,
 ) -> Response {
+    if on_own_origin(&req) {
+        return by_host(State(state), req).await;
+    }
     serve(&state, &id, &key, "", req, false).await.unwrap_or_else(IntoResponse::into_response)
 }
 
@@ -86,6 +96,9 @@ async fn by_path(
     Path((id, key, path)): Path<(String, String, String)>,
     req: Request,
 ) -> Response {
+    if on_own_origin(&req) {
+        return by_host(State(state), req).await;
+    }
     serve(&state, &id, &key, &path, req, false).await.unwrap_or_else(IntoResponse::into_response)
 }
 
@@ -141,6 +154,18 @@ async fn serve_build(
 ) -> Result<Response, ApiError> {
     let missing = || ApiError::not_found("this preview");
     let id = build.start.id.as_str();
+    // The page's outside calls, through the build's own proxy (crate::outside).
+    if crate::outside::is_relay(path) {
+        let target = crate::outside::target(&req).ok_or_else(missing)?;
+        return crate::outside::relay(state, build, &target, req).await;
+    }
+    // Pages get the relay script only where some outside host may be allowed at all.
+    let shim_prefix = match (own_origin, build.preview_key.as_deref()) {
+        _ if state.engine.outside_origins().is_empty() => None,
+        (true, _) => Some("/".to_string()),
+        (false, Some(key)) => Some(format!("/{id}/{key}/")),
+        (false, None) => None,
+    };
     let run = RunRef::from(build);
     // Only a full-stack build with a package.json runs its own server; its folder must be here.
     let app = if build.start.template == "fullstack" {
@@ -159,7 +184,13 @@ async fn serve_build(
         let (mut parts, body) = req.into_parts();
         let query = parts.uri.query().map(|q| format!("?{q}")).unwrap_or_default();
         parts.uri = format!("/{path}{query}").parse::<Uri>().map_err(|_| missing())?;
-        crate::apps::proxy(&state.apps, &state.engine, id, &ws, Request::from_parts(parts, body)).await?
+        let egress = state.apps.doors.egress(&state.engine, &state.store, build).await?;
+        let res =
+            crate::apps::proxy(&state.apps, &state.engine, egress, id, &ws, Request::from_parts(parts, body)).await?;
+        match &shim_prefix {
+            Some(prefix) if is_html(&res) => with_shim_body(res, prefix).await?,
+            _ => res,
+        }
     } else {
         // A template with a build step is shown from its bundled page's folder (`dist/`).
         let bundled = wright_events::Template::parse(&build.start.template)
@@ -181,6 +212,9 @@ async fn serve_build(
             bytes = crate::app_assistant::inject(&bytes, &tag);
             assisted = true;
         }
+        if let Some(prefix) = shim_prefix.as_deref().filter(|_| content_type(&path).starts_with("text/html")) {
+            bytes = crate::outside::with_shim(&bytes, prefix);
+        }
         ([(header::CONTENT_TYPE, content_type(&path))], Body::from(bytes)).into_response()
     };
     let h = res.headers_mut();
@@ -189,12 +223,11 @@ async fn serve_build(
     let same_origin = if own_origin { " allow-same-origin" } else { "" };
     // A page with the assistant loads its library from, and talks to, the API's origin.
     let api = if assisted { format!(" {}", state.cfg.api_origin()) } else { String::new() };
-    // The admin's allowed outside hosts ([egress]) may be called by the page; from the visitor's
-    // browser, so directly, not through the build's proxy (docs/egress.md).
-    let outside: String = state.engine.outside_origins().iter().map(|o| format!(" {o}")).collect();
+    // No outside host is named: the page's outside calls go to its own origin's relay, through
+    // the build's proxy, counted and reported (crate::outside, docs/egress.md).
     let csp = format!(
         "default-src 'self' data: blob:; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:{api}; \
-         style-src 'self' 'unsafe-inline'{api}; img-src 'self' data: blob:; connect-src 'self'{api}{outside}; \
+         style-src 'self' 'unsafe-inline'{api}; img-src 'self' data: blob:; connect-src 'self'{api}; \
          frame-ancestors 'self' {}; sandbox allow-scripts allow-forms allow-modals allow-popups{same_origin}",
         state.cfg.api_origin()
     );
@@ -206,6 +239,26 @@ async fn serve_build(
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.remove(header::SET_COOKIE);
     Ok(res)
+}
+
+/// Largest page of an app's server that gets the relay script (a larger one is passed as is).
+const MAX_SHIMMED_PAGE: usize = 8 << 20;
+
+fn is_html(res: &Response) -> bool {
+    res.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/html"))
+}
+
+/// An app server's HTML page with the relay script added (its length changes with it).
+async fn with_shim_body(res: Response, prefix: &str) -> Result<Response, ApiError> {
+    let (mut parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_SHIMMED_PAGE).await.map_err(|e| {
+        ApiError::new(axum::http::StatusCode::BAD_GATEWAY, "preview_app", format!("the app's page: {e}"))
+    })?;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Ok(Response::from_parts(parts, Body::from(crate::outside::with_shim(&bytes, prefix))))
 }
 
 /// The file a static preview shows for `asked`: a folder (or the root) shows its index.html; a

@@ -12,7 +12,7 @@
 //! The tutoring chat's conversations, messages, feedback and flashcards go through the
 //! [`ChatStore`] every store also is; periodic jobs' leases, confidence recalculation, retention
 //! and the worker registry through its [`Maintenance`]; published apps and their addresses
-//! through its [`AppStore`].
+//! through its [`AppStore`]; a preview's outside requests through its [`PreviewLog`].
 
 pub mod apps;
 pub mod assistant;
@@ -22,6 +22,7 @@ pub mod maintenance;
 pub mod note;
 pub mod notify;
 mod pg;
+pub mod preview;
 mod rows;
 pub mod runlog;
 mod sqlite;
@@ -30,6 +31,7 @@ mod sqlite_assistant;
 mod sqlite_chat;
 mod sqlite_dashboard;
 mod sqlite_maintenance;
+mod sqlite_preview;
 mod sqlite_restart;
 mod sqlite_runlog;
 mod sqlite_service;
@@ -46,6 +48,7 @@ pub use maintenance::{Decay, JobRun, Maintenance, Recalculated, WorkerBeat, Work
 pub use note::{Note, NoteStatus};
 pub use notify::{LocalNotifier, Notifier, Signal};
 pub use pg::{PgNotifier, PgStore, redact as redact_url};
+pub use preview::{PREVIEW_PAGE, PreviewLog};
 pub use runlog::{Draft, Finished, Logged, RunEnd, RunLog, SAFETY_NET};
 pub use sqlite::SqliteStore;
 pub use sqlite_service::new_user;
@@ -101,7 +104,7 @@ pub struct NoteHit {
 /// not a build, and its turns must not use up a user's build quota. Periodic jobs, retention
 /// and the worker registry go through its [`Maintenance`].
 #[async_trait]
-pub trait Store: RunLog + ChatStore + AssistantStore + AppStore + Maintenance {
+pub trait Store: RunLog + ChatStore + AssistantStore + AppStore + Maintenance + PreviewLog {
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;
     async fn build(&self, id: &str) -> Result<BuildRecord>;

@@ -94,7 +94,8 @@ impl Engine {
     }
 
     /// The origins of the admin's allowed hosts (`https://api.example.com`,
-    /// `http://127.0.0.1:38123`): what a previewed page may call from the visitor's browser.
+    /// `http://127.0.0.1:38123`): the most a page may reach through its build's proxy (a
+    /// preview gets its build's own part of it; empty: pages reach nothing outside).
     pub fn outside_origins(&self) -> Vec<String> {
         self.egress.as_ref().map(|p| p.allow.rules().iter().flat_map(|r| r.origins()).collect()).unwrap_or_default()
     }

@@ -13,6 +13,7 @@ mod chat;
 mod maintenance;
 mod notes;
 mod notify;
+mod preview;
 mod queue;
 mod runlog;
 mod store;
