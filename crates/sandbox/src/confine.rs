@@ -8,8 +8,8 @@
 //! caught when wright may make a cgroup for the command.
 
 use crate::bwrap::{
-    ETC_FILES, ETC_NETWORK, GroupNames, Policy, SANDBOX_UID, SYSTEM_DIRS, address_space, hand_over_writable, launch,
-    node_takes_wasm_flag, probe_with, process_limit, running_as_root,
+    ETC_FILES, ETC_NETWORK, GroupNames, Policy, SANDBOX_UID, SYSTEM_DIRS, address_space, data_limit,
+    hand_over_writable, launch, node_takes_wasm_flag, probe_with, process_limit, running_as_root,
 };
 use crate::cgroup::Cgroups;
 use crate::runner::{CommandSpec, Isolation, RunError, find_program};
@@ -98,6 +98,7 @@ impl Landlock {
         // 0 is "unlimited" to the helper.
         let address_space = address_space(&self.policy, self.cgroups.as_ref()).filter(|_| !spec.reserves_address_space);
         flag("--as", address_space.unwrap_or(0).to_string());
+        flag("--data", data_limit(&self.policy, self.cgroups.as_ref(), spec).unwrap_or(0).to_string());
         flag("--fsize", l.file_size.to_string());
         flag("--nofile", l.open_files.to_string());
         flag("--nproc", process_limit(&self.policy).to_string());
@@ -141,6 +142,7 @@ struct Request {
     rw: Vec<PathBuf>,
     ro: Vec<PathBuf>,
     address_space: u64,
+    data: u64,
     file_size: u64,
     open_files: u64,
     processes: u64,
@@ -163,6 +165,7 @@ fn parse(args: &[OsString]) -> Result<Request, ConfineError> {
             "--rw" => r.rw.push(it.next().ok_or_else(|| ConfineError::Usage("--rw needs a path".into()))?.into()),
             "--ro" => r.ro.push(it.next().ok_or_else(|| ConfineError::Usage("--ro needs a path".into()))?.into()),
             "--as" => r.address_space = num(it.next(), "--as")?,
+            "--data" => r.data = num(it.next(), "--data")?,
             "--fsize" => r.file_size = num(it.next(), "--fsize")?,
             "--nofile" => r.open_files = num(it.next(), "--nofile")?,
             "--nproc" => r.processes = num(it.next(), "--nproc")?,
@@ -195,7 +198,7 @@ fn rules(paths: &[PathBuf], access: landlock::BitFlags<AccessFs>) -> Vec<PathBen
     paths.iter().filter_map(|p| PathFd::new(p).ok()).map(|fd| PathBeneath::new(fd, access)).collect()
 }
 
-/// `wright __confine [--rw P]… [--ro P]… --as N --fsize N --nofile N --nproc N --cpu N
+/// `wright __confine [--rw P]… [--ro P]… --as N --data N --fsize N --nofile N --nproc N --cpu N
 /// [--uid N] [--network] -- PROGRAM ARGS…`: confine this process, then become the command.
 /// Returns only on failure.
 pub fn confine_and_exec(args: &[OsString]) -> ConfineError {
@@ -208,6 +211,7 @@ fn confine(args: &[OsString]) -> Result<ConfineError, ConfineError> {
     use nix::sys::resource::Resource;
     let r = parse(args)?;
     limit(Resource::RLIMIT_AS, r.address_space)?;
+    limit(Resource::RLIMIT_DATA, r.data)?;
     limit(Resource::RLIMIT_FSIZE, r.file_size)?;
     limit(Resource::RLIMIT_NOFILE, r.open_files)?;
     limit(Resource::RLIMIT_CPU, r.cpu)?;

@@ -1,6 +1,7 @@
 //! Running one command: confined to the workspace, bounded in time and output, killed as a
 //! whole process group when it overruns or the build is cancelled.
 
+use crate::memwatch::TreeMemory;
 use crate::output::CappedOutput;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -38,8 +39,17 @@ pub struct CommandSpec {
     pub held: Vec<Held>,
     /// The program reserves far more address space than it uses (Chromium: V8's sandbox alone
     /// reserves a terabyte), so an address-space limit kills it at start. Such a command gets
-    /// none; its memory is then bounded by the memory cgroup where one can be made.
+    /// none: where no memory cgroup can be made its processes get `RLIMIT_DATA` instead (which
+    /// counts only memory that can be written, not reservations), and it should be given a
+    /// [`memory_watch`](Self::memory_watch).
     pub reserves_address_space: bool,
+    /// Stop the command when its processes together hold more than this many bytes (resident
+    /// anonymous and shared memory, read from `/proc` every [`MEMORY_POLL`]; see
+    /// [`memwatch`](crate::memwatch)). The limits of a single process (rlimits) cannot bound a
+    /// program made of several, like Chromium; this bounds them together, and says so in
+    /// [`CommandOutcome::memory_exceeded`]. It runs in wright, outside any sandbox, so the
+    /// command cannot stop it.
+    pub memory_watch: Option<u64>,
 }
 
 /// A value kept alive for as long as a command runs.
@@ -69,9 +79,14 @@ impl CommandSpec {
             inherit: Vec::new(),
             held: Vec::new(),
             reserves_address_space: false,
+            memory_watch: None,
         }
     }
 }
+
+/// How often a [`CommandSpec::memory_watch`] measures: a page allocating as fast as it can
+/// (about 1 GB/s on one core) gets past the limit by a few hundred MB at most.
+pub const MEMORY_POLL: Duration = Duration::from_millis(100);
 
 /// How often live output is forwarded by default (see [`CommandSpec::live_interval`]).
 pub const LIVE_INTERVAL: Duration = Duration::from_millis(50);
@@ -104,11 +119,15 @@ pub struct CommandOutcome {
     pub stdout: CappedOutput,
     pub stderr: CappedOutput,
     pub duration: Duration,
+    /// The most memory the command's processes held together, when it was watched.
+    pub peak_memory: Option<u64>,
+    /// Set when its [`CommandSpec::memory_watch`] stopped it: what its processes held then.
+    pub memory_exceeded: Option<TreeMemory>,
 }
 
 impl CommandOutcome {
     pub fn success(&self) -> bool {
-        self.exit_code == Some(0) && !self.timed_out && !self.cancelled
+        self.exit_code == Some(0) && !self.timed_out && !self.cancelled && self.memory_exceeded.is_none()
     }
 }
 
@@ -289,6 +308,9 @@ impl CommandRunner for ProcessRunner {
         let mut timed_out = false;
         let mut cancelled = false;
         let mut status = None;
+        let mut watch = spec.memory_watch.map(|limit| Watch::new(limit, child.id()));
+        let mut poll = tokio::time::interval(MEMORY_POLL);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         // Drive output and the exit together so a chatty child never blocks on a full pipe.
         loop {
             tokio::select! {
@@ -319,11 +341,23 @@ impl CommandRunner for ProcessRunner {
                     kill_group(pgid);
                 }
                 _ = &mut due, if held => { out.forward(); held = false; }
+                _ = poll.tick(), if status.is_none() && watch.is_some() => {
+                    if let Some(w) = watch.as_mut() {
+                        if w.measure().await {
+                            break;
+                        }
+                    }
+                }
                 _ = &mut deadline, if status.is_none() => { timed_out = true; break }
                 _ = cancel.cancelled(), if status.is_none() => { cancelled = true; break }
             }
         }
-        if timed_out || cancelled {
+        let memory_exceeded = watch.as_mut().and_then(|w| w.exceeded.take());
+        if timed_out || cancelled || memory_exceeded.is_some() {
+            if let Some(m) = &memory_exceeded {
+                // Whatever left the group (a sandbox's own session) goes by its pid.
+                kill_pids(&m.pids);
+            }
             kill_group(pgid);
             let _ = child.kill().await;
             status = None;
@@ -347,7 +381,43 @@ impl CommandRunner for ProcessRunner {
             stdout,
             stderr,
             duration: started.elapsed(),
+            peak_memory: watch.map(|w| w.peak),
+            memory_exceeded,
         })
+    }
+}
+
+fn kill_pids(pids: &[i32]) {
+    for &pid in pids {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
+/// A command's [`CommandSpec::memory_watch`] while it runs.
+struct Watch {
+    limit: u64,
+    root: Option<i32>,
+    peak: u64,
+    exceeded: Option<TreeMemory>,
+}
+
+impl Watch {
+    fn new(limit: u64, root: Option<u32>) -> Self {
+        Self { limit, root: root.and_then(|p| i32::try_from(p).ok()), peak: 0, exceeded: None }
+    }
+
+    /// Measure once (off the async threads: a walk of `/proc`); true when over the limit.
+    async fn measure(&mut self) -> bool {
+        let Some(root) = self.root else { return false };
+        let Ok(m) = tokio::task::spawn_blocking(move || crate::memwatch::tree_memory(root)).await else {
+            return false;
+        };
+        self.peak = self.peak.max(m.total);
+        if m.total > self.limit {
+            self.exceeded = Some(m);
+            return true;
+        }
+        false
     }
 }
 
@@ -608,6 +678,34 @@ mod tests {
         assert!(o.stdout.render().contains("bytes of output cut"));
         let live = rec.0.lock().unwrap().len();
         assert!(live < 200_000, "{live}");
+    }
+
+    #[tokio::test]
+    async fn a_watched_command_is_stopped_when_its_processes_together_hold_too_much() {
+        // Two children, each growing by 16 MiB every 50 ms (and touching it): neither alone
+        // would have to be big for the two together to pass the limit.
+        let grow = "perl -e '$x .= \"a\" x (16 << 20), select(undef, undef, undef, 0.05) while 1'";
+        let mut s = spec(&[&format!("{grow} & {grow} & wait")]);
+        s.memory_watch = Some(256 << 20);
+        s.timeout = Duration::from_secs(60);
+        let o = ProcessRunner::default().run(s, &(), &CancellationToken::new()).await.unwrap();
+        let m = o.memory_exceeded.clone().expect("stopped for its memory");
+        assert!(m.total > 256 << 20, "{m:?}");
+        assert!(m.pids.len() >= 3, "the shell and both children were counted: {m:?}");
+        assert!(m.largest.as_ref().is_some_and(|l| l.command.starts_with("perl")), "{m:?}");
+        assert!(!o.success() && !o.timed_out);
+        assert!(o.duration < Duration::from_secs(30), "{:?}", o.duration);
+        assert!(o.peak_memory.is_some_and(|p| p >= m.total));
+        // Nothing of it is left.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        for pid in &m.pids {
+            assert!(!std::path::Path::new(&format!("/proc/{pid}/status")).exists() || zombie(*pid), "{pid} lives on");
+        }
+    }
+
+    fn zombie(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')))
     }
 
     #[tokio::test]
