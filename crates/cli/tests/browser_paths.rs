@@ -428,7 +428,11 @@ async fn memory_is_bounded(fullstack: bool, who: &str) {
         std::fs::create_dir_all(&data).unwrap();
         let mock = eating_model(fullstack).await;
         let run = run_build(top.path(), &data, user, &mock, (prompt, template), &[]).await;
-        let what = format!("{template} as uid {}", user.map_or(0, |u| u.0));
+        let me = || {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata("/proc/self").unwrap().uid()
+        };
+        let what = format!("{template} as uid {}", user.map_or_else(me, |u| u.0));
         assert_stopped_for_memory(&run, who, &what);
     }
 }
