@@ -111,6 +111,43 @@ pub fn tree_memory(root: i32) -> TreeMemory {
     m
 }
 
+/// SIGKILL to each of `pids`.
+pub(crate) fn kill_pids(pids: &[i32]) {
+    for &pid in pids {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
+/// A command's [`CommandSpec::memory_watch`](crate::CommandSpec::memory_watch) while it runs.
+pub(crate) struct Watch {
+    limit: u64,
+    root: Option<i32>,
+    /// The most the tree held at one measurement.
+    pub(crate) peak: u64,
+    /// What it held when it passed the limit.
+    pub(crate) exceeded: Option<TreeMemory>,
+}
+
+impl Watch {
+    pub(crate) fn new(limit: u64, root: Option<u32>) -> Self {
+        Self { limit, root: root.and_then(|p| i32::try_from(p).ok()), peak: 0, exceeded: None }
+    }
+
+    /// Measure once (off the async threads: a walk of `/proc`); true when over the limit.
+    pub(crate) async fn measure(&mut self) -> bool {
+        let Some(root) = self.root else { return false };
+        let Ok(m) = tokio::task::spawn_blocking(move || tree_memory(root)).await else {
+            return false;
+        };
+        self.peak = self.peak.max(m.total);
+        if m.total > self.limit {
+            self.exceeded = Some(m);
+            return true;
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! Running one command: confined to the workspace, bounded in time and output, killed as a
 //! whole process group when it overruns or the build is cancelled.
 
-use crate::memwatch::TreeMemory;
+use crate::memwatch::{TreeMemory, Watch, kill_pids};
 use crate::output::CappedOutput;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -331,6 +331,14 @@ impl CommandRunner for ProcessRunner {
                             s = child.wait() => { status = s.ok(); break }
                             _ = &mut deadline => { timed_out = true; break }
                             _ = cancel.cancelled() => { cancelled = true; break }
+                            // Closing its output does not take a command out of the watch.
+                            _ = poll.tick(), if watch.is_some() => {
+                                if let Some(w) = watch.as_mut() {
+                                    if w.measure().await {
+                                        break;
+                                    }
+                                }
+                            }
                         }
                     },
                 },
@@ -384,40 +392,6 @@ impl CommandRunner for ProcessRunner {
             peak_memory: watch.map(|w| w.peak),
             memory_exceeded,
         })
-    }
-}
-
-fn kill_pids(pids: &[i32]) {
-    for &pid in pids {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
-    }
-}
-
-/// A command's [`CommandSpec::memory_watch`] while it runs.
-struct Watch {
-    limit: u64,
-    root: Option<i32>,
-    peak: u64,
-    exceeded: Option<TreeMemory>,
-}
-
-impl Watch {
-    fn new(limit: u64, root: Option<u32>) -> Self {
-        Self { limit, root: root.and_then(|p| i32::try_from(p).ok()), peak: 0, exceeded: None }
-    }
-
-    /// Measure once (off the async threads: a walk of `/proc`); true when over the limit.
-    async fn measure(&mut self) -> bool {
-        let Some(root) = self.root else { return false };
-        let Ok(m) = tokio::task::spawn_blocking(move || crate::memwatch::tree_memory(root)).await else {
-            return false;
-        };
-        self.peak = self.peak.max(m.total);
-        if m.total > self.limit {
-            self.exceeded = Some(m);
-            return true;
-        }
-        false
     }
 }
 
@@ -701,6 +675,17 @@ mod tests {
         for pid in &m.pids {
             assert!(!std::path::Path::new(&format!("/proc/{pid}/status")).exists() || zombie(*pid), "{pid} lives on");
         }
+    }
+
+    #[tokio::test]
+    async fn a_watched_command_that_closes_its_output_is_still_watched() {
+        let grow = "perl -e '$x .= \"a\" x (16 << 20), select(undef, undef, undef, 0.05) while 1'";
+        let mut s = spec(&[&format!("exec > /dev/null 2>&1; {grow}")]);
+        s.memory_watch = Some(128 << 20);
+        s.timeout = Duration::from_secs(60);
+        let o = ProcessRunner::default().run(s, &(), &CancellationToken::new()).await.unwrap();
+        assert!(o.memory_exceeded.is_some_and(|m| m.total > 128 << 20), "{:?}", o.duration);
+        assert!(o.duration < Duration::from_secs(30), "{:?}", o.duration);
     }
 
     fn zombie(pid: i32) -> bool {
