@@ -15,7 +15,7 @@ use wright_tools::{ToolContext, run_logged, run_tests};
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Failure {
     /// `test_failure`, `no_tests`, `test_error`, `template_check`, `server_check`, `runtime`,
-    /// `check_failed`; from TRANSPILING `transpile`, `type`, `import`.
+    /// `out_of_memory` (the browser check was stopped), `check_failed`; from TRANSPILING `transpile`, `type`, `import`.
     pub kind: String,
     /// One line for events and people.
     pub summary: String,
@@ -37,6 +37,7 @@ impl Failure {
             "server_check" => "The server does not work",
             "check_failed" => "An acceptance command failed",
             "runtime" => "Errors in the browser",
+            "out_of_memory" => "Too much memory",
             "browser_unavailable" => "The page could not be opened in a browser",
             "transpile" => "The code does not compile",
             "type" => "Type errors",

@@ -132,10 +132,12 @@ fn unavailable(reason: &str) -> Failure {
 
 fn emit_report(ctx: &ToolContext, iteration: u32, r: &PageReport, screenshot: Option<String>) {
     let n = |k: FindingKind| u32::try_from(r.count(k)).unwrap_or(u32::MAX);
+    // A check the watchdog stopped did not finish: `failed`, with who used the memory.
+    let stopped = r.findings.iter().find(|f| f.kind == FindingKind::OutOfMemory).map(|f| f.message.clone());
     ctx.emitter.emit(EventKind::BrowserCheck {
         iteration,
-        outcome: "checked".into(),
-        reason: None,
+        outcome: if stopped.is_some() { "failed" } else { "checked" }.into(),
+        reason: stopped,
         console_errors: n(FindingKind::ConsoleError),
         exceptions: n(FindingKind::Exception) + n(FindingKind::UnhandledRejection),
         failed_requests: n(FindingKind::FailedRequest),
@@ -162,10 +164,15 @@ fn failure(f: &Finding) -> Failure {
         FindingKind::Exception | FindingKind::UnhandledRejection | FindingKind::ConsoleError => {
             "This happens in the browser when the page is opened (or on the action named), not in the tests."
         }
+        FindingKind::OutOfMemory => {
+            "Something keeps allocating memory without end while the page is open: a loop or timer that keeps \
+             adding to an array or the page, a cache that never forgets, a recursion with no end, or a server \
+             route that builds an answer without bound. Find it and bound it."
+        }
     };
     let line = f.describe();
     Failure {
-        kind: "runtime".into(),
+        kind: if f.kind == FindingKind::OutOfMemory { "out_of_memory" } else { "runtime" }.into(),
         summary: wright_tools::clip(&line, 300),
         detail: format!("In the browser, {line}\n{hint}\n"),
         file: f.file.clone(),
@@ -205,5 +212,21 @@ mod tests {
         assert_eq!(fail.kind, "runtime");
         assert_eq!((fail.file.as_deref(), fail.line, fail.column), (Some("app.js"), Some(3), Some(18)));
         assert!(fail.detail.contains("uncaught exception at app.js:3:18: ReferenceError"), "{}", fail.detail);
+    }
+
+    #[test]
+    fn a_page_stopped_for_its_memory_is_a_failure_of_its_own_kind() {
+        let f = Finding {
+            kind: FindingKind::OutOfMemory,
+            message: "the page used too much memory: the check's processes held 1600 MiB together".into(),
+            file: None,
+            line: None,
+            column: None,
+            during: None,
+        };
+        let fail = failure(&f);
+        assert_eq!(fail.kind, "out_of_memory");
+        assert_eq!(fail.title(), "Too much memory");
+        assert!(fail.summary.starts_with("too much memory: the page used too much memory"), "{}", fail.summary);
     }
 }

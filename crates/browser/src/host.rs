@@ -4,11 +4,11 @@
 
 use crate::{BrowserError, BrowserSettings, Launch};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use wright_sandbox::{CommandOutcome, CommandSpec, RunError, SocketDir};
+use wright_sandbox::{CommandOutcome, CommandSpec, RunError, SocketDir, TreeMemory};
 
 const HOST_JS: &str = include_str!("host.js");
 /// How long Chromium gets to start listening for DevTools.
@@ -25,6 +25,10 @@ pub enum PageSource {
 
 /// Chromium's flags. `--no-sandbox` only when wright's sandbox confines the browser instead:
 /// as the sandbox's unprivileged user Chromium cannot create its own namespaces.
+///
+/// Memory: one page gets at most two renderer processes, and V8's heap in each at most the
+/// check's memory limit (by default V8 sizes it from the machine's memory, up to 4 GiB). The
+/// total of all processes is bounded by the host's watchdog (see [`Host::start`]).
 fn flags(settings: &BrowserSettings, confined: bool) -> Vec<String> {
     let mut f: Vec<String> = [
         "--headless",
@@ -55,6 +59,8 @@ fn flags(settings: &BrowserSettings, confined: bool) -> Vec<String> {
     .map(|s| s.to_string())
     .collect();
     f.push(format!("--window-size={},{}", settings.width, settings.height));
+    f.push("--renderer-process-limit=2".into());
+    f.push(format!("--js-flags=--max-old-space-size={}", (settings.memory_limit >> 20).max(64)));
     if confined {
         f.push("--no-sandbox".into());
         f.push("--no-zygote".into());
@@ -74,6 +80,10 @@ pub(crate) struct Host {
     pub origin: String,
     /// Keeps the socket's short name valid while the host runs.
     _sockets: Arc<SocketDir>,
+    /// Cancelled when the host has ended, for whatever reason.
+    ended: CancellationToken,
+    /// Why the watchdog stopped the host, when it did.
+    over: Arc<Mutex<Option<String>>>,
 }
 
 impl Host {
@@ -113,17 +123,40 @@ impl Host {
         let mut spec = CommandSpec::new("node", args, launch.workspace.clone(), launch.env.clone());
         spec.timeout = settings.time_limit + STARTUP + Duration::from_secs(10);
         // Chromium reserves terabytes of address space it never uses; an RLIMIT_AS (the memory
-        // limit where no cgroup can be made, as for most ordinary users) kills it at start.
+        // limit where no cgroup can be made, as for most ordinary users) kills it at start
+        // (below about 100 GiB; above, it bounds nothing). It gets RLIMIT_DATA per process
+        // instead, and wright watches the memory of the whole tree (Chromium's processes, this
+        // host, a full-stack app's server), from outside the sandbox where the page and the
+        // app cannot reach the watchdog; a cgroup, where there is one, sits above both.
         spec.reserves_address_space = true;
+        spec.memory_watch = Some(settings.memory_limit);
         let stop = CancellationToken::new();
+        let ended = CancellationToken::new();
+        let over: Arc<Mutex<Option<String>>> = Arc::default();
         let task = {
-            let (runner, stop) = (launch.runner.clone(), stop.clone());
-            tokio::spawn(async move { runner.run(spec, &(), &stop).await })
+            let (runner, stop, ended, over) = (launch.runner.clone(), stop.clone(), ended.clone(), over.clone());
+            let (limit, source) = (settings.memory_limit, source.clone());
+            tokio::spawn(async move {
+                let r = runner.run(spec, &(), &stop).await;
+                if let Some(m) = r.as_ref().ok().and_then(|o| o.memory_exceeded.as_ref()) {
+                    let why = overrun(m, limit, &source);
+                    tracing::warn!("the browser check was stopped: {why}");
+                    if let Ok(mut o) = over.lock() {
+                        *o = Some(why);
+                    }
+                }
+                ended.cancel();
+                r
+            })
         };
         let version = match wait_for_devtools(&socket, &task).await {
             Ok(v) => v,
             Err(why) => {
                 stop.cancel();
+                let _ = tokio::time::timeout(Duration::from_secs(5), ended.cancelled()).await;
+                if let Some(why) = over.lock().ok().and_then(|o| o.clone()) {
+                    return Err(BrowserError::OutOfMemory(why));
+                }
                 let detail = match tokio::time::timeout(Duration::from_secs(5), task).await {
                     Ok(Ok(Ok(o))) => {
                         let err = o.stderr.render();
@@ -153,7 +186,20 @@ impl Host {
             .ok_or_else(|| start_err(format!("unexpected DevTools answer: {version}")))?;
         let origin = format!("http://127.0.0.1:{page_port}");
         let page_url = format!("{origin}/{}", path.trim_start_matches('/'));
-        Ok(Self { stop, task, forwarder, ws_url, page_url, origin, _sockets: sockets })
+        Ok(Self { stop, task, forwarder, ws_url, page_url, origin, _sockets: sockets, ended, over })
+    }
+
+    /// Resolves when the watchdog has stopped the host; never otherwise.
+    pub(crate) async fn stopped_for_memory(&self) {
+        self.ended.cancelled().await;
+        if self.memory_overrun().is_none() {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Why the watchdog stopped the host, when it did.
+    pub(crate) fn memory_overrun(&self) -> Option<String> {
+        self.over.lock().ok().and_then(|o| o.clone())
     }
 
     /// Stop Chromium and everything the host started (the sandbox's process group goes with it).
@@ -162,6 +208,33 @@ impl Host {
         self.forwarder.abort();
         let _ = tokio::time::timeout(Duration::from_secs(5), self.task).await;
     }
+}
+
+/// Says who held the memory when the watchdog stopped the check, and how much: the fix loop
+/// must know whether the page's scripts or the app's server are to blame.
+fn overrun(m: &TreeMemory, limit: u64, source: &PageSource) -> String {
+    let mib = |b: u64| format!("{} MiB", b >> 20);
+    let command = m.largest.as_ref().map_or("", |l| l.command.as_str());
+    let server = match source {
+        PageSource::Server { entry, .. } if command.split_whitespace().skip(1).any(|a| a.ends_with(entry.as_str())) => {
+            Some(entry.as_str())
+        }
+        _ => None,
+    };
+    let (who, process) = match server {
+        Some(entry) => ("the app's server".to_string(), format!("`node {entry}`, the app's server,")),
+        None if command.contains("--type=renderer") => {
+            ("the page".to_string(), "Chromium's renderer, which runs the page's scripts,".to_string())
+        }
+        None if command.contains("chromium") => ("the page".to_string(), "Chromium".to_string()),
+        None => ("the browser check".to_string(), "one of its processes".to_string()),
+    };
+    let largest = m.largest.as_ref().map_or(String::new(), |l| format!(" ({process} held {})", mib(l.bytes)));
+    format!(
+        "{who} used too much memory: the check's processes held {} together, over its limit of {}{largest}; the check was stopped",
+        mib(m.total),
+        mib(limit)
+    )
 }
 
 /// Poll the host's socket until Chromium answers `/json/version`; its WebSocket URL.

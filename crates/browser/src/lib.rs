@@ -66,6 +66,12 @@ pub struct BrowserSettings {
     /// Outside hosts the page may reach, through the build's filtering proxy; `None`: only the
     /// page's own origin, as without `[egress]`.
     pub outside: Option<OutsideAccess>,
+    /// Most memory the check's processes may hold together (Chromium's, the host's and a
+    /// full-stack app's server), measured by wright from `/proc`; past it the check stops and
+    /// the page fails with [`FindingKind::OutOfMemory`]. Chromium's JavaScript heap is held
+    /// to it too (`--max-old-space-size`). wright sets it to three quarters of the sandbox's
+    /// memory limit (1.5 GiB by default), below the memory cgroup where there is one.
+    pub memory_limit: u64,
 }
 
 /// The part of a build's outside access the page gets ([egress], docs/egress.md). wright makes
@@ -105,6 +111,7 @@ impl Default for BrowserSettings {
             width: 1280,
             height: 800,
             outside: None,
+            memory_limit: 1536 << 20,
         }
     }
 }
@@ -125,6 +132,9 @@ pub enum FindingKind {
     BlockedRequest,
     /// Nothing visible in the body after load.
     BlankPage,
+    /// The page (or a full-stack app's server) used more memory than the check allows; the
+    /// check was stopped there.
+    OutOfMemory,
 }
 
 impl FindingKind {
@@ -136,6 +146,7 @@ impl FindingKind {
             Self::FailedRequest => "failed_request",
             Self::BlockedRequest => "blocked_request",
             Self::BlankPage => "blank_page",
+            Self::OutOfMemory => "out_of_memory",
         }
     }
 }
@@ -179,6 +190,7 @@ impl Finding {
             FindingKind::FailedRequest => "failed request",
             FindingKind::BlockedRequest => "blocked request to another origin",
             FindingKind::BlankPage => "blank page",
+            FindingKind::OutOfMemory => "too much memory",
         });
         if let Some(d) = &self.during {
             s.push_str(&format!(" after {d}"));
@@ -233,6 +245,10 @@ pub enum BrowserError {
     Load(String),
     #[error("the browser check took longer than {0:?}")]
     Timeout(Duration),
+    /// Its processes held more than [`BrowserSettings::memory_limit`]; wright stopped them.
+    /// [`check_page`] turns it into a report with a [`FindingKind::OutOfMemory`] finding.
+    #[error("the browser check was stopped: {0}")]
+    OutOfMemory(String),
 }
 
 /// Where and how Chromium runs: the build's sandbox runner, its environment, a scratch folder
@@ -260,12 +276,38 @@ pub async fn check_page(
         return Err(BrowserError::NoLoopback);
     }
     let started = std::time::Instant::now();
-    let host = host::Host::start(launch, &chromium, source, settings).await?;
-    let result = tokio::time::timeout(settings.time_limit, inspect::inspect(&host, settings)).await;
+    let out_of_memory = |why: String| PageReport {
+        findings: vec![Finding {
+            kind: FindingKind::OutOfMemory,
+            message: why,
+            file: None,
+            line: None,
+            column: None,
+            during: None,
+        }],
+        elapsed: started.elapsed(),
+        ..PageReport::default()
+    };
+    let host = match host::Host::start(launch, &chromium, source, settings).await {
+        Ok(h) => h,
+        Err(BrowserError::OutOfMemory(why)) => return Ok(out_of_memory(why)),
+        Err(e) => return Err(e),
+    };
+    // The host's watchdog ends the check as soon as it stops the browser: what DevTools
+    // would say next (a closed socket, a crashed target) explains nothing.
+    let result = tokio::select! {
+        r = tokio::time::timeout(settings.time_limit, inspect::inspect(&host, settings)) => Some(r),
+        () = host.stopped_for_memory() => None,
+    };
+    let over = host.memory_overrun();
     host.stop().await;
+    if let Some(why) = over {
+        return Ok(out_of_memory(why));
+    }
     let mut report = match result {
-        Ok(r) => r?,
-        Err(_) => return Err(BrowserError::Timeout(settings.time_limit)),
+        Some(Ok(r)) => r?,
+        Some(Err(_)) => return Err(BrowserError::Timeout(settings.time_limit)),
+        None => return Err(BrowserError::Protocol("the browser stopped".into())),
     };
     report.elapsed = started.elapsed();
     Ok(report)

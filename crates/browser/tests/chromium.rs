@@ -155,3 +155,33 @@ async fn a_page_that_renders_nothing_is_blank() {
         r.findings
     );
 }
+
+/// Allocates without end, from load on: big arrays pushed on every tick, in V8's heap (plain
+/// arrays) and outside it (typed arrays, which no heap limit bounds), about 1 GB a second.
+const EATS_MEMORY: &str = "<!DOCTYPE html><html><head><title>Eater</title></head><body><h1>Eater</h1><script>\n\
+const keep = [];\n\
+function eat() {\n\
+  keep.push(new Array(1e6).fill(Math.random()));\n\
+  for (let i = 0; i < 4; i++) keep.push(new Float64Array(1 << 22).fill(Math.random()));\n\
+  setTimeout(eat, 0);\n\
+}\n\
+eat();\n</script></body></html>";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_that_eats_memory_is_stopped_and_fails_with_the_reason() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let s = site(&[("index.html", EATS_MEMORY)]);
+    let settings = BrowserSettings { memory_limit: 768 << 20, ..BrowserSettings::default() };
+    let started = std::time::Instant::now();
+    let r = check_page(&settings, &s.launch, &PageSource::Static { entry: "index.html".into() })
+        .await
+        .unwrap_or_else(|e| panic!("the check must end with a finding, not an error: {e}"));
+    let took = started.elapsed();
+    assert_eq!(r.findings.len(), 1, "{:#?}", r.findings);
+    let f = &r.findings[0];
+    assert_eq!(f.kind, FindingKind::OutOfMemory, "{f:?}");
+    assert!(f.message.starts_with("the page used too much memory"), "{}", f.message);
+    assert!(f.message.contains("over its limit of 768 MiB"), "{}", f.message);
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+    eprintln!("stopped after {took:?}: {}", f.message);
+}

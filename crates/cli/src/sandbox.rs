@@ -151,7 +151,7 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
                     .or(landlock.as_ref().ok().and_then(|(l, _)| l.cgroups()))
                 {
                     Some(c) if c.limits_memory() => format!("counted by {}", c.describe()),
-                    _ => "no cgroup may be made here: only a 16 GiB address-space limit".to_string(),
+                    _ => "no cgroup may be made here: per process (RLIMIT_DATA), and the browser check's processes together by wright's watchdog".to_string(),
                 },
                 mib(l.file_size),
                 l.open_files,

@@ -116,6 +116,19 @@ fn hand_to(top: &Path, dir: &Path, uid: u32, gid: u32) {
 /// The binary is copied next to the data first, so an ordinary user can run it wherever the
 /// checkout is (a clone under /root is closed to others).
 async fn run_counter(top: &Path, data: &Path, user: Option<(u32, u32)>, mock: &MockLlm, extra: &[&str]) -> Run {
+    run_build(top, data, user, mock, ("Make a counter app with a + button", "static"), extra).await
+}
+
+/// `wright run` of `(prompt, template)` with its data in `data`, as `user` when given (see
+/// [`run_counter`]).
+async fn run_build(
+    top: &Path,
+    data: &Path,
+    user: Option<(u32, u32)>,
+    mock: &MockLlm,
+    (prompt, template): (&str, &str),
+    extra: &[&str],
+) -> Run {
     let ws = top.join("ws");
     let exe = top.join("bin").join("wright");
     std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
@@ -133,8 +146,8 @@ async fn run_counter(top: &Path, data: &Path, user: Option<(u32, u32)>, mock: &M
         }
         None => tokio::process::Command::new(&exe),
     };
-    cmd.arg("run").arg("Make a counter app with a + button");
-    cmd.args(["--provider", "openai", "--base-url", &mock.base_url, "--model", "mock-model", "--template", "static"]);
+    cmd.arg("run").arg(prompt);
+    cmd.args(["--provider", "openai", "--base-url", &mock.base_url, "--model", "mock-model", "--template", template]);
     cmd.arg("--workspace").arg(&ws).args(["--events", "jsonl"]).args(extra);
     // The data folder comes the way a user's does: from HOME when it is the default, else
     // from WRIGHT_DATA_DIR (no flag).
@@ -298,4 +311,138 @@ async fn doctor_tries_the_browser_in_the_data_folder_builds_use() {
     // Its trial folders are gone afterwards.
     let left: Vec<_> = std::fs::read_dir(data.join("tmp")).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// A page whose script allocates without end once it has loaded (big arrays pushed forever),
+/// and the same page fixed.
+const EATS_MEMORY: &str = "const keep = [];\n\
+setTimeout(() => { for (;;) keep.push(new Float64Array(1 << 22).fill(Math.random())); }, 0);\n";
+
+/// A full-stack app whose quote script "warms a cache" without end when the page asks for it
+/// (the page waits for it, as pages do for their scripts); `/` answers at once, so the server
+/// check passes and only the page's request sets it off. Fixed, it serves the script's file.
+fn quotes_server(eats: bool) -> String {
+    let api = if eats {
+        "if (req.url === '/quote.js') { for (;;) cache.push(new Float64Array(1 << 22).fill(Math.random())); }\n  "
+    } else {
+        ""
+    };
+    format!(
+        "const http = require('node:http');\nconst fs = require('node:fs');\nconst path = require('node:path');\nconst cache = [];\n\
+const server = http.createServer((req, res) => {{\n  {api}\
+const name = {{ '/': 'index.html', '/quote.js': 'quote.js' }}[req.url];\n  \
+if (!name) {{ res.writeHead(404); return res.end('Not found'); }}\n  res.writeHead(200);\n  \
+res.end(fs.readFileSync(path.join(__dirname, '..', 'client', name)));\n}});\n\
+if (require.main === module) server.listen(process.env.PORT || 3000);\nmodule.exports = {{ server }};\n"
+    )
+}
+
+const QUOTES_PACKAGE: &str = r#"{ "name": "quotes", "version": "1.0.0", "scripts": { "start": "node server/server.js", "test": "node --test" } }"#;
+const QUOTES_HTML: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Quotes</title></head>\n\
+<body>\n<h1>Quote of the day</h1>\n<p id=\"quote\">Loading…</p>\n<script src=\"quote.js\"></script>\n</body>\n</html>\n";
+const QUOTES_JS: &str = "document.getElementById('quote').textContent = 'Keep going!';\n";
+const QUOTES_TEST: &str = "const test = require('node:test');\nconst assert = require('node:assert');\n\
+const { server } = require('../server/server.js');\n\
+test('GET / answers', async () => {\n  await new Promise((done) => server.listen(0, done));\n  \
+try { const res = await fetch(`http://127.0.0.1:${server.address().port}/`); assert.strictEqual(res.status, 200); }\n  \
+finally { server.close(); }\n});\n";
+
+/// A model whose first version eats memory (the page's script, or the full-stack app's
+/// server), and which bounds it when told.
+async fn eating_model(fullstack: bool) -> MockLlm {
+    let (first, fix) = if fullstack {
+        (
+            Turn::calls(&[
+                ("createFile", json!({"path": "package.json", "content": QUOTES_PACKAGE})),
+                ("createFile", json!({"path": "server/server.js", "content": quotes_server(true)})),
+                ("createFile", json!({"path": "tests/server.test.js", "content": QUOTES_TEST})),
+                ("createFile", json!({"path": "client/index.html", "content": QUOTES_HTML})),
+                ("createFile", json!({"path": "client/quote.js", "content": QUOTES_JS})),
+            ]),
+            Turn::calls(&[("updateFile", json!({"path": "server/server.js", "content": quotes_server(false)}))]),
+        )
+    } else {
+        (
+            Turn::calls(&[
+                ("createFile", json!({"path": "index.html", "content": PAGE})),
+                ("createFile", json!({"path": "app.js", "content": EATS_MEMORY})),
+            ]),
+            Turn::calls(&[("updateFile", json!({"path": "app.js", "content": FIXED}))]),
+        )
+    };
+    MockLlm::start_with_fallback(
+        vec![first, Turn::text("Done."), fix, Turn::text("Bounded it.")],
+        Turn::text(
+            &json!({"trigger": "memory", "triggerType": "pattern", "lesson": "Bound what grows.",
+                    "libraries": [], "tags": ["memory"], "errorPatterns": ["used too much memory"]})
+            .to_string(),
+        ),
+    )
+    .await
+}
+
+/// The first check was stopped for its memory and said who used it; the fix passed.
+fn assert_stopped_for_memory(run: &Run, who: &str, what: &str) {
+    assert_eq!(run.code, 0, "{what}: stderr: {}\nevents: {:#?}", run.stderr, run.events);
+    assert_contract(run);
+    let checks = run.of_type("browser_check");
+    assert_eq!(checks.len(), 2, "{what}: {checks:#?}");
+    assert_eq!(checks[0]["outcome"], "failed", "{what}: {checks:#?}");
+    let reason = checks[0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with(&format!("{who} used too much memory")), "{what}: {reason}");
+    let took = checks[0]["duration_ms"].as_u64().unwrap();
+    assert!(took > 0 && took < 30_000, "{what}: the check took {took} ms");
+    assert_eq!(checks[1]["outcome"], "checked", "{what}: {checks:#?}");
+    let detected: Vec<&Value> = run.of_type("error_detected");
+    assert_eq!(detected.len(), 1, "{what}: {detected:#?}");
+    assert_eq!(detected[0]["kind"], "out_of_memory", "{what}: {detected:#?}");
+    let complete = run.of_type("complete")[0];
+    assert_eq!((complete["success"].as_bool(), complete["fix_attempts"].as_u64()), (Some(true), Some(1)), "{what}");
+    assert_eq!(complete["browser_checked"], true, "{what}: {complete}");
+    eprintln!("{what}: stopped after {took} ms: {reason}");
+}
+
+/// The data folder of the issue's ordinary user: a home under `top`, a long folder name.
+fn long_data_folder(top: &Path) -> PathBuf {
+    top.join("nobody-home/.local/share/wright-data-folder-with-a-rather-long-name-for-users/wright")
+}
+
+/// A page that allocates without end, and a full-stack server that does: the check is stopped
+/// at its memory limit with a reason naming who used it, for root and an ordinary user alike.
+async fn memory_is_bounded(fullstack: bool, who: &str) {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (prompt, template) =
+        if fullstack { ("A quote of the day with an API", "fullstack") } else { ("Make a counter app", "static") };
+    let mut users = vec![None];
+    if running_as_root() {
+        users.push(Some(ordinary_user()));
+    } else {
+        eprintln!("only as this user: making a folder for another user needs root");
+    }
+    for user in users {
+        let top = tempfile::Builder::new().prefix("w").tempdir_in("/tmp").unwrap();
+        let data = long_data_folder(top.path());
+        if let Some((uid, gid)) = user {
+            hand_to(top.path(), &data, uid, gid);
+        }
+        std::fs::create_dir_all(&data).unwrap();
+        let mock = eating_model(fullstack).await;
+        let run = run_build(top.path(), &data, user, &mock, (prompt, template), &[]).await;
+        let me = || {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata("/proc/self").unwrap().uid()
+        };
+        let what = format!("{template} as uid {}", user.map_or_else(me, |u| u.0));
+        assert_stopped_for_memory(&run, who, &what);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_allocates_without_end_fails_the_check_saying_so() {
+    memory_is_bounded(false, "the page").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fullstack_server_that_allocates_without_end_is_stopped_too() {
+    memory_is_bounded(true, "the app's server").await;
 }

@@ -233,3 +233,66 @@ async fn a_fullstack_build_installs_its_dependencies_without_opening_the_sandbox
 async fn a_fullstack_build_installs_express_and_cors_from_the_registry() {
     fullstack_with_dependencies(true).await;
 }
+
+/// Pids of the processes anywhere on the host whose command line contains `needle`.
+fn host_pids_with(needle: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(needle))
+        })
+        .collect()
+}
+
+/// The Landlock fallback has no PID namespace to end a command with: when wright itself is
+/// killed (`kill -9`, a crashed worker) the command it was running, and what that started in
+/// the background, must die with it rather than live on under init.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_landlock_command_dies_with_the_wright_that_started_it() {
+    let m = marker(3);
+    let needle = format!("sleep {m}");
+    let mock = MockLlm::start(vec![
+        Turn::calls(&[(
+            "runCommand",
+            json!({"command": "sh", "args": ["-c", format!("{needle} & {needle}; echo done")]}),
+        )]),
+        Turn::text("Done."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+    cmd.arg("run").arg("make a counter app");
+    cmd.args(["--provider", "openai", "--base-url", &mock.base_url, "--model", "mock-model"]);
+    cmd.arg("--workspace").arg(dir.path().join("ws")).arg("--data-dir").arg(dir.path().join("data"));
+    cmd.args(["--sandbox", "landlock", "--command-timeout", "300", "--events", "jsonl"]);
+    for k in support::HOST_ENV {
+        cmd.env_remove(k);
+    }
+    cmd.env("OPENAI_API_KEY", OPENAI_KEY).current_dir(dir.path());
+    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).kill_on_drop(true);
+    let mut wright = cmd.spawn().unwrap();
+    // Both sleeps (the background one and the one the shell waits for) are running.
+    let started = std::time::Instant::now();
+    while host_processes_with(&needle).iter().filter(|c| c.starts_with("sleep")).count() < 2 {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the command never started");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    wright.start_kill().unwrap();
+    wright.wait().await.unwrap();
+    let killed = std::time::Instant::now();
+    let mut left = host_pids_with(&needle);
+    while !left.is_empty() && killed.elapsed() < std::time::Duration::from_secs(3) {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        left = host_pids_with(&needle);
+    }
+    let commands = host_processes_with(&needle);
+    // Whatever is left was started by this test: it goes before the verdict.
+    for pid in &left {
+        let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    assert!(left.is_empty(), "outlived wright: {commands:#?}");
+    eprintln!("gone {:?} after wright was killed", killed.elapsed());
+}

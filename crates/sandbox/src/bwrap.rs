@@ -262,6 +262,8 @@ impl Bwrap {
         let processes = process_limit(&self.policy);
         let address_space = address_space(&self.policy, self.cgroups.as_ref()).filter(|_| !spec.reserves_address_space);
         a.push(format!("--as={}", address_space.map_or("unlimited".to_string(), |b| b.to_string())));
+        let data = data_limit(&self.policy, self.cgroups.as_ref(), spec);
+        a.push(format!("--data={}", data.map_or("unlimited".to_string(), |b| b.to_string())));
         a.push(format!("--fsize={}", l.file_size));
         a.push(format!("--nofile={}", l.open_files));
         a.push(format!("--nproc={processes}"));
@@ -327,6 +329,34 @@ pub(crate) fn address_space(policy: &Policy, cgroups: Option<&Cgroups>) -> Optio
         _ => Some(policy.limits.memory.max(ADDRESS_SPACE_FLOOR)),
     }
 }
+
+/// RLIMIT_DATA for each process of a command where no memory cgroup counts them together: the
+/// memory limit. It counts the private memory a process can write (heap, `mmap`ed buffers),
+/// not what it merely reserves, so unlike RLIMIT_AS it bounds what Node and Chromium really
+/// use while leaving V8's WebAssembly and pointer-cage reservations alone.
+///
+/// Measured with Debian's Chromium 156: under RLIMIT_AS it dies at start below about 100 GiB
+/// (its 32 GiB and 16 GiB `PROT_NONE` reservations for its allocator pools and Oilpan's heap
+/// cage fail: SIGTRAP at 16–40 GiB, "Oilpan: CagedHeap reservation" at 64–80 GiB), and from
+/// 100 GiB up the limit bounds nothing. Under RLIMIT_DATA it starts and renders even at
+/// 512 MiB, and sizes V8's heap from the limit. But each renderer keeps 600–700 MB of
+/// writable mappings it never touches (VmData 620–730 MB, 50 MB resident, when idle), so a
+/// command that [reserves address space](CommandSpec::reserves_address_space) gets 1 GiB more:
+/// at the plain limit a page's `Float64Array`s failed ("Array buffer allocation failed") at
+/// 1.4 GiB resident, before the check's watchdog (three quarters of the limit, counting
+/// resident memory of all its processes) could name the page. Per process only: a program of
+/// several processes is bounded as a whole by [`CommandSpec::memory_watch`].
+pub(crate) fn data_limit(policy: &Policy, cgroups: Option<&Cgroups>, spec: &CommandSpec) -> Option<u64> {
+    match cgroups {
+        Some(c) if c.limits_memory() => None,
+        _ if spec.reserves_address_space => Some(policy.limits.memory + UNTOUCHED_MAPPINGS),
+        _ => Some(policy.limits.memory),
+    }
+}
+
+/// Headroom of RLIMIT_DATA for a program's writable mappings that it never touches (see
+/// [`data_limit`]).
+const UNTOUCHED_MAPPINGS: u64 = 1 << 30;
 
 /// RLIMIT_NPROC for a command: it counts every process of the identity the command runs as
 /// (65534 when wright is root, else the user), so the limit is set above what it has now.

@@ -6,10 +6,15 @@
 //! Weaker than bubblewrap, and `wright doctor` says so: there is no PID or network namespace,
 //! so loopback servers cannot run with the network denied, and a detached daemon is only
 //! caught when wright may make a cgroup for the command.
+//!
+//! Without a PID namespace nothing ends the command when wright itself dies (`kill -9`, a
+//! crashed worker): its process group would live on, reparented to init. So the helper does
+//! not become the command: it stays as its parent ([`tie_to_wright`]), with a parent-death
+//! signal on itself and on the command, and kills the whole group when wright goes.
 
 use crate::bwrap::{
-    ETC_FILES, ETC_NETWORK, GroupNames, Policy, SANDBOX_UID, SYSTEM_DIRS, address_space, hand_over_writable, launch,
-    node_takes_wasm_flag, probe_with, process_limit, running_as_root,
+    ETC_FILES, ETC_NETWORK, GroupNames, Policy, SANDBOX_UID, SYSTEM_DIRS, address_space, data_limit,
+    hand_over_writable, launch, node_takes_wasm_flag, probe_with, process_limit, running_as_root,
 };
 use crate::cgroup::Cgroups;
 use crate::runner::{CommandSpec, Isolation, RunError, find_program};
@@ -98,6 +103,7 @@ impl Landlock {
         // 0 is "unlimited" to the helper.
         let address_space = address_space(&self.policy, self.cgroups.as_ref()).filter(|_| !spec.reserves_address_space);
         flag("--as", address_space.unwrap_or(0).to_string());
+        flag("--data", data_limit(&self.policy, self.cgroups.as_ref(), spec).unwrap_or(0).to_string());
         flag("--fsize", l.file_size.to_string());
         flag("--nofile", l.open_files.to_string());
         flag("--nproc", process_limit(&self.policy).to_string());
@@ -141,6 +147,7 @@ struct Request {
     rw: Vec<PathBuf>,
     ro: Vec<PathBuf>,
     address_space: u64,
+    data: u64,
     file_size: u64,
     open_files: u64,
     processes: u64,
@@ -163,6 +170,7 @@ fn parse(args: &[OsString]) -> Result<Request, ConfineError> {
             "--rw" => r.rw.push(it.next().ok_or_else(|| ConfineError::Usage("--rw needs a path".into()))?.into()),
             "--ro" => r.ro.push(it.next().ok_or_else(|| ConfineError::Usage("--ro needs a path".into()))?.into()),
             "--as" => r.address_space = num(it.next(), "--as")?,
+            "--data" => r.data = num(it.next(), "--data")?,
             "--fsize" => r.file_size = num(it.next(), "--fsize")?,
             "--nofile" => r.open_files = num(it.next(), "--nofile")?,
             "--nproc" => r.processes = num(it.next(), "--nproc")?,
@@ -195,7 +203,7 @@ fn rules(paths: &[PathBuf], access: landlock::BitFlags<AccessFs>) -> Vec<PathBen
     paths.iter().filter_map(|p| PathFd::new(p).ok()).map(|fd| PathBeneath::new(fd, access)).collect()
 }
 
-/// `wright __confine [--rw P]… [--ro P]… --as N --fsize N --nofile N --nproc N --cpu N
+/// `wright __confine [--rw P]… [--ro P]… --as N --data N --fsize N --nofile N --nproc N --cpu N
 /// [--uid N] [--network] -- PROGRAM ARGS…`: confine this process, then become the command.
 /// Returns only on failure.
 pub fn confine_and_exec(args: &[OsString]) -> ConfineError {
@@ -206,8 +214,12 @@ pub fn confine_and_exec(args: &[OsString]) -> ConfineError {
 
 fn confine(args: &[OsString]) -> Result<ConfineError, ConfineError> {
     use nix::sys::resource::Resource;
+    // Who started us: if it is gone by the time the parent-death signal is armed, the signal
+    // will never come.
+    let wright = nix::unistd::getppid();
     let r = parse(args)?;
     limit(Resource::RLIMIT_AS, r.address_space)?;
+    limit(Resource::RLIMIT_DATA, r.data)?;
     limit(Resource::RLIMIT_FSIZE, r.file_size)?;
     limit(Resource::RLIMIT_NOFILE, r.open_files)?;
     limit(Resource::RLIMIT_CPU, r.cpu)?;
@@ -255,10 +267,77 @@ fn confine(args: &[OsString]) -> Result<ConfineError, ConfineError> {
     }
     let program = crate::seccomp::program().map_err(|e| setup("seccomp")(e.to_string()))?;
     seccompiler::apply_filter(&program).map_err(|e| setup("seccomp")(e.to_string()))?;
+    // After the identity change: changing credentials clears a parent-death signal.
+    tie_to_wright(wright)?;
 
     use std::os::unix::process::CommandExt;
     let err = std::process::Command::new(&r.command[0]).args(&r.command[1..]).exec();
     Ok(ConfineError::Exec { program: r.command[0].to_string_lossy().into_owned(), message: err.to_string() })
+}
+
+/// Makes the command die with wright. The helper forks: the child returns (and becomes the
+/// command) with `PR_SET_PDEATHSIG(SIGKILL)` tied to the helper; the helper never returns. It
+/// waits for the command and exits as it did, and when wright dies it gets `SIGTERM` (its own
+/// parent-death signal) and kills its process group (the runner gave the command a group of
+/// its own, led by the helper), so the command's background children go too. What left the
+/// group (`setsid`) is caught only by a cgroup, as before.
+///
+/// A parent-death signal follows the thread that forked, not the process: the runner spawns
+/// from tokio's worker threads, which live as long as wright's runtime.
+fn tie_to_wright(wright: nix::unistd::Pid) -> Result<(), ConfineError> {
+    use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    use nix::unistd::{ForkResult, fork, getpgrp, getpid, getppid};
+    let err = |what: &'static str| move |e: nix::Error| setup(what)(e.to_string());
+    let kill_group = || {
+        let _ = nix::sys::signal::killpg(getpgrp(), Signal::SIGKILL);
+    };
+    let mut mask = SigSet::empty();
+    mask.add(Signal::SIGTERM);
+    mask.add(Signal::SIGCHLD);
+    sigprocmask(SigmaskHow::SIG_BLOCK, Some(&mask), None).map_err(err("sigprocmask"))?;
+    nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(err("prctl"))?;
+    if getppid() != wright {
+        kill_group();
+        return Err(setup("start")("wright stopped before the command started".into()));
+    }
+    let helper = getpid();
+    // SAFETY: the helper is single-threaded (`wright __confine` runs before any runtime
+    // starts), so the child may do anything after the fork.
+    match unsafe { fork() }.map_err(err("fork"))? {
+        ForkResult::Child => {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(err("prctl"))?;
+            if getppid() != helper {
+                std::process::exit(125);
+            }
+            sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&mask), None).map_err(err("sigprocmask"))?;
+            Ok(())
+        }
+        ForkResult::Parent { child } => loop {
+            match mask.wait() {
+                Ok(Signal::SIGCHLD) => match waitpid(child, Some(WaitPidFlag::WNOHANG)) {
+                    Ok(WaitStatus::Exited(_, code)) => std::process::exit(code),
+                    Ok(WaitStatus::Signaled(_, signal, _)) => {
+                        // Die the same way, so the runner sees a signal, not an exit code.
+                        // SAFETY: restoring the default action; no handler is involved.
+                        let _ = unsafe { nix::sys::signal::signal(signal, nix::sys::signal::SigHandler::SigDfl) };
+                        let mut only = SigSet::empty();
+                        only.add(signal);
+                        let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
+                        let _ = nix::sys::signal::raise(signal);
+                        std::process::exit(128 + signal as i32);
+                    }
+                    _ => {}
+                },
+                Ok(_) => {
+                    // wright is gone (or someone asked the helper to stop): the group goes.
+                    kill_group();
+                    std::process::exit(137);
+                }
+                Err(_) => {}
+            }
+        },
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod bwrap;
 mod cgroup;
 mod confine;
 mod egress;
+pub mod memwatch;
 mod output;
 mod redact;
 mod runner;
@@ -20,11 +21,12 @@ pub use bwrap::{Bwrap, Limits, Policy, SANDBOX_UID, Unavailable, give_back, runn
 pub use cgroup::Cgroups;
 pub use confine::{CONFINE_ARG, ConfineError, Landlock, confine_and_exec};
 pub use egress::{EgressBridge, SCRIPT_INSIDE, SOCKET_INSIDE};
+pub use memwatch::{ProcessMemory, TreeMemory};
 pub use output::CappedOutput;
 pub use redact::{HOME_MARK, MIN_SECRET_LEN, REDACTED, RedactStream, Redactor};
 pub use runner::{
-    CommandOutcome, CommandRunner, CommandSpec, Held, Isolation, NoIsolation, OutputSink, ProcessRunner, Refuse,
-    RunError, StreamKind,
+    CommandOutcome, CommandRunner, CommandSpec, Held, Isolation, MEMORY_POLL, NoIsolation, OutputSink, ProcessRunner,
+    Refuse, RunError, StreamKind,
 };
 pub use socket::{SocketDir, loopback_ports};
 pub use workspace::{PathError, Workspace, WorkspaceLimits, WriteOutcome};

@@ -1,6 +1,7 @@
 //! Running one command: confined to the workspace, bounded in time and output, killed as a
 //! whole process group when it overruns or the build is cancelled.
 
+use crate::memwatch::{TreeMemory, Watch, kill_pids};
 use crate::output::CappedOutput;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -38,8 +39,17 @@ pub struct CommandSpec {
     pub held: Vec<Held>,
     /// The program reserves far more address space than it uses (Chromium: V8's sandbox alone
     /// reserves a terabyte), so an address-space limit kills it at start. Such a command gets
-    /// none; its memory is then bounded by the memory cgroup where one can be made.
+    /// none: where no memory cgroup can be made its processes get `RLIMIT_DATA` instead (which
+    /// counts only memory that can be written, not reservations), and it should be given a
+    /// [`memory_watch`](Self::memory_watch).
     pub reserves_address_space: bool,
+    /// Stop the command when its processes together hold more than this many bytes (resident
+    /// anonymous and shared memory, read from `/proc` every [`MEMORY_POLL`]; see
+    /// [`memwatch`](crate::memwatch)). The limits of a single process (rlimits) cannot bound a
+    /// program made of several, like Chromium; this bounds them together, and says so in
+    /// [`CommandOutcome::memory_exceeded`]. It runs in wright, outside any sandbox, so the
+    /// command cannot stop it.
+    pub memory_watch: Option<u64>,
 }
 
 /// A value kept alive for as long as a command runs.
@@ -69,9 +79,14 @@ impl CommandSpec {
             inherit: Vec::new(),
             held: Vec::new(),
             reserves_address_space: false,
+            memory_watch: None,
         }
     }
 }
+
+/// How often a [`CommandSpec::memory_watch`] measures: a page allocating as fast as it can
+/// (about 1 GB/s on one core) gets past the limit by a few hundred MB at most.
+pub const MEMORY_POLL: Duration = Duration::from_millis(100);
 
 /// How often live output is forwarded by default (see [`CommandSpec::live_interval`]).
 pub const LIVE_INTERVAL: Duration = Duration::from_millis(50);
@@ -104,11 +119,15 @@ pub struct CommandOutcome {
     pub stdout: CappedOutput,
     pub stderr: CappedOutput,
     pub duration: Duration,
+    /// The most memory the command's processes held together, when it was watched.
+    pub peak_memory: Option<u64>,
+    /// Set when its [`CommandSpec::memory_watch`] stopped it: what its processes held then.
+    pub memory_exceeded: Option<TreeMemory>,
 }
 
 impl CommandOutcome {
     pub fn success(&self) -> bool {
-        self.exit_code == Some(0) && !self.timed_out && !self.cancelled
+        self.exit_code == Some(0) && !self.timed_out && !self.cancelled && self.memory_exceeded.is_none()
     }
 }
 
@@ -289,6 +308,9 @@ impl CommandRunner for ProcessRunner {
         let mut timed_out = false;
         let mut cancelled = false;
         let mut status = None;
+        let mut watch = spec.memory_watch.map(|limit| Watch::new(limit, child.id()));
+        let mut poll = tokio::time::interval(MEMORY_POLL);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         // Drive output and the exit together so a chatty child never blocks on a full pipe.
         loop {
             tokio::select! {
@@ -309,6 +331,14 @@ impl CommandRunner for ProcessRunner {
                             s = child.wait() => { status = s.ok(); break }
                             _ = &mut deadline => { timed_out = true; break }
                             _ = cancel.cancelled() => { cancelled = true; break }
+                            // Closing its output does not take a command out of the watch.
+                            _ = poll.tick(), if watch.is_some() => {
+                                if let Some(w) = watch.as_mut() {
+                                    if w.measure().await {
+                                        break;
+                                    }
+                                }
+                            }
                         }
                     },
                 },
@@ -319,11 +349,23 @@ impl CommandRunner for ProcessRunner {
                     kill_group(pgid);
                 }
                 _ = &mut due, if held => { out.forward(); held = false; }
+                _ = poll.tick(), if status.is_none() && watch.is_some() => {
+                    if let Some(w) = watch.as_mut() {
+                        if w.measure().await {
+                            break;
+                        }
+                    }
+                }
                 _ = &mut deadline, if status.is_none() => { timed_out = true; break }
                 _ = cancel.cancelled(), if status.is_none() => { cancelled = true; break }
             }
         }
-        if timed_out || cancelled {
+        let memory_exceeded = watch.as_mut().and_then(|w| w.exceeded.take());
+        if timed_out || cancelled || memory_exceeded.is_some() {
+            if let Some(m) = &memory_exceeded {
+                // Whatever left the group (a sandbox's own session) goes by its pid.
+                kill_pids(&m.pids);
+            }
             kill_group(pgid);
             let _ = child.kill().await;
             status = None;
@@ -347,6 +389,8 @@ impl CommandRunner for ProcessRunner {
             stdout,
             stderr,
             duration: started.elapsed(),
+            peak_memory: watch.map(|w| w.peak),
+            memory_exceeded,
         })
     }
 }

@@ -26,6 +26,9 @@ impl Engine {
                 .ok_or_else(|| EngineError::Usage(format!("--browser-check takes on, off or auto, not `{mode}`")))?;
         }
         s.chromium = o.chromium.clone().or(file.chromium.clone());
+        // Below the sandbox's own memory limit (a cgroup's, where there is one), so the check's
+        // watchdog, which names who used the memory, always speaks first.
+        s.memory_limit = crate::sandbox::limits(&self.file).memory / 4 * 3;
         if let Some(n) = file.max_actions {
             s.max_actions = n;
         }
