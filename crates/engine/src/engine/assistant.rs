@@ -197,6 +197,8 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let clock = Instant::now();
         let log = LogWriter::start(self.store.clone(), &job.run, None, sinks);
+        // Held by this server until the turn ends or waits for the page (which holds none).
+        let _held = self.hold_turn(&job.run).await;
         let (provider, model) = match self.provider().await {
             Ok(p) => p,
             Err(e) => {
@@ -241,6 +243,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let clock = Instant::now();
         let log = LogWriter::start(self.store.clone(), run, None, sinks);
+        let _held = self.hold_turn(run).await;
         let (provider, model) = match self.provider().await {
             Ok(p) => p,
             Err(e) => {
