@@ -1274,14 +1274,8 @@ mod tests {
             EventKind::FileWritten { path: "index.html".into(), bytes: 120, created: true },
         ];
         store.append("b22", None, said.into_iter().map(Draft::now).collect()).await.unwrap();
-        // Its stream's `complete` is made from this record, as every run's is.
-        let record = BuildFinish {
-            files: vec!["index.html".into()],
-            turns: 3,
-            tokens: Tokens::default(),
-            ..finish(RunStatus::Published, 2, 65_000)
-        };
-        let end = RunEnd::of(record, vec![]);
+        // Its stream's `complete` is made from its record, as every run's is.
+        let end = RunEnd::of(finish(RunStatus::Published, 2, 65_000), vec![]);
         store.finish("b22", None, end).await.unwrap();
         store.record_note_uses("b22", &keys(&["n-aaa111"]), "GENERATING").await.unwrap();
         store
