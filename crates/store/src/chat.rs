@@ -78,6 +78,9 @@ pub trait ChatStore: Send + Sync {
     /// it: the turn's lease runs `lease` from now, by the store's clock. False when the turn
     /// is not open (it ended, or the sweep ended it: stop answering it).
     async fn hold_turn(&self, run: &str, lease: Duration) -> Result<bool>;
+    /// Give turn `run`'s lease back: it waits for a page and no server answers it now, so
+    /// the sweep leaves it alone until a server holds it again.
+    async fn release_turn(&self, run: &str) -> Result<()>;
     /// Open chat turns whose lease ran out (the server answering them died, or lost the
     /// store): any server's sweep ends them. Turns waiting for a page, which hold no server,
     /// and turns that never took a lease are not listed.

@@ -205,6 +205,17 @@ impl ChatStore for SqliteStore {
         Ok(done.rows_affected() == 1)
     }
 
+    async fn release_turn(&self, run: &str) -> Result<()> {
+        sqlx::query(
+            "UPDATE builds SET lease_until = NULL WHERE id = ? AND kind = 'chat' AND status = 'running' \
+             AND worker IS NULL",
+        )
+        .bind(run)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     async fn lapsed_turns(&self) -> Result<Vec<String>> {
         let rows = sqlx::query(LAPSED).bind(crate::now()).fetch_all(&self.pool).await?;
         rows.iter().map(|r| Ok(r.try_get::<String, _>("id")?)).collect()

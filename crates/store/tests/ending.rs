@@ -129,7 +129,8 @@ async fn sweep(s: &dyn Store) -> Vec<String> {
 /// Server `a` answers three turns and dies: one chat turn and one assistant turn mid-answer
 /// (their leases run out), one assistant turn waiting for its page (it holds no server). A
 /// live turn of `b` keeps its lease. `b`'s sweep ends exactly the two lapsed turns, once, each
-/// with a `complete` that agrees with its record; the waiting and the live turn stay open.
+/// with a `complete` that agrees with its record; the waiting and the live turn stay open, and
+/// the waiting one, once resumed, is not swept before its new server holds it.
 async fn a_turn_whose_server_died_is_ended_by_another_servers_sweep(a: Arc<dyn Store>, b: Arc<dyn Store>) {
     for run in ["chat-dead", "asst-dead", "asst-waiting", "chat-live", "chat-never-held"] {
         a.create_build(&new_run(run, RunKind::Chat)).await.unwrap();
@@ -200,6 +201,14 @@ async fn a_turn_whose_server_died_is_ended_by_another_servers_sweep(a: Arc<dyn S
     for run in ["asst-waiting", "chat-live", "chat-never-held"] {
         assert!(!b.has_ended(run).await.unwrap(), "{run} stays open");
     }
+    assert!(b.lapsed_turns().await.unwrap().is_empty());
+    // The waiting turn gave its lease back when it began to wait; the page answers, the turn
+    // runs again, and until the resuming server holds it the sweep leaves it alone.
+    a.release_turn("asst-waiting").await.unwrap();
+    let answered = b.answer_calls("c1", &[("asst-waiting-call".into(), Answer::Output("ok".into()))], "two").await;
+    assert!(matches!(answered.unwrap(), Answered::RoundComplete { .. }));
+    assert!(b.lapsed_turns().await.unwrap().is_empty(), "a resumed turn not yet held is not swept");
+    assert!(b.hold_turn("asst-waiting", Duration::from_secs(600)).await.unwrap());
     assert!(b.lapsed_turns().await.unwrap().is_empty());
     // A build's lease is the build reaper's business, and a turn's is not: the reaper of builds
     // never takes a turn.

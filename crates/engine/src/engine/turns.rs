@@ -16,11 +16,27 @@ pub const TURN_LEASE: Duration = Duration::from_secs(30);
 const SERVER_GONE: &str = "The server answering this message stopped; send it again.";
 
 /// Renews a turn's lease until dropped.
-pub struct TurnHold(JoinHandle<()>);
+pub struct TurnHold {
+    keeper: JoinHandle<()>,
+    store: std::sync::Arc<dyn Store>,
+    run: String,
+}
+
+impl TurnHold {
+    /// The turn now waits for its page, which holds no server: stop renewing and give the
+    /// lease back, so the sweep leaves the turn alone however long the page takes (its calls'
+    /// deadline ends it) and the server that resumes it takes a lease of its own.
+    pub async fn release(self) {
+        self.keeper.abort();
+        if let Err(e) = self.store.release_turn(&self.run).await {
+            tracing::warn!(run = %self.run, "giving back the turn's lease: {e}");
+        }
+    }
+}
 
 impl Drop for TurnHold {
     fn drop(&mut self) {
-        self.0.abort();
+        self.keeper.abort();
     }
 }
 
@@ -43,11 +59,12 @@ impl Engine {
         if let Err(e) = self.store.hold_turn(run, TURN_LEASE).await {
             tracing::warn!(run, "taking the turn's lease: {e}");
         }
-        let (store, run) = (self.store.clone(), run.to_string());
-        TurnHold(tokio::spawn(async move {
+        let (store, id) = (self.store.clone(), run.to_string());
+        let keeper = tokio::spawn(async move {
             tokio::time::sleep(TURN_LEASE / 3).await;
-            keep(store, run, TURN_LEASE).await
-        }))
+            keep(store, id, TURN_LEASE).await
+        });
+        TurnHold { keeper, store: self.store.clone(), run: run.to_string() }
     }
 
     /// End the turns whose lease ran out (their server died or lost the store), whichever

@@ -225,6 +225,17 @@ impl ChatStore for PgStore {
         Ok(done.rows_affected() == 1)
     }
 
+    async fn release_turn(&self, run: &str) -> Result<()> {
+        sqlx::query(
+            "UPDATE builds SET lease_until = NULL WHERE id = $1 AND kind = 'chat' AND status = 'running' \
+             AND worker IS NULL",
+        )
+        .bind(run)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     async fn lapsed_turns(&self) -> Result<Vec<String>> {
         let rows = sqlx::query(
             "SELECT id FROM builds WHERE kind = 'chat' AND status = 'running' AND worker IS NULL \
