@@ -307,32 +307,20 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         }
         _ => None,
     };
-    let complete = EventKind::Complete {
-        success,
-        files: files.clone(),
-        iterations: p.stats.turns,
-        fix_attempts: p.fix_attempts,
-        duration_ms: duration.as_millis() as u64,
-        input_tokens: p.stats.usage.input_tokens,
-        output_tokens: p.stats.usage.output_tokens,
-        cached_tokens: p.stats.usage.cached_tokens,
-        cost_usd: p.stats.cost_usd,
-        browser_checked: p.browser == crate::verify::BrowserStatus::Checked,
-        browser_reason: p.browser.reason().map(str::to_string),
-        end_reason: end.reason(),
-        app,
-    };
+    // `complete` is made from the record (the store refuses one that is not), with the browser
+    // check and the app that only the build knows.
+    let run_end = wright_store::RunEnd::of(ending.finish(&report), vec![])
+        .checked(p.browser == crate::verify::BrowserStatus::Checked, p.browser.reason().map(str::to_string))
+        .with_app(app);
     // The build's record is whole before it ends.
     if let Some(j) = &journal {
         j.flush().await;
     }
     match &deps.store {
         Some(store) => {
-            ending
-                .record(store.as_ref(), deps.log.as_deref(), &emitter, deps.holder.as_deref(), &report, complete)
-                .await
+            ending.record(store.as_ref(), deps.log.as_deref(), &emitter, deps.holder.as_deref(), run_end).await
         }
-        None => emitter.emit(complete),
+        None => emitter.emit(run_end.complete),
     }
     BuildReport {
         end,

@@ -5,7 +5,7 @@ use crate::build::{BuildEnd, BuildRequest, Progress};
 use crate::prompts::{Lang, Template};
 use crate::scan::{Finding, ScanReport};
 use std::time::Duration;
-use wright_events::{Emitter, EndReason, EventKind, Level};
+use wright_events::{Emitter, EndReason, Level};
 use wright_store::{Attempt, AttemptError, BuildFinish, Finished, RunEnd, RunStatus, Store};
 
 /// At most this many findings become events; the report lists them all.
@@ -76,10 +76,9 @@ impl Ending<'_> {
         log: Option<&wright_store::LogWriter>,
         emitter: &Emitter,
         holder: Option<&str>,
-        report: &str,
-        complete: EventKind,
+        run_end: RunEnd,
     ) {
-        let Ending { req, template, build_id, end, p, files, duration } = *self;
+        let Ending { req, template, build_id, end, p, duration, .. } = *self;
         let applied: Vec<String> = p.applied.iter().map(|n| n.id.clone()).collect();
         // Only verdicts about the project count for a note; a cancel or an outage says nothing of it.
         let helped = match end {
@@ -109,21 +108,10 @@ impl Ending<'_> {
         if let Err(e) = store.record_attempt(&attempt).await {
             tracing::warn!(build = %build_id, "attempt not stored: {e}");
         }
-        let finish = BuildFinish {
-            status: if *end == BuildEnd::Published { RunStatus::Published } else { RunStatus::Failed },
-            end_reason: end.reason(),
-            fix_attempts: p.fix_attempts,
-            turns: p.stats.turns,
-            tokens,
-            duration_ms: duration.as_millis() as u64,
-            files: files.to_vec(),
-            report: Some(report.to_string()),
-            finished_at: wright_store::now(),
-        };
-        let run_end = RunEnd { last_words: vec![], record: finish, complete: complete.clone() };
         let ended = match log {
             Some(log) => log.finish(run_end).await,
             None => {
+                let complete = run_end.complete.clone();
                 // Nothing persists this build's events: the store gets its end, the sinks `complete`.
                 let ended = store.finish(build_id, holder, run_end).await;
                 emitter.emit(complete);
@@ -137,6 +125,22 @@ impl Ending<'_> {
                 tracing::warn!(build = %build_id, "build not ended: another worker holds it now")
             }
             Err(e) => tracing::warn!(build = %build_id, "build end not stored: {e}"),
+        }
+    }
+
+    /// The build's final record, with `report`.
+    pub(crate) fn finish(&self, report: &str) -> BuildFinish {
+        let Ending { end, p, files, duration, .. } = *self;
+        BuildFinish {
+            status: if *end == BuildEnd::Published { RunStatus::Published } else { RunStatus::Failed },
+            end_reason: end.reason(),
+            fix_attempts: p.fix_attempts,
+            turns: p.stats.turns,
+            tokens: crate::journal::tokens(p.stats.usage, p.stats.cost_usd),
+            duration_ms: duration.as_millis() as u64,
+            files: files.to_vec(),
+            report: Some(report.to_string()),
+            finished_at: wright_store::now(),
         }
     }
 

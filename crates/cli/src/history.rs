@@ -1274,22 +1274,8 @@ mod tests {
             EventKind::FileWritten { path: "index.html".into(), bytes: 120, created: true },
         ];
         store.append("b22", None, said.into_iter().map(Draft::now).collect()).await.unwrap();
-        let mut end = RunEnd::of(finish(RunStatus::Published, 2, 65_000), vec![]);
-        end.complete = EventKind::Complete {
-            success: true,
-            files: vec!["index.html".into()],
-            iterations: 3,
-            fix_attempts: 2,
-            duration_ms: 65_000,
-            input_tokens: 0,
-            output_tokens: 0,
-            cached_tokens: 0,
-            cost_usd: 0.0,
-            browser_checked: false,
-            browser_reason: None,
-            end_reason: None,
-            app: None,
-        };
+        // Its stream's `complete` is made from its record, as every run's is.
+        let end = RunEnd::of(finish(RunStatus::Published, 2, 65_000), vec![]);
         store.finish("b22", None, end).await.unwrap();
         store.record_note_uses("b22", &keys(&["n-aaa111"]), "GENERATING").await.unwrap();
         store

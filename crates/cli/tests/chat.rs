@@ -316,3 +316,49 @@ async fn a_turn_cut_by_a_crash_ends_when_the_server_is_back() {
     let history = get_json(&c, &s, &alice, &format!("/api/chat/{id}/messages")).await;
     assert_eq!(history[0]["parts"][0]["text"], "hello there");
 }
+
+/// Two servers on one PostgreSQL database. A turn is being answered by the first when it dies;
+/// the second, which was running all along (so no start of its own looks at the turn), ends
+/// it once its lease runs out: `error` and `done` with `server_stopped`, the record agreeing.
+#[tokio::test]
+async fn a_turn_whose_server_died_is_ended_by_another_servers_sweep() {
+    let llm = MockLlm::start_with_fallback(vec![], Turn::slow(120_000, Turn::text("too late"))).await;
+    let pg = wright_pgtemp::PgServer::shared().expect("a throwaway PostgreSQL (Debian's `postgresql` package)");
+    let db = pg.database().expect("a fresh database");
+    let (one_dir, two_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut one = Server::start_db(one_dir.path(), &llm.base_url, &db, &[]).await;
+    let two = Server::start_db(two_dir.path(), &llm.base_url, &db, &[]).await;
+    let alice = one.add_user("alice", false).await;
+    let c = client();
+    let id = new_chat(&c, &one, &alice).await;
+    let res = post_json(&c, &one, &alice, &format!("/api/chat/{id}/messages"), json!({"content": "hello there"})).await;
+    let run = res.headers()["x-wright-run"].to_str().unwrap().to_string();
+    // The model is still thinking when the first server dies.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let killed = std::time::Instant::now();
+    one.kill9().await;
+    let follow =
+        c.get(two.url(&format!("/api/chat/{id}/turns/{run}/events"))).bearer_auth(&alice).send().await.unwrap();
+    let (events, _) = tokio::time::timeout(std::time::Duration::from_secs(90), read_sse(follow))
+        .await
+        .expect("the turn was never ended");
+    let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(&names[names.len() - 2..], ["error", "done"], "{names:?}");
+    assert!(events[events.len() - 2].data["message"].as_str().unwrap().contains("send it again"));
+    let done = &events.last().unwrap().data;
+    assert_eq!((&done["finish_reason"], &done["end_reason"]), (&json!("error"), &json!("server_stopped")), "{done}");
+    let within = killed.elapsed();
+    assert!(within < std::time::Duration::from_secs(60), "ended {within:?} after the kill");
+    // The record says what the stream says.
+    let record = std::process::Command::new(env!("CARGO_BIN_EXE_wright"))
+        .args(["builds", "show", &run, "--json", "--db", &db])
+        .output()
+        .unwrap();
+    assert!(record.status.success(), "{}", String::from_utf8_lossy(&record.stderr));
+    let record: Value = serde_json::from_slice(&record.stdout).unwrap();
+    assert_eq!(
+        (&record["build"]["status"], &record["build"]["end_reason"]),
+        (&json!("failed"), &json!("server_stopped"))
+    );
+    println!("a dead server's turn ended by the other server {:.1} s after the kill", within.as_secs_f64());
+}

@@ -314,3 +314,99 @@ async fn a_project_lent_by_a_killed_run_is_given_back_on_the_next_start() {
         assert_eq!((uid(&p), std::fs::symlink_metadata(&p).unwrap().gid()), (owner, owner), "{}", p.display());
     }
 }
+
+/// `wright builds ARGS…` against `dir/data`.
+async fn builds(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+    cmd.arg("builds").args(args).arg("--data-dir").arg(dir.join("data"));
+    cmd.output().await.unwrap()
+}
+
+/// The run's stored `complete`, checked against its stored record field by field; the
+/// record's `end_reason`.
+async fn complete_agrees_with_record(dir: &Path, run_id: &str, shown: &Value) -> Value {
+    let stored = builds(dir, &["events", run_id]).await;
+    assert_eq!(stored.status.code(), Some(0), "{}", stderr(&stored));
+    let stored = events(&stored);
+    let completes = of(&stored, "complete");
+    assert_eq!(completes.len(), 1, "one complete");
+    assert_eq!(stored.last().unwrap()["type"], "complete");
+    assert_eq!(completes[0], shown, "the stream shown is the stream stored");
+    let record = builds(dir, &["show", run_id, "--json"]).await;
+    assert_eq!(record.status.code(), Some(0), "{}", stderr(&record));
+    let record: Value = serde_json::from_slice(&record.stdout).unwrap();
+    let b = &record["build"];
+    let c = completes[0];
+    assert_eq!(c["success"], b["status"] == "published", "{c} vs {b}");
+    assert_eq!(c["end_reason"], b["end_reason"], "the stream ends as the record says: {c} vs {b}");
+    assert_eq!(c["files"], b["files"]);
+    assert_eq!(c["iterations"], b["turns"]);
+    assert_eq!(c["duration_ms"], b["duration_ms"]);
+    b["end_reason"].clone()
+}
+
+/// A task run that fails and one that is stopped (Ctrl-C) end with a `complete` that says what
+/// their record says: `tasks_failed` and `cancelled`, not a bare failure.
+#[tokio::test]
+async fn a_task_runs_complete_is_its_record_when_it_fails_and_when_it_is_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let llm = MockLlm::start(vec![]).await;
+    let ws = proj.to_str().unwrap();
+    let checks = |cmd: &str| {
+        json!({"goal": "check", "tasks": [{"id": "check", "type": "validation", "description": "the project checks",
+            "validation_criteria": [cmd]}]})
+    };
+    std::fs::write(dir.path().join("fails.json"), checks("test -f NOTES.md").to_string()).unwrap();
+    std::fs::write(dir.path().join("slow.json"), checks("sleep 60").to_string()).unwrap();
+
+    let failed =
+        task(dir.path(), &["run", "fails.json", "--workspace", ws, "--events", "jsonl"], Some(&llm.base_url)).await;
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    let ev = events(&failed);
+    let run_id = ev[0]["build"].as_str().unwrap().to_string();
+    let reason = complete_agrees_with_record(dir.path(), &run_id, ev.last().unwrap()).await;
+    assert_eq!(reason, "tasks_failed");
+
+    // Stopped while its check runs.
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+    cmd.args(["task", "run", "slow.json", "--workspace", ws, "--events", "jsonl"]);
+    cmd.args(["--provider", "openai", "--base-url", &llm.base_url, "--model", "mock-model"]);
+    cmd.env("OPENAI_API_KEY", support::OPENAI_KEY).arg("--data-dir").arg(dir.path().join("data"));
+    cmd.current_dir(dir.path()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    for k in support::HOST_ENV {
+        cmd.env_remove(k);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut shown = Vec::new();
+    let started = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let e: Value = serde_json::from_str(&line).unwrap();
+            let go = e["type"] == "task_started";
+            shown.push(e);
+            if go {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(started, Ok(true), "the task started: {shown:?}");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let pid = child.id().unwrap();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap().success());
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            shown.push(serde_json::from_str(&line).unwrap());
+        }
+        child.wait().await.unwrap()
+    })
+    .await
+    .expect("a stopped task run ends");
+    assert!(!ended.success());
+    let run_id = shown[0]["build"].as_str().unwrap().to_string();
+    let reason = complete_agrees_with_record(dir.path(), &run_id, shown.last().unwrap()).await;
+    assert_eq!(reason, "cancelled");
+}

@@ -6,6 +6,7 @@ mod lent;
 mod settings;
 pub(crate) mod starters;
 pub(crate) mod tasks;
+pub(crate) mod turns;
 
 use crate::EngineError;
 use crate::config::{FileConfig, ProviderKind, choose_provider};

@@ -21,6 +21,7 @@ pub use egress::BuildEgress;
 pub use engine::assistant::AssistantScope;
 pub use engine::chat::{ChatFinished, ChatJob, ChatParts, answerer, doctor_lines as chat_doctor_lines};
 pub use engine::tasks::{PreparedTasks, TaskJob, TasksFinished, load_task_file};
+pub use engine::turns::{TURN_LEASE, TurnHold};
 pub use engine::{
     Engine, Finished, Job, Overrides, Prepared, database_url, host_redactor, new_build_id, open_store, parse_lang,
     parse_template, scratch_in,

@@ -92,6 +92,10 @@ fn listen(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServeError> {
     socket.listen(4096).map_err(bind)
 }
 
+/// Between two sweeps of the turns: expired assistant calls, and turns whose lease ran out
+/// (a dead server's turn ends within [`wright_engine::TURN_LEASE`] and one sweep).
+const TURN_SWEEP: Duration = Duration::from_secs(10);
+
 /// What `serve` prints when it is up.
 pub struct Started {
     pub api: SocketAddr,
@@ -163,15 +167,21 @@ pub async fn serve(
             }
         })
     };
-    // Assistant turns whose page never answered end once their calls' deadline passes.
+    // Assistant turns whose page never answered end once their calls' deadline passes, and
+    // chat and assistant turns whose server died (their lease ran out, on any server sharing
+    // the store) end too.
     let expiry = {
         let engine = shared.engine.clone();
         tokio::spawn(async move {
             loop {
-                tokio::time::sleep(Duration::from_secs(15)).await;
+                tokio::time::sleep(TURN_SWEEP).await;
                 let ended = engine.expire_assistant_calls().await;
                 if ended > 0 {
                     tracing::info!("{ended} assistant turn(s) ended: the page did not answer in time");
+                }
+                let lapsed = engine.end_lapsed_turns().await;
+                if lapsed > 0 {
+                    tracing::info!("{lapsed} turn(s) ended: the server answering them stopped");
                 }
             }
         })

@@ -8,6 +8,7 @@
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 use wright_events::chat::{ChatMessage, Part, Role};
 
 /// Longest title taken from a first message, in characters.
@@ -73,6 +74,17 @@ pub trait ChatStore: Send + Sync {
     /// Chat turns (runs of kind `chat`) that have not ended: their ids and what their record
     /// says of who answers them (its `workspace`).
     async fn open_chat_runs(&self) -> Result<Vec<(String, String)>>;
+    /// Say that the server answering chat turn `run` (a chat or assistant turn) is still at
+    /// it: the turn's lease runs `lease` from now, by the store's clock. False when the turn
+    /// is not open (it ended, or the sweep ended it: stop answering it).
+    async fn hold_turn(&self, run: &str, lease: Duration) -> Result<bool>;
+    /// Give turn `run`'s lease back: it waits for a page and no server answers it now, so
+    /// the sweep leaves it alone until a server holds it again.
+    async fn release_turn(&self, run: &str) -> Result<()>;
+    /// Open chat turns whose lease ran out (the server answering them died, or lost the
+    /// store): any server's sweep ends them. Turns waiting for a page, which hold no server,
+    /// and turns that never took a lease are not listed.
+    async fn lapsed_turns(&self) -> Result<Vec<String>>;
     /// The user's 👍 (`Some(1)`), 👎 (`Some(-1)`) or neither (`None`) on an assistant's reply;
     /// [`StoreError::Invalid`] for a user's message or another value.
     async fn set_feedback(&self, conversation: &str, message_id: &str, value: Option<i8>) -> Result<()>;

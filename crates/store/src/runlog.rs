@@ -17,7 +17,7 @@ use futures::stream::BoxStream;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
-use wright_events::{Event, EventKind};
+use wright_events::{AppRef, Event, EventKind};
 
 /// How long a follower waits without hearing of its run before it reads the store anyway: a
 /// safety net for notices that cannot reach it (a run written by another process on a shared
@@ -63,35 +63,78 @@ impl Logged {
 }
 
 /// How a run ends: what to say last, its final record, and its `complete` event.
+///
+/// `complete` is derived from `record` ([`RunEnd::of`]), never written beside it: the stream's
+/// last word and the run's row say the same thing because one is made from the other, and
+/// [`RunLog::finish`] refuses an end whose `complete` says otherwise (a hand-made one).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunEnd {
     /// Events stored just before `complete`, in the same transaction (an `error` saying why).
     pub last_words: Vec<EventKind>,
     pub record: BuildFinish,
-    /// Must be [`EventKind::Complete`].
+    /// Must be [`EventKind::Complete`] as [`RunEnd::of`] makes it from `record`.
     pub complete: EventKind,
 }
 
 impl RunEnd {
-    /// The end `record` describes, its `complete` made from it (no browser check), after
-    /// `last_words`.
+    /// The end `record` describes, its `complete` made from it (no browser check, no app),
+    /// after `last_words`.
     pub fn of(record: BuildFinish, last_words: Vec<EventKind>) -> Self {
-        let complete = EventKind::Complete {
-            success: record.status == RunStatus::Published,
-            files: record.files.clone(),
-            iterations: record.turns,
-            fix_attempts: record.fix_attempts,
-            duration_ms: record.duration_ms,
-            input_tokens: record.tokens.input_tokens,
-            output_tokens: record.tokens.output_tokens,
-            cached_tokens: record.tokens.cached_tokens,
-            cost_usd: record.tokens.cost_usd,
-            browser_checked: false,
-            browser_reason: None,
-            end_reason: record.end_reason,
-            app: None,
-        };
+        let complete = derive(&record, false, None, None);
         Self { last_words, record, complete }
+    }
+
+    /// The page's browser check at the build's last verification: the one thing `complete`
+    /// says that the record does not keep.
+    pub fn checked(mut self, browser_checked: bool, browser_reason: Option<String>) -> Self {
+        self.complete = derive(&self.record, browser_checked, browser_reason, self.app());
+        self
+    }
+
+    /// The app a published build became (docs/apps.md), kept in the apps table, not the record.
+    pub fn with_app(mut self, app: Option<Box<AppRef>>) -> Self {
+        let (checked, reason) = self.check();
+        self.complete = derive(&self.record, checked, reason, app);
+        self
+    }
+
+    fn check(&self) -> (bool, Option<String>) {
+        match &self.complete {
+            EventKind::Complete { browser_checked, browser_reason, .. } => (*browser_checked, browser_reason.clone()),
+            _ => (false, None),
+        }
+    }
+
+    fn app(&self) -> Option<Box<AppRef>> {
+        match &self.complete {
+            EventKind::Complete { app, .. } => app.clone(),
+            _ => None,
+        }
+    }
+}
+
+/// The `complete` that `record` describes, with what only the caller knows (the browser check
+/// and the app).
+fn derive(
+    record: &BuildFinish,
+    browser_checked: bool,
+    browser_reason: Option<String>,
+    app: Option<Box<AppRef>>,
+) -> EventKind {
+    EventKind::Complete {
+        success: record.status == RunStatus::Published,
+        files: record.files.clone(),
+        iterations: record.turns,
+        fix_attempts: record.fix_attempts,
+        duration_ms: record.duration_ms,
+        input_tokens: record.tokens.input_tokens,
+        output_tokens: record.tokens.output_tokens,
+        cached_tokens: record.tokens.cached_tokens,
+        cost_usd: record.tokens.cost_usd,
+        browser_checked,
+        browser_reason,
+        end_reason: record.end_reason,
+        app,
     }
 }
 
@@ -195,8 +238,8 @@ pub(crate) fn parse_event(s: &str) -> Result<Event> {
     serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("event: {e}")))
 }
 
-/// Check `end` before any transaction: a `complete` that is not one would end the stream of a
-/// run whose record says something else.
+/// Check `end` before any transaction: a `complete` that is not one, or that says something
+/// its record does not, would end the stream of a run whose record says something else.
 pub(crate) fn check_end(end: &RunEnd) -> Result<()> {
     if !matches!(end.complete, EventKind::Complete { .. }) {
         return Err(StoreError::Invalid(format!("a run ends with `complete`, not `{}`", end.complete.type_name())));
@@ -204,7 +247,35 @@ pub(crate) fn check_end(end: &RunEnd) -> Result<()> {
     if end.last_words.iter().any(|k| matches!(k, EventKind::Complete { .. })) || !end.record.status.is_final() {
         return Err(StoreError::Invalid("a run's last words cannot end it, and its end must be final".into()));
     }
-    Ok(())
+    let (checked, reason) = end.check();
+    let want = derive(&end.record, checked, reason, end.app());
+    if want == end.complete {
+        return Ok(());
+    }
+    Err(StoreError::Invalid(format!(
+        "this `complete` disagrees with the run's record ({}); make it from the record with RunEnd::of",
+        disagreements(&end.complete, &want)
+    )))
+}
+
+/// The fields in which `got` differs from `want`, as `field: got in complete, want in the
+/// record`.
+fn disagreements(got: &EventKind, want: &EventKind) -> String {
+    let (got, want) = (serde_json::to_value(got), serde_json::to_value(want));
+    let (Ok(serde_json::Value::Object(got)), Ok(serde_json::Value::Object(want))) = (got, want) else {
+        return "its fields differ".into();
+    };
+    let mut keys: Vec<&String> = got.keys().chain(want.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let null = serde_json::Value::Null;
+    keys.into_iter()
+        .filter_map(|k| {
+            let (g, w) = (got.get(k).unwrap_or(&null), want.get(k).unwrap_or(&null));
+            (g != w).then(|| format!("{k}: {g} in `complete`, {w} in the record"))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// [`RunLog::subscribe`] for any log that can be cloned into a task (the SQLite store is).

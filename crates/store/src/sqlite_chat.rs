@@ -7,15 +7,21 @@
 use crate::chat::{ChatStore, Conversation, StoredCard, check_feedback, title_from};
 use crate::chat_rows::{card_row, conversation_row, message_row};
 use crate::rows::{json, u};
-use crate::sqlite::SqliteStore;
+use crate::sqlite::{SqliteStore, from_now};
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use sqlx::Row;
+use std::time::Duration;
 use wright_events::chat::{ChatMessage, ContentFlags, Part, Role};
 
 /// `SELECT` of a conversation with its message count; callers add `WHERE …`.
 const CONVERSATION: &str = "SELECT c.*, (SELECT COUNT(*) FROM chat_messages m WHERE m.conversation_id = c.id) \
                             AS messages FROM conversations c";
+
+/// Open chat turns whose lease ran out before `?1` (store time), not waiting for a page.
+const LAPSED: &str = "SELECT id FROM builds WHERE kind = 'chat' AND status = 'running' AND worker IS NULL \
+                      AND lease_until IS NOT NULL AND lease_until < ?1 \
+                      AND id NOT IN (SELECT run_id FROM assistant_turns WHERE state = 'waiting') ORDER BY started_at";
 
 /// A unique-key refusal said as "already exists"; any other error as it is.
 fn taken(e: sqlx::Error, what: impl FnOnce() -> String) -> StoreError {
@@ -186,6 +192,33 @@ impl ChatStore for SqliteStore {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(|r| Ok((r.try_get::<String, _>("id")?, r.try_get::<String, _>("workspace")?))).collect()
+    }
+
+    async fn hold_turn(&self, run: &str, lease: Duration) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE builds SET lease_until = ? WHERE id = ? AND kind = 'chat' AND status = 'running' AND worker IS NULL",
+        )
+        .bind(from_now(lease))
+        .bind(run)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn release_turn(&self, run: &str) -> Result<()> {
+        sqlx::query(
+            "UPDATE builds SET lease_until = NULL WHERE id = ? AND kind = 'chat' AND status = 'running' \
+             AND worker IS NULL",
+        )
+        .bind(run)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn lapsed_turns(&self) -> Result<Vec<String>> {
+        let rows = sqlx::query(LAPSED).bind(crate::now()).fetch_all(&self.pool).await?;
+        rows.iter().map(|r| Ok(r.try_get::<String, _>("id")?)).collect()
     }
 
     async fn set_feedback(&self, conversation: &str, message_id: &str, value: Option<i8>) -> Result<()> {

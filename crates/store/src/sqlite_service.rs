@@ -166,7 +166,7 @@ impl SqliteStore {
     ) -> Result<Vec<BuildRecord>> {
         let rows = sqlx::query(
             "UPDATE builds SET worker = ?, lease_until = ? \
-             WHERE status = 'running' AND lease_until IS NOT NULL AND lease_until < ? \
+             WHERE status = 'running' AND kind <> 'chat' AND lease_until IS NOT NULL AND lease_until < ? \
              AND (? = '' OR worker IS NULL OR substr(worker, 1, length(?)) <> ?) RETURNING *",
         )
         .bind(reaper)

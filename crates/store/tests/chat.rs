@@ -321,9 +321,8 @@ fn queued(id: &str, kind: RunKind) -> QueuedBuild {
 
 /// A run that ended well.
 fn published() -> RunEnd {
-    RunEnd {
-        last_words: vec![],
-        record: BuildFinish {
+    RunEnd::of(
+        BuildFinish {
             status: RunStatus::Published,
             end_reason: None,
             fix_attempts: 0,
@@ -334,22 +333,8 @@ fn published() -> RunEnd {
             report: None,
             finished_at: now(),
         },
-        complete: wright_events::EventKind::Complete {
-            success: true,
-            files: vec![],
-            iterations: 1,
-            fix_attempts: 0,
-            duration_ms: 10,
-            input_tokens: 0,
-            output_tokens: 0,
-            cached_tokens: 0,
-            cost_usd: 0.0,
-            browser_checked: false,
-            browser_reason: None,
-            end_reason: None,
-            app: None,
-        },
-    }
+        vec![],
+    )
 }
 
 async fn chat_runs_are_not_listed_or_counted_as_builds(s: Arc<dyn Store>) {

@@ -37,35 +37,18 @@ fn say(text: impl Into<String>) -> Draft {
 }
 
 fn end(status: RunStatus) -> RunEnd {
-    RunEnd {
-        last_words: vec![EventKind::Error { message: "it ended".into() }],
-        record: BuildFinish {
-            status,
-            end_reason: (status == RunStatus::Failed).then_some(EndReason::Cancelled),
-            fix_attempts: 1,
-            turns: 3,
-            tokens: Tokens::default(),
-            duration_ms: 42,
-            files: vec!["index.html".into()],
-            report: Some("done".into()),
-            finished_at: now(),
-        },
-        complete: EventKind::Complete {
-            success: status == RunStatus::Published,
-            files: vec!["index.html".into()],
-            iterations: 3,
-            fix_attempts: 1,
-            duration_ms: 42,
-            input_tokens: 0,
-            output_tokens: 0,
-            cached_tokens: 0,
-            cost_usd: 0.0,
-            browser_checked: true,
-            browser_reason: None,
-            end_reason: None,
-            app: None,
-        },
-    }
+    let record = BuildFinish {
+        status,
+        end_reason: (status == RunStatus::Failed).then_some(EndReason::Cancelled),
+        fix_attempts: 1,
+        turns: 3,
+        tokens: Tokens::default(),
+        duration_ms: 42,
+        files: vec!["index.html".into()],
+        report: Some("done".into()),
+        finished_at: now(),
+    };
+    RunEnd::of(record, vec![EventKind::Error { message: "it ended".into() }]).checked(true, None)
 }
 
 fn message(e: &wright_events::Event) -> String {

@@ -197,6 +197,8 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let clock = Instant::now();
         let log = LogWriter::start(self.store.clone(), &job.run, None, sinks);
+        // Held by this server until the turn ends or waits for the page (which holds none).
+        let held = self.hold_turn(&job.run).await;
         let (provider, model) = match self.provider().await {
             Ok(p) => p,
             Err(e) => {
@@ -223,8 +225,11 @@ impl Engine {
         };
         let stepped = assistant::start(&deps, turn, job.lang, &emitter, &cancel).await;
         log.flush().await;
-        if let Step::Done { finish, .. } = stepped.step {
-            self.end_assistant_run(&log, &job.run, finish, stepped.usage, &model, clock).await;
+        match stepped.step {
+            Step::Done { finish, .. } => {
+                self.end_assistant_run(&log, &job.run, finish, stepped.usage, &model, clock).await
+            }
+            Step::Waiting { .. } => held.release().await,
         }
         Ok(())
     }
@@ -241,6 +246,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let clock = Instant::now();
         let log = LogWriter::start(self.store.clone(), run, None, sinks);
+        let held = self.hold_turn(run).await;
         let (provider, model) = match self.provider().await {
             Ok(p) => p,
             Err(e) => {
@@ -252,8 +258,9 @@ impl Engine {
         let deps = self.assistant_deps(&scope, provider, model.clone());
         let stepped = assistant::resume(&deps, run, lang, &emitter, &cancel).await;
         log.flush().await;
-        if let Step::Done { finish, .. } = stepped.step {
-            self.end_assistant_run(&log, run, finish, stepped.usage, &model, clock).await;
+        match stepped.step {
+            Step::Done { finish, .. } => self.end_assistant_run(&log, run, finish, stepped.usage, &model, clock).await,
+            Step::Waiting { .. } => held.release().await,
         }
         Ok(())
     }

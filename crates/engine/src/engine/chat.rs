@@ -327,6 +327,8 @@ impl Engine {
     ) -> Result<ChatFinished, EngineError> {
         let clock = Instant::now();
         let log = LogWriter::start(self.store.clone(), &job.run, None, sinks);
+        // This server answers it: should it die, another server's sweep ends the turn.
+        let _held = self.hold_turn(&job.run).await;
         // The run is recorded: whatever happens now, it ends (its followers are waiting).
         let ready = match self.chat_parts().await {
             Ok(parts) => self.provider().await.map(|(p, m)| (parts, p, m)),

@@ -352,28 +352,15 @@ impl PreparedTasks {
             turns: u32::try_from(turns).unwrap_or(u32::MAX),
             tokens,
             duration_ms,
-            files: files.clone(),
+            files,
             report: Some(format!(
                 "{passed} passed, {failed} failed, {skipped} with nothing to check, {not_run} not run\n{report}"
             )),
             finished_at: wright_events::now(),
         };
-        let complete = EventKind::Complete {
-            success,
-            files,
-            iterations: u32::try_from(turns).unwrap_or(u32::MAX),
-            fix_attempts: 0,
-            duration_ms,
-            input_tokens: tokens.input_tokens,
-            output_tokens: tokens.output_tokens,
-            cached_tokens: tokens.cached_tokens,
-            cost_usd: tokens.cost_usd,
-            browser_checked: false,
-            browser_reason: None,
-            end_reason: None,
-            app: None,
-        };
-        if let Err(e) = log.finish(RunEnd { last_words: vec![], record: finish, complete }).await {
+        // Its `complete` is made from that record: the stream says `tasks_failed` or
+        // `cancelled` exactly as the run's row does.
+        if let Err(e) = log.finish(RunEnd::of(finish, vec![])).await {
             tracing::warn!(run = %self.id, "task run end not stored: {e}");
         }
         drop(self.parts.scratch);

@@ -12,6 +12,7 @@ use crate::rows::{json, u};
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use sqlx::Row;
+use std::time::Duration;
 use wright_events::chat::{ChatMessage, ContentFlags, Part, Role};
 
 /// `SELECT` of a conversation with its message count; callers add `WHERE …`.
@@ -210,6 +211,40 @@ impl ChatStore for PgStore {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(|r| Ok((r.try_get::<String, _>("id")?, r.try_get::<String, _>("workspace")?))).collect()
+    }
+
+    async fn hold_turn(&self, run: &str, lease: Duration) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE builds SET lease_until = wright_now($1) WHERE id = $2 AND kind = 'chat' AND status = 'running' \
+             AND worker IS NULL",
+        )
+        .bind(lease.as_secs_f64())
+        .bind(run)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn release_turn(&self, run: &str) -> Result<()> {
+        sqlx::query(
+            "UPDATE builds SET lease_until = NULL WHERE id = $1 AND kind = 'chat' AND status = 'running' \
+             AND worker IS NULL",
+        )
+        .bind(run)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn lapsed_turns(&self) -> Result<Vec<String>> {
+        let rows = sqlx::query(
+            "SELECT id FROM builds WHERE kind = 'chat' AND status = 'running' AND worker IS NULL \
+             AND lease_until IS NOT NULL AND lease_until < wright_now() \
+             AND id NOT IN (SELECT run_id FROM assistant_turns WHERE state = 'waiting') ORDER BY started_at",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok(r.try_get::<String, _>("id")?)).collect()
     }
 
     async fn set_feedback(&self, conversation: &str, message_id: &str, value: Option<i8>) -> Result<()> {

@@ -149,7 +149,7 @@ impl PgStore {
         }
         let rows = sqlx::query(
             "UPDATE builds SET worker = $1, lease_until = wright_now($2) WHERE id IN \
-             (SELECT id FROM builds WHERE status = 'running' AND lease_until IS NOT NULL \
+             (SELECT id FROM builds WHERE status = 'running' AND kind <> 'chat' AND lease_until IS NOT NULL \
               AND lease_until < wright_now() \
               AND ($3 = '' OR worker IS NULL OR left(worker, length($3)) <> $3) \
               FOR UPDATE SKIP LOCKED) \
