@@ -153,6 +153,7 @@ async fn a_turn_whose_server_died_is_ended_by_another_servers_sweep(a: Arc<dyn S
         if run == "asst-waiting" {
             let call = CallRow {
                 id: format!("{run}-call"),
+                provider_id: "call_0".into(),
                 run: run.into(),
                 conversation: "c1".into(),
                 round: 0,
