@@ -214,8 +214,8 @@ impl Dir {
         }
     }
 
-    /// `lstat` of one name in this folder.
-    pub(crate) fn meta_of(&self, name: &OsStr, rel: &str) -> Result<Meta, Error> {
+    /// `lstat` of one plain name in this folder (`rel` is how messages name it).
+    pub fn meta_of(&self, name: &OsStr, rel: &str) -> Result<Meta, Error> {
         rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW)
             .map(|st| Meta::of(&st))
             .map_err(|e| Error::errno("look at", rel, e))
@@ -256,25 +256,32 @@ impl Dir {
     /// so a reader sees the old content or the new, and a hard link to the old file is cut, not
     /// written through. Missing folders on the way are made. A link at the name is refused.
     pub fn write(&self, rel: &str, content: &[u8]) -> Result<Written, Error> {
+        let (parent, name) = self.parent_for_write(rel)?;
+        parent.write_entry(name.as_ref(), rel, content, None)
+    }
+
+    /// The folder a write of `rel` goes into (made, with the folders on the way, when missing;
+    /// no link followed) and the name to write there.
+    pub fn parent_for_write(&self, rel: &str) -> Result<(Dir, String), Error> {
         let names = normalize(rel)?;
         let Some((name, parents)) = names.split_last() else {
             return Err(Error::IsDirectory(rel.to_string()));
         };
-        let parent = self.create_dir_all(&parents.join("/")).or_else(|e| match e {
-            Error::Empty => self.try_clone(),
-            other => Err(other),
-        })?;
-        parent.write_entry(name.as_ref(), rel, content, None)
+        // Most writes go into a folder that is there: one resolution, no `mkdir` per level.
+        let parent = match self.open_dir_names(parents, rel) {
+            Ok(dir) => dir,
+            Err(Error::NotFound(_)) => self.create_dir_all(&parents.join("/")).or_else(|e| match e {
+                Error::Empty => self.try_clone(),
+                other => Err(other),
+            })?,
+            Err(e) => return Err(e),
+        };
+        Ok((parent, name.clone()))
     }
 
-    /// [`Dir::write`] of one name in this folder, with `mode` for the new file when given.
-    pub(crate) fn write_entry(
-        &self,
-        name: &OsStr,
-        rel: &str,
-        content: &[u8],
-        mode: Option<u32>,
-    ) -> Result<Written, Error> {
+    /// [`Dir::write`] of one plain name in this folder (`rel` is how messages name it), with
+    /// `mode` for the new file when given.
+    pub fn write_entry(&self, name: &OsStr, rel: &str, content: &[u8], mode: Option<u32>) -> Result<Written, Error> {
         let before = match self.meta_of(name, rel) {
             Ok(m) => Some(m),
             Err(Error::NotFound(_)) => None,

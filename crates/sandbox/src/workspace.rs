@@ -237,7 +237,8 @@ impl Workspace {
         if bytes > self.limits.max_file_bytes {
             return Err(PathError::FileTooLarge { path: rel.to_string(), bytes, limit: self.limits.max_file_bytes });
         }
-        let old = match self.dir.meta(rel) {
+        let (parent, name) = self.dir.parent_for_write(rel)?;
+        let old = match parent.meta_of(name.as_ref(), rel) {
             Ok(m) if m.kind == Kind::Dir => return Err(PathError::IsDirectory(rel.to_string())),
             Ok(m) if m.kind == Kind::Link => return Err(PathError::Link(rel.to_string())),
             Ok(m) if m.kind == Kind::File => m.len,
@@ -246,8 +247,7 @@ impl Workspace {
         };
         let delta = i64::try_from(bytes).unwrap_or(i64::MAX).saturating_sub(i64::try_from(old).unwrap_or(0));
         self.reserve(rel, delta)?;
-        let written = self.dir.write(rel, content);
-        let written = match written {
+        let written = match parent.write_entry(name.as_ref(), rel, content, None) {
             Ok(w) => w,
             Err(e) => {
                 self.release(delta);
