@@ -330,15 +330,15 @@ async fn two_servers_three_workers_one_killed_two_frozen_and_every_build_publish
         assert!(took > Duration::from_secs(LEASE_SECS), "frozen for {took:?}, not past its lease");
         let sleeping_at_resume = still_running(&sandbox).len();
         w.resume();
-        // Awake, it finds at its next renewal (or write) that others hold its builds, and
-        // drops each run.
+        // Awake, it finds its lease's deadline passed on its own clock (or, at its next
+        // renewal or write, that others hold its builds), and drops each run.
         let woke = Instant::now();
         wait_for("the frozen worker dropping its runs", Duration::from_secs(30), async || {
             let log = w.log();
             held.iter().all(|r| {
                 log.lines().any(|l| {
                     l.contains(r.build.as_str())
-                        && (l.contains("another worker holds the build now") || l.contains("events not stored"))
+                        && (l.contains("dropping this run") || l.contains("events not stored"))
                 })
             })
         })
