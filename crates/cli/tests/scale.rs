@@ -337,8 +337,7 @@ async fn two_servers_three_workers_one_killed_two_frozen_and_every_build_publish
             let log = w.log();
             held.iter().all(|r| {
                 log.lines().any(|l| {
-                    l.contains(r.build.as_str())
-                        && (l.contains("dropping this run") || l.contains("events not stored"))
+                    l.contains(r.build.as_str()) && (l.contains("dropping this run") || l.contains("events not stored"))
                 })
             })
         })

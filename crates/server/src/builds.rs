@@ -466,3 +466,26 @@ pub async fn archive(State(state): State<AppState>, caller: Caller, Path(id): Pa
     }
     Ok(res)
 }
+
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+pub struct PreviewEventsQuery {
+    /// Start after this `seq`.
+    after: Option<u64>,
+}
+
+/// The build's preview log: the `outside_request` events of its previews (the page's calls
+/// through the preview's relay, the app's server's calls), oldest first, at most 1000 per call
+/// (page on with `?after=`). Each is the same JSON as in the build's own stream, numbered
+/// 1, 2, 3… in a sequence of its own.
+#[utoipa::path(get, path = "/api/builds/{id}/preview-events", params(("id" = String, Path), PreviewEventsQuery),
+    security(("bearer" = [])),
+    responses((status = 200, description = "a JSON array of events"), (status = 404, body = crate::api::ErrorBody)))]
+pub async fn preview_events(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<PreviewEventsQuery>,
+) -> ApiResult<Json<Vec<wright_events::Event>>> {
+    let b = visible(&state, &caller, &id).await?;
+    Ok(Json(state.store.preview_events(&b.start.id, q.after.unwrap_or(0)).await?))
+}

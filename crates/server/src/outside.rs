@@ -25,12 +25,9 @@
 //! the build's preview log instead (`GET /api/builds/{id}/preview-events`, docs/egress.md).
 
 use crate::api::BuildBody;
-use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
-use crate::state::AppState;
-use axum::Json;
+use crate::error::ApiError;
 use axum::body::Body;
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use std::collections::HashMap;
@@ -195,29 +192,6 @@ impl EventSink for PreviewSink {
     }
 }
 
-#[derive(serde::Deserialize, utoipa::IntoParams)]
-pub struct PreviewEventsQuery {
-    /// Start after this `seq`.
-    after: Option<u64>,
-}
-
-/// The build's preview log: the `outside_request` events of its previews (the page's calls
-/// through the preview's relay, the app's server's calls), oldest first, at most 1000 per call
-/// (page on with `?after=`). Each is the same JSON as in the build's own stream, numbered
-/// 1, 2, 3… in a sequence of its own.
-#[utoipa::path(get, path = "/api/builds/{id}/preview-events", params(("id" = String, Path), PreviewEventsQuery),
-    security(("bearer" = [])),
-    responses((status = 200, description = "a JSON array of events"), (status = 404, body = crate::api::ErrorBody)))]
-pub async fn preview_events(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-    Query(q): Query<PreviewEventsQuery>,
-) -> ApiResult<Json<Vec<Event>>> {
-    let b = crate::builds::visible(&state, &caller, &id).await?;
-    Ok(Json(state.store.preview_events(&b.start.id, q.after.unwrap_or(0)).await?))
-}
-
 /// Whether a path on the preview's origin (without its leading `/`) is the relay's.
 pub fn is_relay(path: &str) -> bool {
     path.starts_with(RELAY)
@@ -226,12 +200,22 @@ pub fn is_relay(path: &str) -> bool {
 /// The page's outside call `target` (an absolute `http(s)` URL), made through the build's
 /// proxy: refused (403, and an `outside_request` event saying why) unless the build's list
 /// allows it; otherwise counted, reported and answered with what the outside said.
-pub async fn relay(state: &AppState, build: &BuildRecord, target: &str, req: Request) -> Result<Response, ApiError> {
+///
+/// It takes the proxies (`doors`), the engine and the store rather than the server's whole
+/// state: the state holds the proxies, and this module stays below it.
+pub async fn relay(
+    doors: &Doors,
+    engine: &Engine,
+    store: &Arc<dyn Store>,
+    build: &BuildRecord,
+    target: &str,
+    req: Request,
+) -> Result<Response, ApiError> {
     let url = reqwest::Url::parse(target)
         .ok()
         .filter(|u| matches!(u.scheme(), "http" | "https") && u.username().is_empty() && u.password().is_none())
         .ok_or_else(|| ApiError::invalid("bad_url", format!("`{target}` is not an http:// or https:// URL")))?;
-    let door = state.apps.doors.door(&state.engine, &state.store, build).await?;
+    let door = doors.door(engine, store, build).await?;
     let Some((_egress, access, client)) = door else {
         return Err(ApiError::forbidden("this build may reach no outside host"));
     };

@@ -157,7 +157,7 @@ async fn serve_build(
     // The page's outside calls, through the build's own proxy (crate::outside).
     if crate::outside::is_relay(path) {
         let target = crate::outside::target(&req).ok_or_else(missing)?;
-        return crate::outside::relay(state, build, &target, req).await;
+        return crate::outside::relay(&state.apps.doors, &state.engine, &state.store, build, &target, req).await;
     }
     // Pages get the relay script only where some outside host may be allowed at all.
     let shim_prefix = match (own_origin, build.preview_key.as_deref()) {

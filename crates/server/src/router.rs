@@ -37,7 +37,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/builds/{id}/files/{*path}", get(builds::file))
         .routes(routes!(builds::archive))
         .routes(routes!(builds::screenshot))
-        .routes(routes!(crate::outside::preview_events))
+        .routes(routes!(crate::builds::preview_events))
         .routes(routes!(admin::notes))
         .routes(routes!(admin::edit_note))
         .routes(routes!(admin::dashboard))
