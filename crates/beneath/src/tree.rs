@@ -183,10 +183,9 @@ impl Dir {
 
     /// Open one regular file of this folder, refusing a link or anything not a file.
     fn child_file(&self, name: &OsStr, rel: &str) -> Result<(std::fs::File, crate::Meta), Error> {
-        let dir = self.try_clone()?;
         // `open_file` normalizes a path; one plain name is its own path.
         let Some(text) = name.to_str() else { return Err(Error::BadCharacter(rel.to_string())) };
-        dir.open_file(text).map_err(|e| match e {
+        self.open_file(text).map_err(|e| match e {
             Error::Link(_) => Error::Link(rel.to_string()),
             Error::NotFound(_) => Error::NotFound(rel.to_string()),
             Error::NotRegular(_) | Error::IsDirectory(_) => Error::NotRegular(rel.to_string()),

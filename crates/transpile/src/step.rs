@@ -209,17 +209,14 @@ fn strings(words: &[&str]) -> Vec<String> {
 /// Gives the links it refused (the copy's error, if any, holds the last).
 fn copy_public(ws: &wright_sandbox::Workspace) -> (Vec<String>, Result<(), wright_sandbox::DirError>) {
     let dir = ws.dir();
-    let from = match dir.meta("public") {
-        Ok(m) if m.kind == wright_sandbox::EntryKind::Dir => dir.open_dir("public"),
-        Ok(m) if m.kind == wright_sandbox::EntryKind::Link => {
-            return (vec!["public".into()], Ok(()));
-        }
-        _ => return (Vec::new(), Ok(())),
+    let from = match dir.open_dir("public") {
+        Ok(from) => from,
+        Err(wright_sandbox::DirError::Link(_)) => return (vec!["public".into()], Ok(())),
+        // No public/ (or not a folder): nothing to copy.
+        Err(_) => return (Vec::new(), Ok(())),
     };
-    let copied = from.and_then(|from| {
-        let to = dir.create_dir_all(OUT_DIR)?;
-        from.copy_into(&to, wright_sandbox::Links::Skip, &|_| true, false)
-    });
+    let copied =
+        dir.create_dir_all(OUT_DIR).and_then(|to| from.copy_into(&to, wright_sandbox::Links::Skip, &|_| true, false));
     match copied {
         Ok(report) => (report.skipped_links.into_iter().map(|p| format!("public/{p}")).collect(), Ok(())),
         Err(wright_sandbox::DirError::Link(p)) => {
