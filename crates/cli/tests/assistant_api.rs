@@ -504,3 +504,40 @@ async fn a_build_with_an_assistant_gets_its_chat_button_on_its_own_origin() {
     let (pc, _) = support::server::preview_client(&s, &url);
     assert!(!pc.get(&url).send().await.unwrap().text().await.unwrap().contains("assistant.js"));
 }
+
+/// Going on after the page's results is another model call: it counts against the user's
+/// messages an hour like a message does, and one over the limit ends the turn saying why.
+#[tokio::test]
+async fn a_resume_counts_against_the_users_rate() {
+    let llm = MockLlm::start_with_fallback(vec![], restless()).await;
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(data.path().join("wright.toml"), "[chat]\nembedding = \"off\"\nmessages_per_hour = 2\n").unwrap();
+    let s = Server::start(data.path(), &llm.base_url, &[]).await;
+    let ann = s.add_user("ann", false).await;
+    let c = client();
+    let id = new_chat(&c, &s, &ann).await;
+    let tools = json!(["describe_app_ui", "click_element"]);
+    let res = say(&c, &s, &ann, &id, json!({"content": "start a build please", "client_tools": tools})).await;
+    let run = res.headers()["x-wright-run"].to_str().unwrap().to_string();
+    let (events, _) = read_sse(res).await;
+    let answer = |events: &[Sse]| {
+        let (_, calls) = calls_of(events);
+        let results: Vec<Value> = calls.iter().map(|c| json!({"id": c["id"], "output": "done"})).collect();
+        json!({ "results": results })
+    };
+    // The first resume is the second model call of the hour: it goes on to round 2.
+    let res = results(&c, &s, &ann, &id, answer(&events)).await;
+    assert_eq!(res.status(), 200);
+    let (events, _) = read_sse(res).await;
+    assert_eq!(calls_of(&events).0, 2);
+    // The second would be the third: refused, and the turn ends with why.
+    let res = results(&c, &s, &ann, &id, answer(&events)).await;
+    refused(res, 429, "at most 2 chat messages an hour").await;
+    let follow = c.get(s.url(&format!("/api/chat/{id}/turns/{run}/events"))).bearer_auth(&ann).send().await.unwrap();
+    let (events, _) = read_sse(follow).await;
+    let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(&names[names.len() - 2..], ["error", "done"], "{names:?}");
+    assert!(events[events.len() - 2].data["message"].as_str().unwrap().contains("at most 2"), "{events:?}");
+    // And a new message is over the limit too.
+    refused(say(&c, &s, &ann, &id, json!({"content": "hello", "client_tools": tools})).await, 429, "at most 2").await;
+}

@@ -170,6 +170,10 @@ pub struct AssistantFile {
     pub page_timeout_secs: Option<u64>,
     /// The documents wright's own assistant searches [default: wright's own docs].
     pub docs: Option<PathBuf>,
+    /// Hours an app visitor's session lasts unused; each message moves it on [default: 24].
+    pub visitor_idle_hours: Option<u64>,
+    /// Visitor sessions one embed key may have open at once [default: 10000].
+    pub max_visitors_per_key: Option<u32>,
 }
 
 /// The `[chat]` table.

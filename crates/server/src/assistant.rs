@@ -20,7 +20,7 @@ use wright_chat::assistant::{MAX_OUTPUT_CHARS, ui_tools};
 use wright_engine::{AssistantScope, ChatJob};
 use wright_events::chat::{AssistantView, ClientToolDef, DocsStatus, PendingCall, PendingView, ToolResultsBody};
 use wright_events::{EventKind, Lang};
-use wright_store::{Answer, Answered, EmbedKey};
+use wright_store::{Answer, Answered, EmbedKey, Quota};
 
 /// Results one post may carry.
 const MAX_RESULTS: usize = 64;
@@ -101,6 +101,22 @@ pub fn check_client_tools(asked: &[serde_json::Value], offered: &[ClientToolDef]
     Ok(out)
 }
 
+/// The quotas one model call of `caller`'s uses: their messages an hour, and an app's visitor
+/// also their key's (all its visitors together).
+fn model_calls(state: &AppState, caller: &ChatCaller) -> Vec<Quota> {
+    let mut quotas = vec![Quota::per_hour(format!("chat:{}", caller.limit_key()), state.chat_per_hour)];
+    if let ChatCaller::Visitor { key, .. } = caller {
+        quotas.push(Quota::per_hour(format!("key:{}", key.id), key.per_hour));
+    }
+    quotas
+}
+
+/// How long a visitor's session lasts unused (`[assistant] visitor_idle_hours`, 24).
+fn visitor_idle(state: &AppState) -> std::time::Duration {
+    let hours = state.engine.file().assistant.visitor_idle_hours.unwrap_or(24).max(1);
+    std::time::Duration::from_secs(hours.saturating_mul(3600))
+}
+
 /// Start an assistant turn for a message already checked by `chat::send`: close the turn that
 /// waits for the page (a reload or a new message), record this one, run it in its own task.
 pub async fn start_turn(
@@ -113,16 +129,15 @@ pub async fn start_turn(
 ) -> ApiResult<Response> {
     let scope = scope_of(state, key_of(caller)).await;
     let tools = check_client_tools(client_tools, &scope.tools)?;
-    if let ChatCaller::Visitor { key, .. } = caller {
-        state.chat_limits.count(&format!("key:{}", key.id), key.per_hour).map_err(|(why, retry)| {
-            state.metrics.refused("chat_rate");
-            ApiError::too_many("rate_limited", format!("this app's assistant: {why}"), retry)
-        })?;
+    let slot = state
+        .limits
+        .hold(format!("turn:{}", caller.limit_key()), &model_calls(state, caller), "chat_rate", crate::chat::BUSY)
+        .await?;
+    if let ChatCaller::Visitor { id, .. } = caller
+        && let Err(e) = state.store.touch_visitor(id, visitor_idle(state)).await
+    {
+        tracing::warn!(visitor = %id, "the visitor's session was not moved on: {e}");
     }
-    let slot = state.chat_limits.take(&caller.limit_key(), state.chat_per_hour).map_err(|(why, retry)| {
-        state.metrics.refused("chat_rate");
-        ApiError::too_many("rate_limited", why, retry)
-    })?;
     let closed = state
         .engine
         .close_waiting_turns(&conversation, "cancelled: a new message was sent before this action ran", lang)
@@ -258,6 +273,12 @@ pub async fn tool_results(
                 return Err(e);
             }
         };
+        // Going on is another model call: it counts against the caller's rate like a message.
+        // Over it, the turn ends here, saying why, rather than wait for a post that will not come.
+        if let Err(refused) = state.limits.count(&model_calls(&state, &caller), "chat_rate").await {
+            state.engine.fail_chat_turn(&run, &format!("This turn could not go on: {}", refused.message)).await;
+            return Err(refused);
+        }
         let lang = Lang::parse_loose(&turn.lang).unwrap_or_else(|| lang_of(&headers));
         let (engine, metrics, stop) = (state.engine.clone(), state.metrics.clone(), state.streams_stop.clone());
         tokio::spawn(async move {
@@ -331,13 +352,21 @@ pub async fn visitors(
     {
         return Err(wrong_origin(origin));
     }
-    // Sessions are cheap to ask for: a key's visitors start at most so many an hour.
-    state.chat_limits.count(&format!("visitors:{}", key.id), key.per_hour.saturating_mul(10)).map_err(
-        |(why, retry)| ApiError::too_many("rate_limited", format!("visitor sessions of this app: {why}"), retry),
-    )?;
+    // Sessions are cheap to ask for: a key's visitors start at most so many an hour, and at
+    // most so many are live at once (each ends once unused for a while).
+    let started = Quota::per_hour(format!("visitors:{}", key.id), key.per_hour.saturating_mul(10));
+    state.limits.count(&[started], "visitor_sessions").await?;
     let token = new_visitor_token();
     let id = format!("v-{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
-    state.store.create_visitor(&id, &hash_token(&token), &key.id).await?;
+    let cap = state.engine.file().assistant.max_visitors_per_key.unwrap_or(10_000).max(1);
+    if !state.store.create_visitor(&id, &hash_token(&token), &key.id, visitor_idle(&state), cap).await? {
+        state.metrics.refused("visitor_sessions");
+        return Err(ApiError::too_many(
+            "rate_limited",
+            format!("this app has {cap} visitor sessions open, the most at once; try again later"),
+            600,
+        ));
+    }
     Ok((StatusCode::CREATED, Json(VisitorCreated { token })))
 }
 

@@ -23,10 +23,13 @@ use wright_engine::ChatJob;
 use wright_events::chat::{
     Card, ChatMessage, ConversationView, FeedbackBody, MessageBody, Part, QuizAnswers, QuizScore, ReviewBody,
 };
-use wright_store::Conversation;
+use wright_store::{Conversation, Quota};
 
 /// New conversations one user may start in an hour.
-const CONVERSATIONS_PER_HOUR: usize = 60;
+const CONVERSATIONS_PER_HOUR: u32 = 60;
+
+/// Why a message waits: one is answered at a time per user, on every server.
+pub(crate) const BUSY: &str = "the previous message is still being answered; wait for it to finish";
 
 /// `201` answer to `POST /api/chat`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -64,16 +67,8 @@ async fn owned(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Convers
 #[utoipa::path(post, path = "/api/chat", security(("bearer" = [])),
     responses((status = 201, body = ChatCreated)))]
 pub async fn create(State(state): State<AppState>, caller: ChatCaller) -> ApiResult<(StatusCode, Json<ChatCreated>)> {
-    let hour_ago = (chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339();
-    let recent = state.store.conversations(&caller.owner(), 1000).await?;
-    if recent.iter().filter(|c| c.created_at > hour_ago).count() >= CONVERSATIONS_PER_HOUR {
-        state.metrics.refused("chat_conversations");
-        return Err(ApiError::too_many(
-            "rate_limited",
-            format!("at most {CONVERSATIONS_PER_HOUR} new conversations an hour; continue one of yours"),
-            600,
-        ));
-    }
+    let started = Quota::per_hour(format!("conversations:{}", caller.owner()), CONVERSATIONS_PER_HOUR);
+    state.limits.count(&[started], "chat_conversations").await?;
     let id = state.engine.new_conversation(&caller.owner()).await.map_err(|e| ApiError::internal(e.to_string()))?;
     Ok((StatusCode::CREATED, Json(ChatCreated { id })))
 }
@@ -133,10 +128,15 @@ pub async fn send(
             format!("modes: no tool is called `{bad}` ({})", known.join(", ")),
         ));
     }
-    let slot = state.chat_limits.take(&caller.0.id, state.chat_per_hour).map_err(|(why, retry)| {
-        state.metrics.refused("chat_rate");
-        ApiError::too_many("rate_limited", why, retry)
-    })?;
+    let slot = state
+        .limits
+        .hold(
+            format!("turn:{}", caller.0.id),
+            &[Quota::per_hour(format!("chat:{}", caller.0.id), state.chat_per_hour)],
+            "chat_rate",
+            BUSY,
+        )
+        .await?;
     let run = wright_engine::new_build_id();
     let mut job = ChatJob {
         run: run.clone(),

@@ -10,6 +10,7 @@ use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use wright_store::Quota;
 
 /// Texts one request may embed.
 const MAX_INPUTS: usize = 256;
@@ -89,12 +90,8 @@ pub async fn embeddings(
             format!("input[{i}]: {} characters; give 1 to {MAX_CHARS}", t.chars().count()),
         ));
     }
-    state.chat_limits.count(&format!("embeddings:{}", caller.0.id), state.chat_per_hour.saturating_mul(10)).map_err(
-        |(why, retry)| {
-            state.metrics.refused("embeddings_rate");
-            ApiError::too_many("rate_limited", format!("embeddings: {why}"), retry)
-        },
-    )?;
+    let asked = Quota::per_hour(format!("embeddings:{}", caller.0.id), state.chat_per_hour.saturating_mul(10));
+    state.limits.count(&[asked], "embeddings_rate").await?;
     let prompt_tokens: u64 = texts.iter().map(|t| t.chars().count().div_ceil(4) as u64).sum();
     let (model, vectors) = state
         .engine

@@ -36,9 +36,15 @@ pub async fn explain(
     ApiJson(body): ApiJson<ExplainBody>,
 ) -> ApiResult<Json<Explanation>> {
     let build = visible(&state, &caller, &id).await?;
-    let Some(_turn) = state.explaining.take(&caller.0.id) else {
-        return Err(ApiError::too_many("explaining", "an explanation of yours is being written; wait for it first", 5));
-    };
+    let _turn = state
+        .limits
+        .hold(
+            format!("explain:{}", caller.0.id),
+            &[],
+            "explaining",
+            "an explanation of yours is being written; wait for it first",
+        )
+        .await?;
     if !build.status.is_final() {
         return Err(ApiError::new(
             axum::http::StatusCode::CONFLICT,

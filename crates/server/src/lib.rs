@@ -32,13 +32,13 @@ mod assistant;
 mod auth;
 mod builds;
 mod chat;
-mod chatlimit;
 mod checks;
 mod config;
 mod embeddings;
 mod error;
 mod explain;
 mod files;
+mod limits;
 mod maintenance;
 mod metrics;
 mod ops;
@@ -136,20 +136,20 @@ pub async fn serve(
     // Files, archives and screenshots are kept under the engine's data directory, where its
     // builds write them.
     let artifacts = Arc::new(wright_engine::LocalArtifacts::new(engine.data_dir()));
+    let metrics = metrics::Metrics::new();
     let shared = Arc::new(Shared {
         engine: engine.clone(),
         store: store.clone(),
         artifacts,
-        metrics: metrics::Metrics::new(),
+        metrics: metrics.clone(),
         queue: running::Queue::new(),
         apps: apps::Apps::default(),
         stopping: AtomicBool::new(false),
         streams_stop: CancellationToken::new(),
         redactor: wright_engine::host_redactor(false),
         default_model,
-        explaining: state::Explaining::default(),
         ip_limiter: ratelimit::IpLimiter::new(cfg.ip_limit.clone()),
-        chat_limits: chatlimit::ChatLimits::default(),
+        limits: limits::Limits::new(store.clone(), metrics.clone()),
         chat_tools: engine.chat_tools().iter().map(|t| t.name().to_string()).collect(),
         chat_max_chars: engine.file().chat.message_max_chars.unwrap_or(4000).max(1),
         chat_per_hour: engine.file().chat.messages_per_hour.unwrap_or(120).max(1),

@@ -239,7 +239,7 @@ fn inside_builds(data_dir: &Path, folder: &Path) -> io::Result<bool> {
 }
 
 /// Say every [`HEARTBEAT`] that this process is alive, with its slots and builds running; now
-/// and then drop the processes not seen for a day.
+/// and then drop the processes not seen for a day, and the limits' rows no window needs.
 async fn heartbeat(shared: AppState, stop: CancellationToken) {
     let forget_every = (3600 / HEARTBEAT.as_secs().max(1)).max(1);
     let mut beats = 0u64;
@@ -262,10 +262,15 @@ async fn heartbeat(shared: AppState, stop: CancellationToken) {
             }
             Err(_) => {}
         }
-        if beats.is_multiple_of(forget_every)
-            && let Err(e) = shared.store.forget_workers(FORGET).await
-        {
-            tracing::debug!("forgetting old workers: {e}");
+        if beats.is_multiple_of(forget_every) {
+            if let Err(e) = shared.store.forget_workers(FORGET).await {
+                tracing::debug!("forgetting old workers: {e}");
+            }
+            // Limits' old uses and lapsed slots, and visitors' ended sessions: every server
+            // sweeps now and then (each row goes once, whoever removes it).
+            if let Err(e) = shared.store.sweep_limits().await {
+                tracing::debug!("sweeping old limit rows: {e}");
+            }
         }
         beats += 1;
         tokio::select! {

@@ -203,8 +203,20 @@ pub trait AssistantStore: Send + Sync {
     async fn embed_keys(&self, owner: &str) -> Result<Vec<EmbedKey>>;
     /// Revoke `owner`'s key `id`; whether it was live. Its visitors are signed out with it.
     async fn revoke_embed_key(&self, owner: &str, id: &str) -> Result<bool>;
-    /// A new visitor of key `key_id` with the hash of its token.
-    async fn create_visitor(&self, id: &str, token_hash: &str, key_id: &str) -> Result<()>;
-    /// The visitor with this token and its live key.
+    /// A new visitor of key `key_id` with the hash of its token, whose session ends once
+    /// unused for `idle`; false (nothing made) when the key already has `max_live` visitors
+    /// whose sessions have not ended. Counted and made in one step under the key's lock, so
+    /// servers sharing the store keep one cap.
+    async fn create_visitor(
+        &self,
+        id: &str,
+        token_hash: &str,
+        key_id: &str,
+        idle: std::time::Duration,
+        max_live: u32,
+    ) -> Result<bool>;
+    /// Visitor `id` was just active: their session now ends `idle` from now.
+    async fn touch_visitor(&self, id: &str, idle: std::time::Duration) -> Result<()>;
+    /// The visitor with this token, whose session has not ended, and its live key.
     async fn visitor_by_hash(&self, token_hash: &str) -> Result<Option<(String, EmbedKey)>>;
 }

@@ -12,12 +12,14 @@
 //! The tutoring chat's conversations, messages, feedback and flashcards go through the
 //! [`ChatStore`] every store also is; periodic jobs' leases, confidence recalculation, retention
 //! and the worker registry through its [`Maintenance`]; published apps and their addresses
-//! through its [`AppStore`]; a preview's outside requests through its [`PreviewLog`].
+//! through its [`AppStore`]; a preview's outside requests through its [`PreviewLog`]; the limits
+//! every server shares (messages an hour, one turn at a time) through its [`Limiter`].
 
 pub mod apps;
 pub mod assistant;
 pub mod chat;
 mod chat_rows;
+pub mod limits;
 pub mod maintenance;
 pub mod note;
 pub mod notify;
@@ -30,6 +32,7 @@ mod sqlite_apps;
 mod sqlite_assistant;
 mod sqlite_chat;
 mod sqlite_dashboard;
+mod sqlite_limits;
 mod sqlite_maintenance;
 mod sqlite_preview;
 mod sqlite_restart;
@@ -44,6 +47,7 @@ pub use assistant::{
     Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side, TurnState, new_call_id,
 };
 pub use chat::{ChatStore, Conversation, StoredCard};
+pub use limits::{Admit, Limiter, Quota, SlotAsk};
 pub use maintenance::{Decay, JobRun, Maintenance, Recalculated, WorkerBeat, WorkerRow};
 pub use note::{Note, NoteStatus};
 pub use notify::{LocalNotifier, Notifier, Signal};
@@ -104,7 +108,7 @@ pub struct NoteHit {
 /// not a build, and its turns must not use up a user's build quota. Periodic jobs, retention
 /// and the worker registry go through its [`Maintenance`].
 #[async_trait]
-pub trait Store: RunLog + ChatStore + AssistantStore + AppStore + Maintenance + PreviewLog {
+pub trait Store: RunLog + ChatStore + AssistantStore + AppStore + Maintenance + PreviewLog + Limiter {
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;
     async fn build(&self, id: &str) -> Result<BuildRecord>;

@@ -325,12 +325,40 @@ impl AssistantStore for SqliteStore {
         Ok(done.rows_affected() == 1)
     }
 
-    async fn create_visitor(&self, id: &str, token_hash: &str, key_id: &str) -> Result<()> {
-        sqlx::query("INSERT INTO visitors (id, token_hash, key_id, created_at) VALUES (?,?,?,?)")
+    async fn create_visitor(
+        &self,
+        id: &str,
+        token_hash: &str,
+        key_id: &str,
+        idle: std::time::Duration,
+        max_live: u32,
+    ) -> Result<bool> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let live: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM visitors WHERE key_id = ? AND expires_at > ?")
+            .bind(key_id)
+            .bind(crate::now())
+            .fetch_one(&mut *tx)
+            .await?;
+        if live >= i64::from(max_live) {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query("INSERT INTO visitors (id, token_hash, key_id, created_at, expires_at) VALUES (?,?,?,?,?)")
             .bind(id)
             .bind(token_hash)
             .bind(key_id)
             .bind(crate::now())
+            .bind(crate::sqlite::from_now(idle))
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn touch_visitor(&self, id: &str, idle: std::time::Duration) -> Result<()> {
+        sqlx::query("UPDATE visitors SET expires_at = ? WHERE id = ?")
+            .bind(crate::sqlite::from_now(idle))
+            .bind(id)
             .execute(&self.pool)
             .await?;
         Ok(())
@@ -339,9 +367,10 @@ impl AssistantStore for SqliteStore {
     async fn visitor_by_hash(&self, token_hash: &str) -> Result<Option<(String, EmbedKey)>> {
         let row = sqlx::query(
             "SELECT v.id AS visitor, k.* FROM visitors v JOIN embed_keys k ON k.id = v.key_id \
-             WHERE v.token_hash = ? AND k.revoked_at IS NULL",
+             WHERE v.token_hash = ? AND v.expires_at > ? AND k.revoked_at IS NULL",
         )
         .bind(token_hash)
+        .bind(crate::now())
         .fetch_optional(&self.read)
         .await?;
         row.as_ref().map(|r| Ok((r.try_get::<String, _>("visitor")?, key_row(r)?))).transpose()

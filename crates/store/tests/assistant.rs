@@ -241,7 +241,8 @@ async fn embed_keys_and_their_visitors(s: Arc<dyn Store>) {
     assert_eq!(s.embed_key_by_hash("hash-1").await.unwrap().as_ref(), Some(&key));
     assert_eq!(s.embed_keys("ann").await.unwrap(), std::slice::from_ref(&key));
     assert!(s.embed_keys("bob").await.unwrap().is_empty());
-    s.create_visitor("v-1", "vhash-1", "ek-1").await.unwrap();
+    let day = std::time::Duration::from_secs(86_400);
+    assert!(s.create_visitor("v-1", "vhash-1", "ek-1", day, 2).await.unwrap());
     let (visitor, of) = s.visitor_by_hash("vhash-1").await.unwrap().unwrap();
     assert_eq!((visitor.as_str(), of.id.as_str()), ("v-1", "ek-1"));
     assert!(!s.revoke_embed_key("bob", "ek-1").await.unwrap(), "only its owner revokes it");

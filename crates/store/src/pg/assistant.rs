@@ -148,21 +148,56 @@ impl AssistantStore for PgStore {
         Ok(done.rows_affected() == 1)
     }
 
-    async fn create_visitor(&self, id: &str, token_hash: &str, key_id: &str) -> Result<()> {
-        sqlx::query("INSERT INTO visitors (id, token_hash, key_id, created_at) VALUES ($1,$2,$3,wright_now())")
-            .bind(id)
-            .bind(token_hash)
+    async fn create_visitor(
+        &self,
+        id: &str,
+        token_hash: &str,
+        key_id: &str,
+        idle: std::time::Duration,
+        max_live: u32,
+    ) -> Result<bool> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('wright-visitors:' || $1, 0))")
             .bind(key_id)
+            .execute(&mut *tx)
+            .await?;
+        let live: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM visitors WHERE key_id = $1 AND expires_at > wright_now()")
+                .bind(key_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        if live >= i64::from(max_live) {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO visitors (id, token_hash, key_id, created_at, expires_at) \
+             VALUES ($1, $2, $3, wright_now(), wright_now($4))",
+        )
+        .bind(id)
+        .bind(token_hash)
+        .bind(key_id)
+        .bind(idle.as_secs_f64())
+        .execute(&mut *tx)
+        .await
+        .map_err(refused)?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn touch_visitor(&self, id: &str, idle: std::time::Duration) -> Result<()> {
+        sqlx::query("UPDATE visitors SET expires_at = wright_now($1) WHERE id = $2")
+            .bind(idle.as_secs_f64())
+            .bind(id)
             .execute(&self.pool)
-            .await
-            .map_err(refused)?;
+            .await?;
         Ok(())
     }
 
     async fn visitor_by_hash(&self, token_hash: &str) -> Result<Option<(String, EmbedKey)>> {
         let row = sqlx::query(
             "SELECT v.id AS visitor, k.* FROM visitors v JOIN embed_keys k ON k.id = v.key_id \
-             WHERE v.token_hash = $1 AND k.revoked_at IS NULL",
+             WHERE v.token_hash = $1 AND v.expires_at > wright_now() AND k.revoked_at IS NULL",
         )
         .bind(token_hash)
         .fetch_optional(&self.pool)
