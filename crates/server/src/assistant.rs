@@ -131,7 +131,7 @@ pub async fn start_turn(
     let tools = check_client_tools(client_tools, &scope.tools)?;
     let slot = state
         .limits
-        .hold(format!("turn:{}", caller.limit_key()), &model_calls(state, caller), "chat_rate", crate::chat::BUSY)
+        .hold(format!("turn:{}", caller.limit_key()), &model_calls(state, caller), "chat_rate", crate::limits::BUSY)
         .await?;
     if let ChatCaller::Visitor { id, .. } = caller
         && let Err(e) = state.store.touch_visitor(id, visitor_idle(state)).await

@@ -28,9 +28,6 @@ use wright_store::{Conversation, Quota};
 /// New conversations one user may start in an hour.
 const CONVERSATIONS_PER_HOUR: u32 = 60;
 
-/// Why a message waits: one is answered at a time per user, on every server.
-pub(crate) const BUSY: &str = "the previous message is still being answered; wait for it to finish";
-
 /// `201` answer to `POST /api/chat`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ChatCreated {
@@ -134,7 +131,7 @@ pub async fn send(
             format!("turn:{}", caller.0.id),
             &[Quota::per_hour(format!("chat:{}", caller.0.id), state.chat_per_hour)],
             "chat_rate",
-            BUSY,
+            crate::limits::BUSY,
         )
         .await?;
     let run = wright_engine::new_build_id();

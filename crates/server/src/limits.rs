@@ -16,6 +16,9 @@ use wright_store::{Admit, Quota, SlotAsk, Store};
 /// its user after this at the latest.
 pub const SLOT_LEASE: Duration = wright_engine::TURN_LEASE;
 
+/// Why a message waits: one is answered at a time per user, on every server.
+pub const BUSY: &str = "the previous message is still being answered; wait for it to finish";
+
 /// The store's limits, with what this server counts of them.
 #[derive(Clone)]
 pub struct Limits {
