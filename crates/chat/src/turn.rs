@@ -126,8 +126,9 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
     emit.emit(EventKind::ChatMessage { message: Box::new(asked) });
 
     let scorer = deps.scorer.clone();
-    let text = turn.content.clone();
-    let embedding = tokio::task::spawn_blocking(move || scorer.embed(&text)).await.ok().flatten().map(Arc::new);
+    let (text, user) = (turn.content.clone(), turn.user.clone());
+    let embedding =
+        tokio::task::spawn_blocking(move || scorer.embed_for(&user, &text)).await.ok().flatten().map(Arc::new);
     let ctx = ChatContext {
         user: turn.user.clone(),
         conversation: turn.conversation.clone(),
