@@ -110,6 +110,8 @@ pub struct Engine {
     connected: OnceCell<Connected>,
     /// The chat agent, built on the first chat turn.
     chat: tokio::sync::Mutex<Option<Arc<chat::ChatParts>>>,
+    /// Chat turns' background tools, running after their turn's `done`.
+    background: std::sync::Mutex<tokio::task::JoinSet<()>>,
     /// The embedding model's scheduler: everything embedded goes through it.
     embedq: crate::embedq::EmbedQueue,
     /// The in-app assistants' document indexes, one per folder.
@@ -209,6 +211,7 @@ impl Engine {
             connected: OnceCell::new(),
             chat: Default::default(),
             embedq,
+            background: Default::default(),
             docs: Default::default(),
             wright_docs: std::sync::OnceLock::new(),
         })

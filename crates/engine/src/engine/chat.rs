@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use wright_chat::tools::video::VideoSettings;
-use wright_chat::{AgentSettings, ChatAgent, ChatTool, Embedder, Scorer, Turn, TurnDeps, run_turn};
+use wright_chat::{AgentSettings, Background, ChatAgent, ChatTool, Embedder, Scorer, Turn, TurnDeps, run_turn};
 use wright_events::chat::{ChatMessage, Mode};
 use wright_events::{Emitter, EndReason, EventKind, EventSink, Lang, RunKind, RunStatus};
 use wright_provider::RetryPolicy;
-use wright_store::{BuildFinish, LogWriter, NewBuild, RunEnd, Tokens};
+use wright_store::{BuildFinish, LogWriter, NewBuild, RunEnd, Tokens, UsageEntry};
 
 /// The chat agent and what it scores with, built once per engine.
 pub struct ChatParts {
@@ -24,6 +24,9 @@ pub struct ChatParts {
     pub embedding_load: Option<Duration>,
     pub history_budget: usize,
 }
+
+/// Background tools get this long beyond the tool timeout to store their parts.
+const BACKGROUND_SLACK: Duration = Duration::from_secs(5);
 
 /// One message to answer.
 #[derive(Debug, Clone)]
@@ -281,6 +284,55 @@ impl Engine {
         }
     }
 
+    /// Finish turn `run`'s background tools as a task of this engine (see
+    /// [`Engine::finish_background_tools`]): their parts are stored as a follow-up message of
+    /// the run; their tokens as the run's `CHAT_BACKGROUND` usage, since the run's record was
+    /// written at `done`.
+    fn finish_in_background(&self, run: String, model: String, background: Background, within: Duration) {
+        let (store, pricing, provider) = (self.store.clone(), self.pricing.clone(), self.provider_kind().as_str());
+        let task = async move {
+            let done = background.finish(store.as_ref(), within).await;
+            let u = done.usage;
+            if u.input_tokens + u.output_tokens == 0 {
+                return;
+            }
+            let usage = UsageEntry {
+                build_id: run.clone(),
+                phase: "CHAT_BACKGROUND".into(),
+                provider: provider.into(),
+                tokens: Tokens {
+                    input_tokens: u.input_tokens,
+                    output_tokens: u.output_tokens,
+                    cached_tokens: u.cached_tokens,
+                    cost_usd: pricing.cost(&model, u),
+                },
+                model,
+                ts: wright_events::now(),
+            };
+            if let Err(e) = store.log_usage(&usage).await {
+                tracing::warn!(run = %run, "the background chat tools' usage was not stored: {e}");
+            }
+        };
+        let mut running = self.background.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Reap the finished ones, so a long-running server keeps no list of old turns.
+        while running.try_join_next().is_some() {}
+        running.spawn(task);
+    }
+
+    /// Wait for the chat's background tools still running (each is bounded by the tool
+    /// timeout); past `within` they are stopped. `wright serve` calls it as it shuts down and
+    /// `wright chat` before it exits.
+    pub async fn finish_background_tools(&self, within: Duration) {
+        let mut running =
+            std::mem::take(&mut *self.background.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        let all = async { while running.join_next().await.is_some() {} };
+        if tokio::time::timeout(within, all).await.is_err() {
+            tracing::warn!("background chat tools still running after {within:?}: stopped");
+            running.abort_all();
+            while running.join_next().await.is_some() {}
+        }
+    }
+
     /// Start a conversation for `user`; its id.
     pub async fn new_conversation(&self, user: &str) -> Result<String, EngineError> {
         let id = wright_chat::turn::conversation_id();
@@ -377,7 +429,7 @@ impl Engine {
             modes: job.modes.clone(),
             lang: job.lang,
         };
-        let out = run_turn(&deps, &turn, &emitter, &cancel).await;
+        let mut out = run_turn(&deps, &turn, &emitter, &cancel).await;
         log.flush().await;
         let usage = out.usage;
         let cost = self.pricing.cost(&model, usage);
@@ -406,6 +458,11 @@ impl Engine {
         let last_words = out.error.iter().map(|m| EventKind::Error { message: m.clone() }).collect();
         if let Err(e) = log.finish(RunEnd::of(finish, last_words)).await {
             tracing::warn!(run = %job.run, "chat turn end not stored: {e}");
+        }
+        // `done` is out: background tools finish on their own, never holding the user's turn.
+        if let Some(background) = out.background.take() {
+            let within = parts.agent.settings().tool_timeout + BACKGROUND_SLACK;
+            self.finish_in_background(job.run.clone(), model, background, within);
         }
         Ok(ChatFinished { reply: out.reply, error: out.error, tools: out.tools })
     }
