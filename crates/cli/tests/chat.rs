@@ -291,6 +291,11 @@ async fn wright_chat_in_a_terminal_shows_both_and_keeps_the_session() {
     let history = run(&["--session", &session, "--history"]).await;
     let text = String::from_utf8_lossy(&history.stdout);
     assert!(text.contains("── user ──") && text.contains("make me a diagram"), "{text}");
+    // A definition question: `wright chat` waits for the card made after the reply and shows it.
+    let defined = run(&["--session", &session, "what is osmosis?"]).await;
+    let stdout = String::from_utf8_lossy(&defined.stdout);
+    assert!(defined.status.success(), "{stdout}");
+    assert!(stdout.contains("flashcard to your deck: Osmosis"), "the background card is shown before exit: {stdout}");
     let missing = run(&["--session", "c-nope", "hello"]).await;
     assert_eq!(missing.status.code(), Some(1));
 }
