@@ -281,14 +281,21 @@ impl EmbedHandle {
             replies.push(answer);
         }
         if !state.started {
-            state.started = true;
+            // The workers start with the first job, so an engine that never embeds has none.
+            let mut started = 0;
             for i in 0..s.workers {
                 let shared = self.shared.clone();
-                let spawned =
-                    std::thread::Builder::new().name(format!("wright-embedq-{i}")).spawn(move || work(&shared));
-                if let Err(e) = spawned {
-                    tracing::warn!("an embedding worker could not start: {e}");
+                match std::thread::Builder::new().name(format!("wright-embedq-{i}")).spawn(move || work(&shared)) {
+                    Ok(_) => started += 1,
+                    Err(e) => tracing::warn!("an embedding worker could not start: {e}"),
                 }
+            }
+            // Without a worker the batches just queued would wait for ever: the next job tries again.
+            state.started = started > 0;
+            if !state.started {
+                state.interactive = Lane::default();
+                state.bulk = Lane::default();
+                return Err(EmbedError::Failed("no embedding worker could start".into()));
             }
         }
         drop(state);

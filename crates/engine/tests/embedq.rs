@@ -29,7 +29,7 @@ fn slow_queue(per_text: Duration, batch: usize) -> (EmbedQueue, Arc<Mutex<Vec<St
     let calls = Arc::new(Mutex::new(Vec::new()));
     let seen = calls.clone();
     let loader: Loader = Box::new(move || Ok(Arc::new(Slow { per_text, calls: seen.clone() }) as Arc<dyn Embedder>));
-    let settings = Settings { batch, ..Settings::default() };
+    let settings = Settings { batch, per_owner: 500, ..Settings::default() };
     (EmbedQueue::new("slow", loader, settings), calls)
 }
 
@@ -43,12 +43,12 @@ fn calls_so_far(calls: &Mutex<Vec<String>>) -> Vec<String> {
 
 #[tokio::test]
 async fn an_interactive_job_waits_for_one_batch_of_a_long_bulk_queue() {
-    // 10 ms a text, 4 texts a batch: alice's 100 texts are 25 batches, a quarter of a second.
+    // 10 ms a text, 4 texts a batch: alice's 400 texts are 100 batches, four seconds.
     let (q, calls) = slow_queue(Duration::from_millis(10), 4);
     q.ready().await.unwrap_or_else(|e| panic!("{e}"));
     let h = q.handle();
-    let flood = tokio::spawn(async move { h.embed("alice", Class::Bulk, texts("alice", 100)).await });
-    tokio::time::sleep(Duration::from_millis(60)).await;
+    let flood = tokio::spawn(async move { h.embed("alice", Class::Bulk, texts("alice", 400)).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
     let served_before = calls_so_far(&calls).len();
     assert!(served_before >= 1, "the flood has started");
     let t0 = Instant::now();
@@ -57,11 +57,12 @@ async fn an_interactive_job_waits_for_one_batch_of_a_long_bulk_queue() {
     assert_eq!(v.len(), 1);
     let log = calls_so_far(&calls);
     let at = log.iter().position(|t| t == "quiz me on cells").unwrap_or(usize::MAX);
-    // At most the batch in progress ran between its arrival and its own call.
-    assert!(at <= served_before, "served as call {at}, {served_before} calls had started when it came: {log:?}");
-    assert!(waited < Duration::from_millis(150), "waited {waited:?} behind a 250 ms flood");
+    // At most the batch in progress ran between its arrival and its own call (one more may
+    // have started between counting and sending it); in arrival order it would be call 100.
+    assert!(at <= served_before + 1, "served as call {at}, {served_before} calls had started: {log:?}");
+    assert!(waited < Duration::from_secs(1), "waited {waited:?} behind a 4 s flood");
     let bulk = flood.await.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(bulk.len(), 100, "the flood is still served whole, in order");
+    assert_eq!(bulk.len(), 400, "the flood is still served whole, in order");
     assert_eq!(bulk[7], vec!["alice-7".len() as f32, 1.0]);
 }
 
@@ -72,6 +73,7 @@ async fn two_owners_bulk_jobs_take_turns() {
     let (a, b) = (q.handle(), q.handle());
     let alice = tokio::spawn(async move { a.embed("alice", Class::Bulk, texts("alice", 40)).await });
     tokio::time::sleep(Duration::from_millis(15)).await;
+    let started = calls_so_far(&calls).len();
     let carol = tokio::spawn(async move { b.embed("carol", Class::Bulk, texts("carol", 6)).await });
     let (alice, carol) = (alice.await, carol.await);
     assert_eq!(alice.ok().and_then(Result::ok).map(|v| v.len()), Some(40));
@@ -81,7 +83,7 @@ async fn two_owners_bulk_jobs_take_turns() {
     assert_eq!(carols.len(), 3, "{log:?}");
     // Carol's three batches each follow one of alice's: alice's 20 batches do not go first.
     assert!(carols.windows(2).all(|w| w[1] - w[0] == 2), "carol's batches at {carols:?}: {log:?}");
-    assert!(carols[0] <= 4, "carol waited for {} of alice's batches: {log:?}", carols[0]);
+    assert!(carols[0] <= started + 2, "carol came after {started} calls, served as call {}: {log:?}", carols[0]);
 }
 
 #[tokio::test]
@@ -89,13 +91,16 @@ async fn an_owner_with_too_many_batches_waiting_is_refused() {
     let calls = Arc::new(Mutex::new(Vec::new()));
     let seen = calls.clone();
     let loader: Loader = Box::new(move || {
-        Ok(Arc::new(Slow { per_text: Duration::from_millis(5), calls: seen.clone() }) as Arc<dyn Embedder>)
+        Ok(Arc::new(Slow { per_text: Duration::from_millis(100), calls: seen.clone() }) as Arc<dyn Embedder>)
     });
     let q = EmbedQueue::new("slow", loader, Settings { batch: 2, per_owner: 4, ..Settings::default() });
     q.ready().await.unwrap_or_else(|e| panic!("{e}"));
     let h = q.handle();
+    // Four batches of 200 ms: once the first is taken, three wait.
     let first = tokio::spawn(async move { h.embed("dave", Class::Bulk, texts("dave", 8)).await });
-    tokio::time::sleep(Duration::from_millis(2)).await;
+    while calls_so_far(&calls).is_empty() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     match q.embed("dave", Class::Bulk, texts("more", 6)).await {
         Err(EmbedError::Busy { owner, limit: 4, .. }) => assert_eq!(owner, "dave"),
         other => panic!("expected a refusal, got {other:?}"),
@@ -128,11 +133,9 @@ async fn a_failed_load_is_tried_again_after_the_backoff_and_concurrent_callers_s
     assert!(matches!(&first, Err(EmbedError::Unavailable(why)) if why.contains("does not exist")), "{first:?}");
     assert_eq!(loads.load(Ordering::SeqCst), 1);
     // Within the backoff: refused at once with the reason, no second load.
-    let t0 = Instant::now();
     let again = q.embed("bob", Class::Bulk, vec!["hi".into()]).await;
     assert!(matches!(&again, Err(EmbedError::Unavailable(why)) if why.contains("does not exist")), "{again:?}");
-    assert!(t0.elapsed() < Duration::from_millis(50), "refused without a load: {:?}", t0.elapsed());
-    assert_eq!(loads.load(Ordering::SeqCst), 1);
+    assert_eq!(loads.load(Ordering::SeqCst), 1, "refused without a load");
     match q.status() {
         ModelStatus::Failed { why, retry_in } => {
             assert!(why.contains("does not exist") && retry_in <= backoff, "{why} {retry_in:?}")
