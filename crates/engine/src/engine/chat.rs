@@ -101,7 +101,13 @@ pub(crate) fn embed_queue(file: &crate::config::FileConfig, data_dir: &std::path
         return EmbedQueue::off(name, "off in [chat] embedding");
     }
     let d = Settings::default();
-    let settings = Settings { workers: file.chat.embedding_workers.unwrap_or(d.workers).clamp(1, 16), ..d };
+    let backoff = file.chat.embedding_retry_secs.map_or(d.backoff, |s| Duration::from_secs(s.max(1)));
+    let settings = Settings {
+        workers: file.chat.embedding_workers.unwrap_or(d.workers).clamp(1, 16),
+        backoff,
+        max_backoff: d.max_backoff.max(backoff),
+        ..d
+    };
     let data_dir = data_dir.to_path_buf();
     EmbedQueue::new(name, Box::new(move || load_embedder(&data_dir)), settings)
 }
@@ -195,8 +201,14 @@ impl Engine {
     pub async fn chat_parts(&self) -> Result<Arc<ChatParts>, EngineError> {
         let mut built = self.chat.lock().await;
         if let Some(parts) = built.as_ref() {
+            // Built without the model: build again once it is loaded (by any user of it) or
+            // may be tried again; not while it is off or within its backoff.
             let retry = parts.embedding_note.is_some()
-                && matches!(self.embedq.status(), ModelStatus::Failed { retry_in, .. } if retry_in.is_zero());
+                && match self.embedq.status() {
+                    ModelStatus::Off(_) => false,
+                    ModelStatus::Failed { retry_in, .. } => retry_in.is_zero(),
+                    ModelStatus::Unloaded | ModelStatus::Loading | ModelStatus::Ready(_) => true,
+                };
             if !retry {
                 return Ok(parts.clone());
             }
