@@ -20,7 +20,7 @@ pub mod turn;
 pub use agent::{AgentSettings, ChatAgent, Chosen, Selection};
 pub use relevance::{Cues, Embedder, Scorer};
 pub use tool::{ChatContext, ChatTool, ToolError, ToolOutput, ToolResult};
-pub use turn::{Turn, TurnDeps, TurnOutcome, run_turn};
+pub use turn::{Background, BackgroundOutcome, Turn, TurnDeps, TurnOutcome, run_turn};
 
 use std::sync::Arc;
 use tools::video::VideoSettings;

@@ -23,6 +23,12 @@ pub trait Embedder: Send + Sync {
     fn name(&self) -> &str;
     /// One unit-length vector per text.
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String>;
+    /// [`Embedder::embed`] for texts `owner` is waiting for (a message being answered): a
+    /// shared model serves these before bulk work, taking turns between owners.
+    fn embed_interactive(&self, owner: &str, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        let _ = owner;
+        self.embed(texts)
+    }
 }
 
 /// A labelled example message: the tools it asked for (none for chit-chat and mentions).
@@ -191,8 +197,13 @@ impl Scorer {
 
     /// The message's embedding, when a model is loaded (`None` if it fails: patterns still work).
     pub fn embed(&self, message: &str) -> Option<Vec<f32>> {
+        self.embed_for("system", message)
+    }
+
+    /// [`Scorer::embed`] for a message `owner` is waiting for (interactive work of theirs).
+    pub fn embed_for(&self, owner: &str, message: &str) -> Option<Vec<f32>> {
         let e = self.embedder.as_ref()?;
-        match e.embed(&[message.to_string()]) {
+        match e.embed_interactive(owner, &[message.to_string()]) {
             Ok(mut v) => v.pop(),
             Err(err) => {
                 tracing::warn!(error = %err, "embedding the message failed; scoring by patterns only");

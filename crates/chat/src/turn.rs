@@ -1,6 +1,11 @@
 //! One chat turn end to end: store the user's message, score and run the tools, stream the
-//! reply, wait for background tools, store the reply with its typed parts. Every step is an
-//! event of the turn's run (stored by the run's writer before anyone is shown it).
+//! reply, store the reply with its typed parts. Every step is an event of the turn's run
+//! (stored by the run's writer before anyone is shown it).
+//!
+//! Background tools (a flashcard update) start with the turn but never hold it: the turn hands
+//! them back in [`TurnOutcome::background`], its run ends (`done`) and the user may send the
+//! next message, while the caller waits for them ([`Background::finish`]) and their parts are
+//! stored as a follow-up assistant message of the same run.
 
 use crate::agent::ChatAgent;
 use crate::model::provider_words;
@@ -44,7 +49,7 @@ pub struct Turn {
 }
 
 /// How the turn went.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct TurnOutcome {
     pub reply: Option<ChatMessage>,
     pub usage: Usage,
@@ -52,6 +57,66 @@ pub struct TurnOutcome {
     pub error: Option<String>,
     /// Tools that ran (worked or not).
     pub tools: Vec<String>,
+    /// Background tools still running when the reply was stored: the caller finishes them
+    /// after the turn's end, see [`Background::finish`].
+    pub background: Option<Background>,
+}
+
+/// Background tools of a turn, running after its reply.
+#[derive(Debug)]
+pub struct Background {
+    handle: tokio::task::JoinHandle<Vec<ToolResult>>,
+    /// Their own usage (the turn's is recorded with the turn, before they end).
+    usage: Arc<std::sync::Mutex<Usage>>,
+    conversation: String,
+    run: String,
+    tools: Vec<String>,
+}
+
+/// What background tools left: the message holding their parts (stored) and what they cost.
+#[derive(Debug, Clone, Default)]
+pub struct BackgroundOutcome {
+    pub message: Option<ChatMessage>,
+    pub usage: Usage,
+    pub tools: Vec<String>,
+}
+
+impl Background {
+    /// Which background tools run.
+    pub fn tools(&self) -> &[String] {
+        &self.tools
+    }
+
+    /// Wait for the tools (each bounded by the agent's tool timeout; `within` bounds them all,
+    /// past it they are stopped), then store their parts as an assistant message of the same
+    /// run, after the reply, so the history shows them. Nothing is stored when no tool left
+    /// a part.
+    pub async fn finish(self, store: &dyn Store, within: std::time::Duration) -> BackgroundOutcome {
+        let Background { mut handle, usage, conversation, run, tools } = self;
+        let results = match tokio::time::timeout(within, &mut handle).await {
+            Ok(done) => done.unwrap_or_default(),
+            Err(_) => {
+                handle.abort();
+                tracing::warn!(run = %run, "background chat tools ran past {within:?}; stopped");
+                Vec::new()
+            }
+        };
+        let usage = *usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let parts: Vec<Part> = results.iter().filter_map(|r| r.part.clone()).collect();
+        let message = if parts.is_empty() {
+            None
+        } else {
+            let m = message(Role::Assistant, parts, &run);
+            match store.add_message(&conversation, &m, &tools).await {
+                Ok(()) => Some(m),
+                Err(e) => {
+                    tracing::warn!(run = %run, "background chat tools' parts not stored: {e}");
+                    None
+                }
+            }
+        };
+        BackgroundOutcome { message, usage, tools }
+    }
 }
 
 /// The user's message `content`, asked in run `run`.
@@ -126,8 +191,9 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
     emit.emit(EventKind::ChatMessage { message: Box::new(asked) });
 
     let scorer = deps.scorer.clone();
-    let text = turn.content.clone();
-    let embedding = tokio::task::spawn_blocking(move || scorer.embed(&text)).await.ok().flatten().map(Arc::new);
+    let (text, user) = (turn.content.clone(), turn.user.clone());
+    let embedding =
+        tokio::task::spawn_blocking(move || scorer.embed_for(&user, &text)).await.ok().flatten().map(Arc::new);
     let ctx = ChatContext {
         user: turn.user.clone(),
         conversation: turn.conversation.clone(),
@@ -152,11 +218,15 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
         out.tools.push(c.tool.name().to_string());
     }
 
-    // Background tools start now and are collected after the reply.
+    // Background tools start now and go on after the turn ends (see `Background`), with
+    // their own usage so the turn's total does not change under its record.
     let background = (!selection.background.is_empty()).then(|| {
-        let (agent, bg, msg, ctx) =
-            (deps.agent.clone(), selection.background.clone(), turn.content.clone(), ctx.clone());
-        tokio::spawn(async move { agent.run(&bg, &msg, &ctx, t0).await })
+        let ctx = ChatContext { usage: Default::default(), ..ctx.clone() };
+        let usage = ctx.usage.clone();
+        let (agent, bg, msg) = (deps.agent.clone(), selection.background.clone(), turn.content.clone());
+        let tools = bg.iter().map(|c| c.tool.name().to_string()).collect();
+        let handle = tokio::spawn(async move { agent.run(&bg, &msg, &ctx, t0).await });
+        Background { handle, usage, conversation: turn.conversation.clone(), run: run.clone(), tools }
     });
 
     let results = tokio::select! {
@@ -213,20 +283,6 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
     }
     parts.extend(results.iter().filter_map(|r| r.part.clone()));
 
-    if let Some(mut handle) = background {
-        let bg = tokio::select! {
-            r = &mut handle => r.unwrap_or_default(),
-            _ = cancel.cancelled() => {
-                handle.abort();
-                Vec::new()
-            }
-        };
-        for r in &bg {
-            emit.emit(result_event(r));
-            parts.extend(r.part.clone());
-        }
-    }
-
     if let Some(e) = &out.error {
         parts.push(Part::Error { tool: "reply".into(), message: e.clone() });
     }
@@ -238,5 +294,13 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
     emit.emit(EventKind::ChatMessage { message: Box::new(reply.public()) });
     out.reply = Some(reply);
     out.usage = ctx.usage();
+    // A stopped turn stops its background tools too.
+    out.background = match background {
+        Some(b) if cancel.is_cancelled() => {
+            b.handle.abort();
+            None
+        }
+        b => b,
+    };
     out
 }

@@ -256,22 +256,35 @@ async fn a_rate_limit_is_told_with_its_wait_not_waited_out() {
 
 #[tokio::test]
 async fn a_definition_question_adds_a_card_in_the_background_and_feeds_the_next_turn() {
-    let card = ScriptStep::calls(&[(
+    let mut card = ScriptStep::calls(&[(
         "addFlashcard",
         serde_json::json!({"cards": [{"front": "Osmosis", "back": "Water moving across a membrane."}]}),
     )]);
+    if let ScriptStep::Reply(r) = &mut card {
+        r.usage = wright_provider::Usage { input_tokens: 120, output_tokens: 30, cached_tokens: 0 };
+    }
     let model = Keyed::new(200).on("addFlashcard", vec![card]).replies(vec![ScriptStep::text("Osmosis is…")]);
     let h = harness(model).await;
-    let (out, events) = h.say("what is osmosis?", Lang::En, BTreeMap::new()).await;
-    let reply = out.reply.unwrap();
+    let (mut out, events) = h.say("what is osmosis?", Lang::En, BTreeMap::new()).await;
+    let reply = out.reply.clone().unwrap();
+    // The reply did not wait for the card: it is stored without it, and the turn hands the
+    // running tool back to its caller.
+    assert!(!reply.parts.iter().any(|p| matches!(p, Part::BackgroundProcess { .. })), "{:?}", reply.parts);
+    assert!(!events.iter().any(|e| matches!(e.kind, EventKind::ChatToolResult { .. })), "{events:?}");
+    let background = out.background.take().expect("the card is still being written");
+    assert_eq!(background.tools(), ["flashcard_update"]);
+    let later = background.finish(h.store.as_ref(), Duration::from_secs(30)).await;
+    let follow_up = later.message.expect("the card's part is stored");
     assert!(
-        matches!(reply.parts.last(), Some(Part::BackgroundProcess { summary, .. }) if summary.contains("Osmosis")),
+        matches!(follow_up.parts.last(), Some(Part::BackgroundProcess { summary, .. }) if summary.contains("Osmosis")),
         "{:?}",
-        reply.parts
+        follow_up.parts
     );
-    // The reply did not wait for the card: its text streamed before the background result.
-    let at = |f: &dyn Fn(&EventKind) -> bool| events.iter().position(|e| f(&e.kind)).unwrap();
-    assert!(at(&|k| matches!(k, EventKind::TextDelta { .. })) < at(&|k| matches!(k, EventKind::ChatToolResult { .. })));
+    assert_eq!(follow_up.run, reply.run, "a follow-up of the same run");
+    let history = h.store.messages(&h.conversation, None).await.unwrap();
+    assert_eq!(history.last().map(|m| m.id.clone()), Some(follow_up.id.clone()), "after the reply in the history");
+    assert_eq!((later.usage.input_tokens, later.usage.output_tokens), (120, 30), "the card's tokens, apart");
+    assert_eq!(out.usage.input_tokens, 0, "the turn's own usage (its reply's) leaves them out");
     let deck = h.store.cards("u-1", None, 10).await.unwrap();
     assert_eq!(deck.len(), 1);
     h.say("thanks!", Lang::En, BTreeMap::new()).await;

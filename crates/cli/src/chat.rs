@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use wright_engine::config::FileConfig;
 use wright_engine::{ChatJob, Engine, Overrides};
-use wright_events::chat::{ChatMessage, Mode, Part, Quiz};
+use wright_events::chat::{ChatMessage, Mode, Part, Quiz, Role};
 use wright_events::{Event, EventKind, EventSink, Lang};
 
 /// The one user of a terminal's conversations.
@@ -247,6 +248,15 @@ pub async fn chat(args: ChatArgs, config_path: Option<PathBuf>) -> Result<u8, Ex
         {
             println!();
             ask_quiz(q, lang).map_err(|e| Exit(1, anyhow!("reading your answers: {e}")))?;
+        }
+    }
+    // Background tools (a flashcard for a definition) finish after the reply: wait for them
+    // (each is bounded by the tool timeout) and show what they left.
+    engine.finish_background_tools(Duration::from_secs(120)).await;
+    if let Some(reply) = &done.reply {
+        let later = store.messages(&conversation, Some(5)).await.unwrap_or_default();
+        for m in later.iter().filter(|m| m.run == reply.run && m.id != reply.id && m.role == Role::Assistant) {
+            print_message(m, lang, false);
         }
     }
     let more = if lang == Lang::Pt { "continue com" } else { "continue with" };

@@ -53,6 +53,21 @@ async fn post_json(c: &reqwest::Client, s: &Server, token: &str, path: &str, bod
     c.post(s.url(path)).bearer_auth(token).json(&body).send().await.unwrap()
 }
 
+/// The follow-up message background tools of turn `run` stored, once it is there.
+async fn follow_up(c: &reqwest::Client, s: &Server, token: &str, id: &str, run: &str) -> Value {
+    for _ in 0..100 {
+        let history = get_json(c, s, token, &format!("/api/chat/{id}/messages")).await;
+        let found = history.as_array().unwrap().iter().find(|m| {
+            m["role"] == "assistant" && m["run"] == run && m["parts"].to_string().contains("background_process")
+        });
+        if let Some(m) = found {
+            return m.clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    panic!("no background parts for {run} in the history");
+}
+
 async fn new_chat(c: &reqwest::Client, s: &Server, token: &str) -> String {
     let res = c.post(s.url("/api/chat")).bearer_auth(token).send().await.unwrap();
     assert_eq!(res.status(), 201);
@@ -161,6 +176,53 @@ async fn a_message_streams_the_contract_events_and_everything_around_it_works() 
 }
 
 #[tokio::test]
+async fn a_slow_background_tool_finishes_after_done_and_holds_no_turn() {
+    // Writing the card takes the model 4 s; the reply comes at once.
+    let card = Turn::calls(&[(
+        "addFlashcard",
+        json!({"cards": [{"front": "Osmosis", "back": "Water crossing a membrane."}]}),
+    )]);
+    let model = Turn::when("addFlashcard", Turn::slow(4000, card), Turn::text("Osmosis is water crossing a membrane."));
+    let llm = MockLlm::start_with_fallback(vec![], model).await;
+    let data = tempfile::tempdir().unwrap();
+    let s = Server::start(data.path(), &llm.base_url, &[]).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let id = new_chat(&c, &s, &alice).await;
+
+    let res =
+        post_json(&c, &s, &alice, &format!("/api/chat/{id}/messages"), json!({"content": "what is osmosis?"})).await;
+    let run = res.headers()["x-wright-run"].to_str().unwrap().to_string();
+    let (events, _) = read_sse(res).await;
+    let at_done = std::time::Instant::now();
+    // At `done` the card is still being written: nothing of it in the history or the deck.
+    let history = get_json(&c, &s, &alice, &format!("/api/chat/{id}/messages")).await;
+    assert!(!history.to_string().contains("background_process"), "{history}");
+    assert_eq!(get_json(&c, &s, &alice, "/api/flashcards").await, json!([]));
+    let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(names.last(), Some(&"done"), "{names:?}");
+    assert!(
+        events.iter().any(|e| e.event == "tool_selected" && e.data["tool"] == "flashcard_update"),
+        "the background tool was chosen: {names:?}"
+    );
+    let reply = events.iter().rev().find(|e| e.event == "message").unwrap();
+    assert!(!reply.data["parts"].to_string().contains("background_process"), "{}", reply.data);
+
+    // The same user's next message is taken at once: the turn no longer holds their slot.
+    let next = post_json(&c, &s, &alice, &format!("/api/chat/{id}/messages"), json!({"content": "thanks!"})).await;
+    assert_eq!(next.status(), 200, "{:?}", next.text().await);
+    let (next_events, _) = read_sse(next).await;
+    assert_eq!(next_events.last().map(|e| e.event.as_str()), Some("done"));
+
+    // The card's part comes into the history as a follow-up of the first turn.
+    let later = follow_up(&c, &s, &alice, &id, &run).await;
+    assert!(later["parts"].to_string().contains("Osmosis"), "{later}");
+    assert!(at_done.elapsed() > std::time::Duration::from_millis(500), "the card came well after `done`");
+    let cards = get_json(&c, &s, &alice, "/api/flashcards").await;
+    assert_eq!(cards.as_array().map(Vec::len), Some(1), "{cards}");
+}
+
+#[tokio::test]
 async fn bad_requests_get_clear_errors_and_flashcards_are_reviewed() {
     let (_llm, s, _data, alice, _bob) = start().await;
     let c = client();
@@ -184,11 +246,12 @@ async fn bad_requests_get_clear_errors_and_flashcards_are_reviewed() {
     assert_eq!(garbage.status(), 422);
     assert!(garbage.text().await.unwrap().contains("\"error\""));
 
-    // A definition question: the card is added in the background; review it.
+    // A definition question: the card is added in the background (after `done`); review it.
     let res = post(json!({"content": "what is osmosis?"})).await.unwrap();
-    let (events, _) = read_sse(res).await;
-    let reply = events.iter().rev().find(|e| e.event == "message").unwrap();
-    assert!(reply.data["parts"].to_string().contains("background_process"), "{}", reply.data);
+    let run = res.headers()["x-wright-run"].to_str().unwrap().to_string();
+    let (_events, _) = read_sse(res).await;
+    let later = follow_up(&c, &s, &alice, &id, &run).await;
+    assert!(later["parts"].to_string().contains("background_process"), "{later}");
     let cards = get_json(&c, &s, &alice, "/api/flashcards").await;
     let card = cards[0]["id"].as_str().unwrap().to_string();
     let reviewed: Value =
@@ -228,6 +291,11 @@ async fn wright_chat_in_a_terminal_shows_both_and_keeps_the_session() {
     let history = run(&["--session", &session, "--history"]).await;
     let text = String::from_utf8_lossy(&history.stdout);
     assert!(text.contains("── user ──") && text.contains("make me a diagram"), "{text}");
+    // A definition question: `wright chat` waits for the card made after the reply and shows it.
+    let defined = run(&["--session", &session, "what is osmosis?"]).await;
+    let stdout = String::from_utf8_lossy(&defined.stdout);
+    assert!(defined.status.success(), "{stdout}");
+    assert!(stdout.contains("flashcard to your deck: Osmosis"), "the background card is shown before exit: {stdout}");
     let missing = run(&["--session", "c-nope", "hello"]).await;
     assert_eq!(missing.status.code(), Some(1));
 }

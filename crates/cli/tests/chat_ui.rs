@@ -494,3 +494,45 @@ async fn in_portuguese_flashcards_are_reviewed_code_is_highlighted_and_a_missing
     let _ = browser.wait().await;
     events.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_card_comes_into_the_conversation_after_done_without_a_reload() {
+    // The card takes the model 3 s; the reply comes at once.
+    let card = Turn::calls(&[(
+        "addFlashcard",
+        json!({"cards": [{"front": "Osmosis", "back": "Water crossing a membrane."}]}),
+    )]);
+    let mock = MockLlm::start_with_fallback(
+        vec![],
+        Turn::when("addFlashcard", Turn::slow(3000, card), Turn::text("Osmosis is water crossing a membrane.")),
+    )
+    .await;
+    let dir = data_dir();
+    let s = Server::start(dir.path(), &mock.base_url, &["--workers", "1", "--browser-check", "off"]).await;
+    let login = s.login_url.clone().expect("a first start prints a login link");
+    let (mut browser, events, _profile) = launch().await;
+    let page = new_page(&browser, None).await;
+    page.goto(login.as_str()).await.unwrap();
+    until(&page, "!document.getElementById('ask').hidden", "the signed-in page").await;
+    page.find_element("#nav-chat").await.unwrap().click().await.unwrap();
+    until(&page, "!document.getElementById('chat').hidden", "the chat view").await;
+    js(&page, "window.__same_page = true").await;
+
+    say(&page, "what is osmosis?").await;
+    until(&page, REPLIED, "the reply, with `done`").await;
+    let note =
+        "[...document.querySelectorAll('.msg.assistant .part.note')].some((p) => p.textContent.includes('Osmosis'))";
+    assert_eq!(js(&page, note).await, json!(false), "at `done` the card is still being written");
+    until(&page, note, "the card's note, fetched after `done`").await;
+    // Shown in its own message after the reply, on the same page (no reload).
+    assert_eq!(js(&page, "document.querySelectorAll('.msg.assistant[data-id]').length").await, json!(2));
+    assert_eq!(
+        js(&page, "document.querySelector('.msg.assistant[data-id]:last-child .part.note') !== null").await,
+        json!(true)
+    );
+    assert_eq!(js(&page, "window.__same_page === true").await, json!(true));
+    assert_eq!(js(&page, "window.__errors").await, json!([]), "no script errors");
+    browser.close().await.unwrap();
+    let _ = browser.wait().await;
+    events.abort();
+}

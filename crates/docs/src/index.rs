@@ -252,7 +252,7 @@ impl DocsIndex {
         }
         let query = query.to_string();
         let found = blocking(move || {
-            let v = embedder.embed(&[query])?.into_iter().next().ok_or("no vector for the query")?;
+            let v = embedder.embed_query(&[query])?.into_iter().next().ok_or("no vector for the query")?;
             Ok::<_, String>(set.top(&normalized(v), CANDIDATES))
         })
         .await?;

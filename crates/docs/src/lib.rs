@@ -108,6 +108,11 @@ pub trait Embed: Send + Sync {
     fn name(&self) -> &str;
     /// One unit-length vector per text (blocking, CPU-heavy: call from spawn_blocking).
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String>;
+    /// [`Embed::embed`] for a search query someone waits for: a shared model serves it before
+    /// indexing work. Blocking like `embed`.
+    fn embed_query(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        self.embed(texts)
+    }
 }
 
 /// One search result.

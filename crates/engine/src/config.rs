@@ -194,6 +194,11 @@ pub struct ChatFile {
     pub youtube_base_url: Option<String>,
     /// `auto` (fetch and use the embedding model) or `off` (patterns only) [default: auto].
     pub embedding: Option<String>,
+    /// Threads that call the embedding model [default: 1: e5 serves one call at a time].
+    pub embedding_workers: Option<usize>,
+    /// Seconds before a failed load of the embedding model is tried again; the wait doubles
+    /// after each failure, up to 30 minutes [default: 30].
+    pub embedding_retry_secs: Option<u64>,
     /// Shortest and longest message, in characters [default: 1 and 4000].
     pub message_max_chars: Option<usize>,
     /// Messages one user may send per hour over `wright serve` [default: 120].

@@ -109,9 +109,11 @@ pub struct Engine {
     env: fn(&str) -> Option<String>,
     connected: OnceCell<Connected>,
     /// The chat agent, built on the first chat turn.
-    chat: OnceCell<chat::ChatParts>,
-    /// The embedding model, loaded on first use.
-    embedding: OnceCell<chat::Embedding>,
+    chat: tokio::sync::Mutex<Option<Arc<chat::ChatParts>>>,
+    /// Chat turns' background tools, running after their turn's `done`.
+    background: std::sync::Mutex<tokio::task::JoinSet<()>>,
+    /// The embedding model's scheduler: everything embedded goes through it.
+    embedq: crate::embedq::EmbedQueue,
     /// The in-app assistants' document indexes, one per folder.
     docs: assistant::DocsIndexes,
     /// wright's own docs folder, once they are written into the data dir.
@@ -190,6 +192,7 @@ impl Engine {
         pricing.extend(file.pricing.clone());
         // A task run killed mid-way leaves its project with the sandbox user: give it back now.
         lent::give_back_abandoned(store.as_ref()).await;
+        let embedq = chat::embed_queue(&file, &data_dir);
         Ok(Self {
             file,
             o,
@@ -206,8 +209,9 @@ impl Engine {
             memory: Default::default(),
             env,
             connected: OnceCell::new(),
-            chat: OnceCell::new(),
-            embedding: OnceCell::new(),
+            chat: Default::default(),
+            embedq,
+            background: Default::default(),
             docs: Default::default(),
             wright_docs: std::sync::OnceLock::new(),
         })

@@ -10,6 +10,7 @@
 pub mod artifacts;
 pub mod config;
 mod egress;
+pub mod embedq;
 mod engine;
 mod explain;
 pub mod local;

@@ -93,11 +93,14 @@ pub async fn embeddings(
     let asked = Quota::per_hour(format!("embeddings:{}", caller.0.id), state.chat_per_hour.saturating_mul(10));
     state.limits.count(&[asked], "embeddings_rate").await?;
     let prompt_tokens: u64 = texts.iter().map(|t| t.chars().count().div_ceil(4) as u64).sum();
-    let (model, vectors) = state
-        .engine
-        .embed_texts(texts)
-        .await
-        .map_err(|e| ApiError::unavailable("embedding_unavailable", e.to_string()))?;
+    let (model, vectors) = state.engine.embed_texts(&caller.0.id, texts).await.map_err(|e| match e {
+        // This user's share of the embedding queue is full: their own earlier batches wait.
+        wright_engine::embedq::EmbedError::Busy { .. } => {
+            state.metrics.refused("embeddings_queue");
+            ApiError::too_many("rate_limited", format!("embeddings: {e}"), 5)
+        }
+        e => ApiError::unavailable("embedding_unavailable", e.to_string()),
+    })?;
     Ok(Json(EmbeddingsList {
         object: "list",
         data: vectors

