@@ -460,6 +460,9 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     if args.prompt.trim().is_empty() {
         return Err(usage(anyhow!("the prompt is empty; say what to build, e.g. wright run \"a counter app\"")));
     }
+    if args.continue_from.is_some() && args.workspace.is_some() {
+        return Err(usage(anyhow!("--continue works in the earlier build's folder; leave out --workspace")));
+    }
     // Names the user typed are checked before anything is opened or created.
     if let Some(t) = &args.template {
         wright_engine::parse_template(t)?;

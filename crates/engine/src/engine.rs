@@ -70,7 +70,8 @@ pub struct Job {
     pub checks: Vec<String>,
     /// Keep working on this earlier build (id or prefix), in its folder and conversation.
     pub continue_from: Option<String>,
-    /// Where to build; a new folder under the data dir when `None`.
+    /// Where to build; a new folder under the data dir when `None`. With `continue_from`, the
+    /// folder to work in instead of the earlier build's (a copy of it).
     pub workspace: Option<PathBuf>,
     /// A model other than the configured one, for the same provider.
     pub model: Option<String>,
@@ -351,12 +352,9 @@ impl Engine {
         let build_id = job.id.clone();
         let (ws_path, history) = match &parent {
             Some(p) => {
-                if job.workspace.is_some() {
-                    return Err(EngineError::Usage(
-                        "--continue works in the earlier build's folder; leave out --workspace".into(),
-                    ));
-                }
-                let path = PathBuf::from(&p.start.workspace);
+                // A follow-up works in its parent's folder, or in the folder given: a server's
+                // claim after a lost one works in a copy of it, so the stale run keeps its own.
+                let path = job.workspace.clone().unwrap_or_else(|| PathBuf::from(&p.start.workspace));
                 if !path.is_dir() {
                     return Err(EngineError::Usage(format!(
                         "build {} had its files in {}, which no longer exists",

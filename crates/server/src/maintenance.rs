@@ -214,6 +214,7 @@ async fn take_down_app(shared: &AppState, id: &str) -> Result<bool, String> {
 /// only when that is a real folder inside `DATA/builds/`.
 fn prune(data_dir: &Path, id: &str, workspace: &Path) -> io::Result<Pruned> {
     crate::rerun::discard(data_dir, id);
+    crate::rerun::remove_claim_folders(data_dir, id, workspace);
     let meta = match std::fs::symlink_metadata(workspace) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Pruned::Gone),

@@ -241,34 +241,63 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                 let record = record.clone();
                 tokio::task::spawn_blocking(move || crate::rerun::prepare(&data_dir, &record, continuing)).await
             };
-            let job = Job {
-                id: id.clone(),
-                prompt: body.prompt,
-                template: body.template,
-                lang: body.lang,
-                checks: body.checks,
-                continue_from: body.r#continue,
-                workspace: (!continuing).then(|| record.start.workspace.clone().into()),
-                model: body.model,
-                holder: Some(worker.to_string()),
-                allow_hosts: body.allow_hosts,
-            };
-            let prepared = match reset {
-                Ok(Ok(())) => shared
-                    .engine
-                    .prepare(job)
-                    .await
-                    .map_err(|e| (format!("the build could not start: {e}"), engine_reason(&e))),
-                Ok(Err(e)) => {
-                    Err((format!("the build's folder could not be made ready: {e}"), EndReason::WorkspaceUnusable))
+            // A claim after a lost one works in a folder of its own, recorded on the build
+            // while this worker holds it: files, archive, previews and follow-ups follow it.
+            let folder = match reset {
+                Ok(Ok(folder)) => {
+                    let path = folder.display().to_string();
+                    if path == record.start.workspace {
+                        Ok(Some(folder))
+                    } else {
+                        let lease = shared.cfg.lease;
+                        match tokio::time::timeout(lease, shared.store.set_claim_folder(&id, worker, &path)).await {
+                            Ok(Ok(true)) => Ok(Some(folder)),
+                            Ok(Ok(false)) => Ok(None),
+                            Ok(Err(e)) => {
+                                tracing::warn!("recording this run's folder: {e}");
+                                Ok(None)
+                            }
+                            Err(_) => Ok(None),
+                        }
+                    }
                 }
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            let prepared = match folder {
+                Ok(Some(folder)) => {
+                    let job = Job {
+                        id: id.clone(),
+                        prompt: body.prompt,
+                        template: body.template,
+                        lang: body.lang,
+                        checks: body.checks,
+                        continue_from: body.r#continue,
+                        workspace: Some(folder),
+                        model: body.model,
+                        holder: Some(worker.to_string()),
+                        allow_hosts: body.allow_hosts,
+                    };
+                    shared
+                        .engine
+                        .prepare(job)
+                        .await
+                        .map(Some)
+                        .map_err(|e| (format!("the build could not start: {e}"), engine_reason(&e)))
+                }
+                // Not held any more (or not known to be): the build is another run's now.
+                Ok(None) => Ok(None),
                 Err(e) => {
                     Err((format!("the build's folder could not be made ready: {e}"), EndReason::WorkspaceUnusable))
                 }
             };
             match prepared {
                 Err((message, reason)) => end_build(shared, &id, worker, &message, reason).await,
-                Ok(prepared) => {
+                Ok(None) => {
+                    handles.lost.store(true, Ordering::SeqCst);
+                    interrupted = true;
+                }
+                Ok(Some(prepared)) => {
                     let warnings: Vec<EventKind> = prepared
                         .warnings
                         .iter()
@@ -347,6 +376,9 @@ async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handl
         tracing::warn!(build = %id, "{why}; dropping this run");
         handles.lost.store(true, Ordering::SeqCst);
         handles.interrupt.cancel();
+        // The tools' own fence: a tool the run still dispatches before it is dropped is
+        // refused, and a command it still runs is killed.
+        handles.cancel.cancel();
     };
     loop {
         let deadline = tokio::time::Instant::from_std(renewed + lease);

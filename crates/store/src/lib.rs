@@ -165,6 +165,11 @@ pub trait Store: RunLog + ChatStore + AssistantStore + AppStore + Maintenance + 
     /// Extend a claimed build's lease to `lease` from now; false when the worker no longer
     /// holds it.
     async fn renew_lease(&self, id: &str, worker: &str, lease: Duration) -> Result<bool>;
+    /// Record `folder` as the build's files while `worker` holds it (the folder of this claim:
+    /// a build run again after a lost lease works in a folder of its own, so its stale run
+    /// never writes into it); false when the worker no longer holds it. While a worker holds
+    /// the build, [`Store::create_build`] leaves the folder as this set it.
+    async fn set_claim_folder(&self, id: &str, worker: &str, folder: &str) -> Result<bool>;
     /// Take the running builds whose lease has ended by the store's clock (their worker is
     /// gone), holding each for `lease`, so that exactly one caller ends each of them. Builds of
     /// workers whose names start with `spare` are left alone: the caller's own workers, alive
