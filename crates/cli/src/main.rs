@@ -296,6 +296,13 @@ fn main() -> ExitCode {
         eprintln!("wright sandbox: {e}");
         return ExitCode::from(125);
     }
+    // A run's commands start through wright itself too: the leash that kills them when their
+    // worker stops renewing its lease, even while the worker is frozen.
+    if raw.get(1).is_some_and(|a| a == wright_sandbox::LEASH_ARG) {
+        let e = wright_sandbox::leash_and_run(&raw[2..]);
+        eprintln!("{e}");
+        return ExitCode::from(125);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -482,6 +489,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         model: None,
         holder: None,
         allow_hosts: (!args.allow_hosts.is_empty()).then_some(args.allow_hosts),
+        leash: None,
     };
     let build = engine.prepare(job).await?;
     for w in &build.warnings {

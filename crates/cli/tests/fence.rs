@@ -248,3 +248,68 @@ async fn a_rescued_follow_up_never_shares_its_folder_with_the_stale_run() {
     assert!(!names.contains(&stale_file), "the stale run wrote into the rescue's folder: {names:?}");
     a.resume();
 }
+
+/// Whether process `pid` is stopped (SIGSTOP): its state in `/proc/PID/stat` is `T`.
+fn stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('T')))
+}
+
+/// A worker frozen with SIGSTOP runs no code, so its own timers cannot stop its sandbox: the
+/// leash (a process of its own per command, fed the lease's deadline) kills the sandbox within
+/// the lease while the worker is still frozen. Once let go on (SIGCONT), the worker drops the
+/// run and calls the model no more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_frozen_workers_sandbox_is_gone_within_its_lease() {
+    let pg = wright_pgtemp::PgServer::shared().expect("a throwaway PostgreSQL (Debian's `postgresql` package)");
+    let db = pg.database().unwrap();
+    let marker = format!("31.0{}", std::process::id());
+    let needle = format!("sleep {marker}");
+    let llm_a = MockLlm::start_with_fallback(vec![], stateless_model_sleeping(&marker)).await;
+    let llm_b = MockLlm::start_with_fallback(vec![], stateless_model_sleeping("1")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let lease = LEASE_SECS.to_string();
+    let api = Server::start_db(
+        dir.path(),
+        &llm_b.base_url,
+        &db,
+        &["--no-workers", "--lease", &lease, "--heartbeat", "1", "--browser-check", "off"],
+    )
+    .await;
+    let alice = api.add_user("alice", false).await;
+    let flags = ["--workers", "1", "--lease", &lease, "--browser-check", "off", "--max-restarts", "5"];
+    let a = Worker::start(dir.path(), &llm_a.base_url, &db, &logs.path().join("a.log"), &flags).await;
+    let c = client();
+    let id = create_ok(&c, &api, &alice, "a landing page for a dog walker, built slowly please").await;
+    wait_for("worker A's sandbox runs the sleep", Duration::from_secs(60), || !processes_with(&needle).is_empty())
+        .await;
+    let calls_before = llm_a.requests().len();
+
+    a.stop();
+    let gone = wait_for("the frozen worker's sandbox ends", Duration::from_secs(LEASE_SECS * 3), || {
+        processes_with(&needle).is_empty()
+    })
+    .await;
+    assert!(stopped(a.pid), "the worker was still frozen when its sandbox ended");
+    eprintln!(
+        "measured: the frozen worker's sandbox was gone {:.2} s after SIGSTOP (lease {LEASE_SECS} s)",
+        gone.as_secs_f64()
+    );
+    assert!(gone <= Duration::from_millis(LEASE_SECS * 1000 + 500), "not within the lease: {gone:?}");
+
+    // Another worker publishes the build meanwhile, so nothing is left in the queue for A.
+    let b = Worker::start(dir.path(), &llm_b.base_url, &db, &logs.path().join("b.log"), &flags).await;
+    let events = stream(&c, &api, &alice, &id, None).await;
+    let last = events.last().unwrap();
+    assert_eq!((last.event.as_str(), last.data["success"].as_bool()), ("complete", Some(true)), "{}", b.log());
+
+    // Let go on: it finds its lease gone by its own clock, drops the run, calls no model.
+    a.resume();
+    wait_for("the woken worker dropping its run", Duration::from_secs(LEASE_SECS * 2), || {
+        a.log().contains("dropping this run")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(LEASE_SECS)).await;
+    assert_eq!(llm_a.requests().len(), calls_before, "the woken worker called the model\n{}", a.log());
+}

@@ -81,6 +81,10 @@ pub struct Job {
     /// Outside access this build asks for (`--allow-host`, `allow_hosts`): hosts and API names.
     /// It can only narrow the admin's `[egress]`; `None` takes that as it is.
     pub allow_hosts: Option<Vec<String>>,
+    /// The lease of a server worker's claim, as a [`Leash`](wright_sandbox::Leash): its
+    /// commands are killed, and its model calls refused, once the worker's deadline passes
+    /// (even while the worker is frozen). `None` locally.
+    pub leash: Option<wright_sandbox::Leash>,
 }
 
 /// The provider chain, its default model and the label builds are recorded under.
@@ -375,7 +379,7 @@ impl Engine {
             .map_err(|e| EngineError::Usage(format!("workspace {}: {e}", ws_path.display())))?;
         let (egress, egress_notes) = self.egress(&build_id, job.allow_hosts.as_deref())?;
         let outside_apis = egress.as_ref().map(|e| e.apis()).unwrap_or_default();
-        let (mut parts, confinement) = self.parts(&build_id, &workspace, connected, egress.as_ref())?;
+        let (mut parts, confinement) = self.parts(&build_id, &workspace, connected, egress.as_ref(), job.leash)?;
         parts.egress = egress;
         let mut warnings: Vec<String> = confinement.warning.iter().cloned().chain(local_react).collect();
         warnings.extend(egress_notes);
@@ -443,15 +447,24 @@ impl Engine {
         workspace: &Workspace,
         connected: &Connected,
         egress: Option<&crate::egress::BuildEgress>,
+        leash: Option<wright_sandbox::Leash>,
     ) -> Result<(RunParts, Confinement), EngineError> {
         let scratch = self.scratch(run_id)?;
         let (exec, choice) = self.sandbox_with(workspace, scratch.path(), egress)?;
+        // A leashed run's commands start through its leash, and its model calls are refused
+        // once the deadline has passed, whichever of the run's tasks wakes first after a freeze.
+        let provider = match &leash {
+            Some(l) => {
+                Arc::new(crate::leashed::Leashed::new(connected.provider.clone(), l.clone())) as Arc<dyn Provider>
+            }
+            None => connected.provider.clone(),
+        };
         let parts = RunParts {
             exec,
-            runner: Arc::new(ProcessRunner::new(choice.isolation)),
+            runner: Arc::new(ProcessRunner::new(choice.isolation).with_leash(leash)),
             scratch,
             store: self.store.clone(),
-            provider: connected.provider.clone(),
+            provider,
             label: connected.label.clone(),
             egress: None,
         };

@@ -12,6 +12,7 @@ pub mod config;
 mod egress;
 mod engine;
 mod explain;
+mod leashed;
 pub mod local;
 pub mod providers;
 pub mod sandbox;

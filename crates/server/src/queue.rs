@@ -219,7 +219,14 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     let id = record.start.id.clone();
     let handles = Handles::default();
     shared.queue.with(|m| m.insert(id.clone(), handles.clone()));
-    let keeper = tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), handles.clone()));
+    // The run's commands are watched from outside this process: killed when the lease is not
+    // renewed in time, even while this process is frozen (see `wright_sandbox::Leash`).
+    let leash = std::env::current_exe()
+        .and_then(|helper| wright_sandbox::Leash::new(helper, shared.cfg.lease))
+        .map_err(|e| tracing::warn!("no leash for this run's commands: {e}"))
+        .ok();
+    let keeper =
+        tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), handles.clone(), leash.clone()));
     let mut interrupted = false;
     let body: Result<BuildBody, _> = serde_json::from_str(record.request.as_deref().unwrap_or("{}"));
     match body {
@@ -277,6 +284,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                         model: body.model,
                         holder: Some(worker.to_string()),
                         allow_hosts: body.allow_hosts,
+                        leash,
                     };
                     shared
                         .engine
@@ -363,11 +371,19 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
 /// whatever it still writes.
 ///
 /// The lease's deadline is kept on this process's monotonic clock from the last renewal that
-/// got through, and every call to the store is bounded by it: a database that stops answering
+/// got through (and handed to the run's [`Leash`](wright_sandbox::Leash), which kills its
+/// commands when it passes even if this process is frozen), and every call to the store is
+/// bounded by it: a database that stops answering
 /// (a partition, a black-holed connection) cannot hold the renewal past the deadline, so the
 /// run stops by itself before a reaper can hand the build to another worker, whether the
 /// database ever answers again or not.
-async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handles) {
+async fn keep_lease(
+    shared: AppState,
+    id: String,
+    worker: String,
+    handles: Handles,
+    leash: Option<wright_sandbox::Leash>,
+) {
     let lease = shared.cfg.lease;
     let every = lease / 3;
     let mut signals = shared.store.notifier().signals();
@@ -375,6 +391,10 @@ async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handl
     let lost = |why: &str| {
         tracing::warn!(build = %id, "{why}; dropping this run");
         handles.lost.store(true, Ordering::SeqCst);
+        if let Some(leash) = &leash {
+            // Its commands go at once, and no model call starts from here on.
+            let _ = leash.hold_for(Duration::ZERO);
+        }
         handles.interrupt.cancel();
         // The tools' own fence: a tool the run still dispatches before it is dropped is
         // refused, and a command it still runs is killed.
@@ -402,7 +422,12 @@ async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handl
             handles.cancel.cancel();
         }
         match tokio::time::timeout_at(deadline, shared.store.renew_lease(&id, &worker, lease)).await {
-            Ok(Ok(true)) => renewed = Instant::now(),
+            Ok(Ok(true)) => {
+                renewed = Instant::now();
+                if let Some(Err(e)) = leash.as_ref().map(|l| l.hold_for(lease)) {
+                    tracing::warn!(build = %id, "moving the leash's deadline: {e}");
+                }
+            }
             Ok(Ok(false)) => return lost("another worker holds the build now"),
             Err(_) => return lost("the store did not answer before the lease ran out"),
             Ok(Err(e)) if renewed.elapsed() >= lease => {
