@@ -26,6 +26,20 @@ use wright_store::{BuildFinish, Draft, Finished, Restart, RunEnd, RunStatus, SAF
 pub const WORKER_LOST: &str = "worker_lost";
 pub const SHUTDOWN: &str = "shutdown";
 
+/// The longest a claim, a reaper's pass or a restart waits on the store. PostgreSQL's own
+/// statement timeout (`wright_store::PG_STATEMENT_TIMEOUT`, 30 s) ends a statement that waits
+/// first, with an error and nothing changed; this catches a connection that went silent (sqlx
+/// has no client-side TCP keepalives), so no worker or reaper waits on one for good. (Lease
+/// renewals and cancel checks are bounded by the lease's own deadline instead.)
+pub const STORE_CALL_LIMIT: Duration = Duration::from_secs(35);
+
+/// `call` bounded by [`STORE_CALL_LIMIT`], its timeout an error like any other of the store's.
+async fn bounded<T>(call: impl std::future::Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+    tokio::time::timeout(STORE_CALL_LIMIT, call).await.unwrap_or_else(|_| {
+        Err(StoreError::Invalid(format!("the store did not answer within {} s", STORE_CALL_LIMIT.as_secs())))
+    })
+}
+
 /// Store time `d` from now.
 pub fn time_from_now(d: Duration) -> String {
     let d = chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
@@ -55,7 +69,9 @@ async fn worker(shared: AppState, n: usize, stop: CancellationToken) {
         // so a run this slot dropped (its lease lost) can never write into the run that the
         // same slot starts when it claims the build again.
         let holder = format!("{slot}.{claim}");
-        match shared.store.claim_build(&holder, shared.cfg.lease).await {
+        // A claim whose answer was lost to a silent connection may have been made all the
+        // same: its lease runs out unrenewed and another process's reaper runs it again.
+        match bounded(shared.store.claim_build(&holder, shared.cfg.lease)).await {
             Ok(Some(record)) => {
                 let span = tracing::info_span!("build", build = %record.start.id, worker = %holder);
                 run_claimed(&shared, &holder, record).instrument(span).await
@@ -177,7 +193,7 @@ pub async fn restore_and_discard(shared: &AppState, build: &str, workspace: Stri
 /// False when the store could not be asked, so nothing was settled.
 pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason: &str) -> bool {
     let runs = shared.cfg.max_restarts.saturating_add(1);
-    match shared.store.restart_build(build, holder, runs, reason).await {
+    match bounded(shared.store.restart_build(build, holder, runs, reason)).await {
         Ok(Restart::Requeued(_)) => {
             tracing::warn!(build, reason, "interrupted; it runs again");
             shared.metrics.build_restarted(reason);
@@ -456,7 +472,7 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
         // This process's own workers are alive: a lease they could not renew for a while (a
         // busy database) is theirs to renew once it answers, not a build to run twice.
         let own = format!("{}-w", shared.queue.instance);
-        match shared.store.take_expired(&name, shared.cfg.lease * 4, &own).await {
+        match bounded(shared.store.take_expired(&name, shared.cfg.lease * 4, &own)).await {
             Ok(lost) => {
                 for b in lost {
                     // Not settled: the lease runs out again and the next pass tries once more.

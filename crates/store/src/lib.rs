@@ -47,7 +47,7 @@ pub use chat::{ChatStore, Conversation, StoredCard};
 pub use maintenance::{Decay, JobRun, Maintenance, Recalculated, WorkerBeat, WorkerRow};
 pub use note::{Note, NoteStatus};
 pub use notify::{LocalNotifier, Notifier, Signal};
-pub use pg::{PgNotifier, PgStore, redact as redact_url};
+pub use pg::{PgNotifier, PgStore, STATEMENT_TIMEOUT as PG_STATEMENT_TIMEOUT, redact as redact_url};
 pub use preview::{PREVIEW_PAGE, PreviewLog};
 pub use runlog::{Draft, Finished, Logged, RunEnd, RunLog, SAFETY_NET};
 pub use sqlite::SqliteStore;
