@@ -261,9 +261,19 @@ fn stopped(pid: u32) -> bool {
 /// run and calls the model no more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_frozen_workers_sandbox_is_gone_within_its_lease() {
+    frozen_worker("31.0", "auto").await;
+}
+
+/// The same with the Landlock fallback, whose commands stay in the leash's process group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_frozen_workers_landlock_sandbox_is_gone_within_its_lease() {
+    frozen_worker("32.0", "landlock").await;
+}
+
+async fn frozen_worker(sleep: &str, sandbox: &str) {
     let pg = wright_pgtemp::PgServer::shared().expect("a throwaway PostgreSQL (Debian's `postgresql` package)");
     let db = pg.database().unwrap();
-    let marker = format!("31.0{}", std::process::id());
+    let marker = format!("{sleep}{}", std::process::id());
     let needle = format!("sleep {marker}");
     let llm_a = MockLlm::start_with_fallback(vec![], stateless_model_sleeping(&marker)).await;
     let llm_b = MockLlm::start_with_fallback(vec![], stateless_model_sleeping("1")).await;
@@ -278,13 +288,24 @@ async fn a_frozen_workers_sandbox_is_gone_within_its_lease() {
     )
     .await;
     let alice = api.add_user("alice", false).await;
-    let flags = ["--workers", "1", "--lease", &lease, "--browser-check", "off", "--max-restarts", "5"];
+    let flags =
+        ["--workers", "1", "--lease", &lease, "--browser-check", "off", "--max-restarts", "5", "--sandbox", sandbox];
     let a = Worker::start(dir.path(), &llm_a.base_url, &db, &logs.path().join("a.log"), &flags).await;
+    eprintln!("{}", a.first_line);
     let c = client();
     let id = create_ok(&c, &api, &alice, "a landing page for a dog walker, built slowly please").await;
     wait_for("worker A's sandbox runs the sleep", Duration::from_secs(60), || !processes_with(&needle).is_empty())
         .await;
     let calls_before = llm_a.requests().len();
+    let lines: Vec<String> = processes_with(&needle)
+        .iter()
+        .filter_map(|p| std::fs::read(format!("/proc/{p}/cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .collect();
+    assert!(lines.iter().any(|l| l.contains(" __leash ")), "the command runs on a leash: {lines:?}");
+    if sandbox == "landlock" {
+        assert!(lines.iter().any(|l| l.contains(" __confine ")), "the Landlock helper runs it: {lines:?}");
+    }
 
     a.stop();
     let gone = wait_for("the frozen worker's sandbox ends", Duration::from_secs(LEASE_SECS * 3), || {
@@ -293,7 +314,7 @@ async fn a_frozen_workers_sandbox_is_gone_within_its_lease() {
     .await;
     assert!(stopped(a.pid), "the worker was still frozen when its sandbox ended");
     eprintln!(
-        "measured: the frozen worker's sandbox was gone {:.2} s after SIGSTOP (lease {LEASE_SECS} s)",
+        "measured: the frozen worker's {sandbox} sandbox was gone {:.2} s after SIGSTOP (lease {LEASE_SECS} s)",
         gone.as_secs_f64()
     );
     assert!(gone <= Duration::from_millis(LEASE_SECS * 1000 + 500), "not within the lease: {gone:?}");
