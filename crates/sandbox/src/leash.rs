@@ -123,6 +123,10 @@ fn watch(args: &[OsString]) -> Result<std::convert::Infallible, LeashError> {
     use nix::unistd::{ForkResult, fork, getpgrp, getppid};
     let fail = |what: &'static str| move |e: nix::Error| LeashError(format!("{what}: {e}"));
     let worker = getppid();
+    // A command running as the same user (the Landlock fallback without root) must not reach
+    // the deadline through `/proc/<leash>/fd`: a process that is not dumpable has its `/proc`
+    // entries owned by root. (The command, after its exec, is dumpable again.)
+    nix::sys::prctl::set_dumpable(false).map_err(fail("prctl"))?;
     let (fd, command) = match args {
         [fd, dashes, program, rest @ ..] if dashes == "--" => {
             let fd: i32 =

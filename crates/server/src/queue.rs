@@ -300,7 +300,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                         model: body.model,
                         holder: Some(worker.to_string()),
                         allow_hosts: body.allow_hosts,
-                        leash,
+                        leash: leash.clone(),
                     };
                     shared
                         .engine
@@ -340,10 +340,18 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                     // are killed with it); every event it emitted is stored already.
                     tokio::select! {
                         finished = prepared.run(vec![usage], handles.cancel.clone()) => {
-                            let outcome = finished.report.end.reason().map_or("published", EndReason::as_str);
-                            shared.metrics.build_ended(outcome, template);
-                            crate::rerun::discard(shared.engine.data_dir(), &id);
-                            tracing::info!(outcome, "build ended");
+                            if leash.as_ref().is_some_and(wright_sandbox::Leash::expired) {
+                                // Past its lease (woken from a freeze before the keeper
+                                // noticed): its ending was refused, and the copy of the
+                                // folder may serve the run that holds the build now.
+                                handles.lost.store(true, Ordering::SeqCst);
+                                interrupted = true;
+                            } else {
+                                let outcome = finished.report.end.reason().map_or("published", EndReason::as_str);
+                                shared.metrics.build_ended(outcome, template);
+                                crate::rerun::discard(shared.engine.data_dir(), &id);
+                                tracing::info!(outcome, "build ended");
+                            }
                         }
                         _ = handles.interrupt.cancelled() => interrupted = true,
                     }
@@ -371,6 +379,13 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
             if attempt + 1 < tries {
                 tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt.min(8) + 1))).await;
             }
+        }
+        // Dropped just as its build ended (by this run, or by the run that holds it now): the
+        // folder's copy is of no more use.
+        if let Ok(Ok(b)) = tokio::time::timeout(shared.cfg.lease, shared.store.build(&id)).await
+            && b.status.is_final()
+        {
+            crate::rerun::discard(shared.engine.data_dir(), &id);
         }
     }
     shared.queue.with(|m| m.remove(&id));
