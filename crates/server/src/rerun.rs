@@ -1,11 +1,16 @@
 //! Where an interrupted build starts again from: its workspace as it was before the run that
-//! was interrupted, so a re-run is the same build, not a build on top of half a build.
+//! was interrupted, so a re-run is the same build, not a build on top of half a build. Each
+//! later run works in a folder of its own ([`claim_folder`], `DATA/builds/ID.N` for run `N`),
+//! so a run that lost its lease but is still alive (frozen, cut off from the database) writes
+//! only into its own claim's folder, never into the run that holds the build now.
 //!
-//! - A **new build** has a folder of its own (`DATA/builds/ID`): a re-run starts with it empty.
+//! - A **new build** has a folder of its own (`DATA/builds/ID`): a re-run starts in an empty
+//!   folder of its own, and the run before's folder is removed.
 //! - A **follow-up build** (`continue`) works in its parent's folder. Before its first run the
 //!   server copies that folder to `DATA/snapshots/ID` (written under a temporary name and
-//!   renamed, so a copy cut short by a kill is never taken for a whole one); a re-run first puts
-//!   the copy back. The copy goes once the build has ended.
+//!   renamed, so a copy cut short by a kill is never taken for a whole one); a re-run works in
+//!   a copy of that copy, and puts it back into the parent's folder too. The copy goes once the
+//!   build has ended.
 //!
 //! Folders of dependencies and build output (`node_modules`, `target`, …) are neither copied
 //! nor removed: they are the costly part to copy, and the project's own tools make them again.
@@ -112,16 +117,15 @@ pub fn prepare(data_dir: &Path, record: &BuildRecord, continuing: bool) -> io::R
     Ok(folder)
 }
 
-/// Remove the folders of a build's earlier claims (`DATA/builds/ID.N`) that are still there (a
-/// lost run that came back after its folder was removed may have made it again), for
-/// retention; all but `keep` (the folder the build is known by, which retention removes itself).
+/// Remove the folders of a build's earlier claims (`DATA/builds/ID`, `DATA/builds/ID.N`) that
+/// are still there (a lost run that came back after its folder was removed may have made it
+/// again), for retention; all but `keep` (the folder the build is known by, which retention
+/// removes itself).
 pub fn remove_claim_folders(data_dir: &Path, build: &str, keep: &Path) {
     let Ok(entries) = std::fs::read_dir(data_dir.join("builds")) else { return };
     for e in entries.flatten() {
         let path = e.path();
-        let claim = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n != build);
-        if claim
-            && path != keep
+        if path != keep
             && is_own(data_dir, build, &path)
             && let Err(e) = remove_all(&path)
             && e.kind() != io::ErrorKind::NotFound
