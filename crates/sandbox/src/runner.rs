@@ -199,6 +199,12 @@ pub trait CommandRunner: Send + Sync {
     fn loopback_tcp(&self) -> bool {
         true
     }
+
+    /// Whether the run this runner serves is past its lease ([`Leash::expired`]): then no tool
+    /// of the run may act any more (its build is another run's now). Never, without a lease.
+    fn past_lease(&self) -> bool {
+        false
+    }
 }
 
 /// The real runner: child processes in their own process group.
@@ -266,6 +272,10 @@ impl CommandRunner for ProcessRunner {
 
     fn loopback_tcp(&self) -> bool {
         self.isolation.loopback_tcp()
+    }
+
+    fn past_lease(&self) -> bool {
+        self.leash.as_ref().is_some_and(Leash::expired)
     }
 
     async fn run(
