@@ -296,6 +296,13 @@ fn main() -> ExitCode {
         eprintln!("wright sandbox: {e}");
         return ExitCode::from(125);
     }
+    // A run's commands start through wright itself too: the leash that kills them when their
+    // worker stops renewing its lease, even while the worker is frozen.
+    if raw.get(1).is_some_and(|a| a == wright_sandbox::LEASH_ARG) {
+        let e = wright_sandbox::leash_and_run(&raw[2..]);
+        eprintln!("{e}");
+        return ExitCode::from(125);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -460,6 +467,9 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     if args.prompt.trim().is_empty() {
         return Err(usage(anyhow!("the prompt is empty; say what to build, e.g. wright run \"a counter app\"")));
     }
+    if args.continue_from.is_some() && args.workspace.is_some() {
+        return Err(usage(anyhow!("--continue works in the earlier build's folder; leave out --workspace")));
+    }
     // Names the user typed are checked before anything is opened or created.
     if let Some(t) = &args.template {
         wright_engine::parse_template(t)?;
@@ -479,6 +489,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         model: None,
         holder: None,
         allow_hosts: (!args.allow_hosts.is_empty()).then_some(args.allow_hosts),
+        leash: None,
     };
     let build = engine.prepare(job).await?;
     for w in &build.warnings {

@@ -2,8 +2,9 @@
 //! servers (`wright serve --no-workers`) and three `wright worker` processes on one database
 //! and one data folder, thirty builds from a few users spread over both servers. While builds
 //! run, one worker is killed with SIGKILL, and the two others in turn are frozen (SIGSTOP) for
-//! longer than their lease, then let go on (SIGCONT): one while its sandboxes still run, one
-//! after they ended (so it wakes with words to store). Every build must end published; every
+//! longer than their lease, then let go on (SIGCONT): one two leases on, one after its sleeps
+//! would have ended (so it wakes with a finished command to report). The leash kills a frozen
+//! worker's sandboxes within its lease, so none still runs at SIGCONT. Every build must end published; every
 //! stream, read from either server (one of them cut and resumed with `Last-Event-ID`), must be
 //! exactly what is stored; a frozen worker must get nothing in once its builds were handed on;
 //! and no process of a killed or dropped run's sandbox may be left.
@@ -283,7 +284,7 @@ async fn two_servers_three_workers_one_killed_two_frozen_and_every_build_publish
 
     // Freeze the two others in turn, each once it is mid-sleep: its builds are handed on (a
     // reaper puts them back in the queue) while it cannot say a word. The first is let go
-    // after two leases, its sandboxes still running: dropping its runs must kill them. The
+    // after two leases (the leash killed its sandboxes at the lease; none may be left). The
     // second only once its sleeps have ended: awake, its runs have a finished command to
     // report before it learns that it lost them, and the store must refuse every word.
     let mut frozen: Vec<(usize, Vec<Running>)> = Vec::new();

@@ -120,7 +120,9 @@ async fn builds_killed_at_random_moments_each_end_once_published_or_failed_past_
 }
 
 /// A follow-up build works in its earlier build's folder: interrupted by kill -9 after it
-/// changed that folder, it runs again from the folder as the earlier build left it.
+/// changed that folder, it runs again from the folder as the earlier build left it, in a
+/// folder of its own (`DATA/builds/ID.2`, so a stale run could never write into it); the
+/// earlier build's folder is put back as it was.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_interrupted_follow_up_runs_again_from_the_earlier_builds_folder() {
     use serde_json::json;
@@ -183,11 +185,17 @@ async fn an_interrupted_follow_up_runs_again_from_the_earlier_builds_folder() {
     let data: Vec<Value> = events.iter().map(|e| e.data.clone()).collect();
     assert_eq!(data.iter().filter(|e| e["type"] == "restarted").count(), 1, "{data:#?}");
     assert_eq!(events.last().unwrap().data["success"], true, "{data:#?}");
-    // The re-run started from the earlier build's folder: its page back as it was, nothing
-    // of the interrupted run left, the re-run's page added; the copy is gone.
+    // The re-run started from the earlier build's folder: its page as it was, nothing of the
+    // interrupted run, the re-run's page added, all in the re-run's own folder, which is the
+    // one the build is known by; the earlier build's folder is back as it was.
+    let own = dir.path().join("builds").join(format!("{follow_up}.2"));
+    assert_eq!(std::fs::read_to_string(own.join("index.html")).unwrap(), PAGE);
+    assert!(!own.join("half-done.html").exists());
+    assert!(own.join("contact.html").exists());
+    let files = support::server::get_json(&c, &s, &alice, &format!("/api/builds/{follow_up}/files")).await;
+    assert!(files.to_string().contains("contact.html"), "{files}");
     assert_eq!(std::fs::read_to_string(folder.join("index.html")).unwrap(), PAGE);
-    assert!(!folder.join("half-done.html").exists());
-    assert!(folder.join("contact.html").exists());
+    assert!(!folder.join("half-done.html").exists() && !folder.join("contact.html").exists());
     // The copy goes once the worker's run has returned, just after `complete`.
     let copy = dir.path().join("snapshots").join(&follow_up);
     let gone = async {

@@ -70,7 +70,8 @@ pub struct Job {
     pub checks: Vec<String>,
     /// Keep working on this earlier build (id or prefix), in its folder and conversation.
     pub continue_from: Option<String>,
-    /// Where to build; a new folder under the data dir when `None`.
+    /// Where to build; a new folder under the data dir when `None`. With `continue_from`, the
+    /// folder to work in instead of the earlier build's (a copy of it).
     pub workspace: Option<PathBuf>,
     /// A model other than the configured one, for the same provider.
     pub model: Option<String>,
@@ -80,6 +81,10 @@ pub struct Job {
     /// Outside access this build asks for (`--allow-host`, `allow_hosts`): hosts and API names.
     /// It can only narrow the admin's `[egress]`; `None` takes that as it is.
     pub allow_hosts: Option<Vec<String>>,
+    /// The lease of a server worker's claim, as a [`Leash`](wright_sandbox::Leash): its
+    /// commands are killed, and its model calls refused, once the worker's deadline passes
+    /// (even while the worker is frozen). `None` locally.
+    pub leash: Option<wright_sandbox::Leash>,
 }
 
 /// The provider chain, its default model and the label builds are recorded under.
@@ -355,12 +360,9 @@ impl Engine {
         let build_id = job.id.clone();
         let (ws_path, history) = match &parent {
             Some(p) => {
-                if job.workspace.is_some() {
-                    return Err(EngineError::Usage(
-                        "--continue works in the earlier build's folder; leave out --workspace".into(),
-                    ));
-                }
-                let path = PathBuf::from(&p.start.workspace);
+                // A follow-up works in its parent's folder, or in the folder given: a server's
+                // claim after a lost one works in a copy of it, so the stale run keeps its own.
+                let path = job.workspace.clone().unwrap_or_else(|| PathBuf::from(&p.start.workspace));
                 if !path.is_dir() {
                     return Err(EngineError::Usage(format!(
                         "build {} had its files in {}, which no longer exists",
@@ -381,7 +383,7 @@ impl Engine {
             .map_err(|e| EngineError::Usage(format!("workspace {}: {e}", ws_path.display())))?;
         let (egress, egress_notes) = self.egress(&build_id, job.allow_hosts.as_deref())?;
         let outside_apis = egress.as_ref().map(|e| e.apis()).unwrap_or_default();
-        let (mut parts, confinement) = self.parts(&build_id, &workspace, connected, egress.as_ref())?;
+        let (mut parts, confinement) = self.parts(&build_id, &workspace, connected, egress.as_ref(), job.leash)?;
         parts.egress = egress;
         let mut warnings: Vec<String> = confinement.warning.iter().cloned().chain(local_react).collect();
         warnings.extend(egress_notes);
@@ -449,15 +451,24 @@ impl Engine {
         workspace: &Workspace,
         connected: &Connected,
         egress: Option<&crate::egress::BuildEgress>,
+        leash: Option<wright_sandbox::Leash>,
     ) -> Result<(RunParts, Confinement), EngineError> {
         let scratch = self.scratch(run_id)?;
         let (exec, choice) = self.sandbox_with(workspace, scratch.path(), egress)?;
+        // A leashed run's commands start through its leash, and its model calls are refused
+        // once the deadline has passed, whichever of the run's tasks wakes first after a freeze.
+        let provider = match &leash {
+            Some(l) => {
+                Arc::new(crate::leashed::Leashed::new(connected.provider.clone(), l.clone())) as Arc<dyn Provider>
+            }
+            None => connected.provider.clone(),
+        };
         let parts = RunParts {
             exec,
-            runner: Arc::new(ProcessRunner::new(choice.isolation)),
+            runner: Arc::new(ProcessRunner::new(choice.isolation).with_leash(leash)),
             scratch,
             store: self.store.clone(),
-            provider: connected.provider.clone(),
+            provider,
             label: connected.label.clone(),
             egress: None,
         };

@@ -13,6 +13,7 @@ mod egress;
 pub mod embedq;
 mod engine;
 mod explain;
+mod leashed;
 pub mod local;
 pub mod providers;
 pub mod sandbox;

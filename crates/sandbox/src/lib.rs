@@ -9,6 +9,7 @@ mod bwrap;
 mod cgroup;
 mod confine;
 mod egress;
+mod leash;
 pub mod memwatch;
 mod output;
 mod redact;
@@ -21,6 +22,7 @@ pub use bwrap::{Bwrap, Limits, Policy, SANDBOX_UID, Unavailable, give_back, runn
 pub use cgroup::Cgroups;
 pub use confine::{CONFINE_ARG, ConfineError, Landlock, confine_and_exec};
 pub use egress::{EgressBridge, SCRIPT_INSIDE, SOCKET_INSIDE};
+pub use leash::{LEASH_ARG, LEASH_POLL, Leash, LeashError, leash_and_run};
 pub use memwatch::{ProcessMemory, TreeMemory};
 pub use output::CappedOutput;
 pub use redact::{HOME_MARK, MIN_SECRET_LEN, REDACTED, RedactStream, Redactor};

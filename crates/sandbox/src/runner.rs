@@ -1,6 +1,7 @@
 //! Running one command: confined to the workspace, bounded in time and output, killed as a
 //! whole process group when it overruns or the build is cancelled.
 
+use crate::leash::Leash;
 use crate::memwatch::{TreeMemory, Watch, kill_pids};
 use crate::output::CappedOutput;
 use std::os::fd::OwnedFd;
@@ -198,11 +199,20 @@ pub trait CommandRunner: Send + Sync {
     fn loopback_tcp(&self) -> bool {
         true
     }
+
+    /// Whether the run this runner serves is past its lease ([`Leash::expired`]): then no tool
+    /// of the run may act any more (its build is another run's now). Never, without a lease.
+    fn past_lease(&self) -> bool {
+        false
+    }
 }
 
 /// The real runner: child processes in their own process group.
 pub struct ProcessRunner {
     isolation: Box<dyn Isolation>,
+    /// Commands of a run held by a lease are started through its [`Leash`], which kills them
+    /// when the lease is not renewed in time even if wright itself is frozen.
+    leash: Option<Leash>,
 }
 
 impl Default for ProcessRunner {
@@ -213,7 +223,13 @@ impl Default for ProcessRunner {
 
 impl ProcessRunner {
     pub fn new(isolation: Box<dyn Isolation>) -> Self {
-        Self { isolation }
+        Self { isolation, leash: None }
+    }
+
+    /// Start every command through `leash` (see [`Leash`]).
+    pub fn with_leash(mut self, leash: Option<Leash>) -> Self {
+        self.leash = leash;
+        self
     }
 }
 
@@ -258,6 +274,10 @@ impl CommandRunner for ProcessRunner {
         self.isolation.loopback_tcp()
     }
 
+    fn past_lease(&self) -> bool {
+        self.leash.as_ref().is_some_and(Leash::expired)
+    }
+
     async fn run(
         &self,
         spec: CommandSpec,
@@ -265,6 +285,9 @@ impl CommandRunner for ProcessRunner {
         cancel: &CancellationToken,
     ) -> Result<CommandOutcome, RunError> {
         let mut spec = self.isolation.wrap(spec)?;
+        if let Some(leash) = &self.leash {
+            spec = leash.wrap(spec)?;
+        }
         let program = find_program(&spec.program, &spec.env)
             .ok_or_else(|| RunError::NotFound { program: spec.program.clone() })?;
         let mut cmd = tokio::process::Command::new(&program);

@@ -214,6 +214,7 @@ async fn take_down_app(shared: &AppState, id: &str) -> Result<bool, String> {
 /// only when that is a real folder inside `DATA/builds/`.
 fn prune(data_dir: &Path, id: &str, workspace: &Path) -> io::Result<Pruned> {
     crate::rerun::discard(data_dir, id);
+    crate::rerun::remove_claim_folders(data_dir, id, workspace);
     let meta = match std::fs::symlink_metadata(workspace) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Pruned::Gone),
@@ -309,5 +310,21 @@ mod tests {
         let up = data.path().join("builds").join("..");
         assert_eq!(prune(data.path(), "y", &up).unwrap(), Pruned::Kept);
         assert!(data.path().join("builds").exists() && elsewhere.path().exists());
+    }
+
+    /// A build run again after a lost lease is known by its last run's folder (`ID.3`); the
+    /// folders of its earlier runs go with it, and no other build's.
+    #[test]
+    fn the_folders_of_earlier_runs_go_with_the_build() {
+        let data = tempfile::tempdir().unwrap();
+        let builds = data.path().join("builds");
+        for name in ["b1", "b1.2", "b1.3", "b10", "b1.x"] {
+            std::fs::create_dir_all(builds.join(name)).unwrap();
+        }
+        assert_eq!(prune(data.path(), "b1", &builds.join("b1.3")).unwrap(), Pruned::Removed);
+        let mut left: Vec<String> =
+            std::fs::read_dir(&builds).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        left.sort();
+        assert_eq!(left, ["b1.x", "b10"], "only the build's own runs' folders go");
     }
 }

@@ -26,6 +26,20 @@ use wright_store::{BuildFinish, Draft, Finished, Restart, RunEnd, RunStatus, SAF
 pub const WORKER_LOST: &str = "worker_lost";
 pub const SHUTDOWN: &str = "shutdown";
 
+/// The longest a claim, a reaper's pass or a restart waits on the store. PostgreSQL's own
+/// statement timeout (`wright_store::PG_STATEMENT_TIMEOUT`, 30 s) ends a statement that waits
+/// first, with an error and nothing changed; this catches a connection that went silent (sqlx
+/// has no client-side TCP keepalives), so no worker or reaper waits on one for good. (Lease
+/// renewals and cancel checks are bounded by the lease's own deadline instead.)
+pub const STORE_CALL_LIMIT: Duration = Duration::from_secs(35);
+
+/// `call` bounded by [`STORE_CALL_LIMIT`], its timeout an error like any other of the store's.
+async fn bounded<T>(call: impl std::future::Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+    tokio::time::timeout(STORE_CALL_LIMIT, call).await.unwrap_or_else(|_| {
+        Err(StoreError::Invalid(format!("the store did not answer within {} s", STORE_CALL_LIMIT.as_secs())))
+    })
+}
+
 /// Store time `d` from now.
 pub fn time_from_now(d: Duration) -> String {
     let d = chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
@@ -55,7 +69,9 @@ async fn worker(shared: AppState, n: usize, stop: CancellationToken) {
         // so a run this slot dropped (its lease lost) can never write into the run that the
         // same slot starts when it claims the build again.
         let holder = format!("{slot}.{claim}");
-        match shared.store.claim_build(&holder, shared.cfg.lease).await {
+        // A claim whose answer was lost to a silent connection may have been made all the
+        // same: its lease runs out unrenewed and another process's reaper runs it again.
+        match bounded(shared.store.claim_build(&holder, shared.cfg.lease)).await {
             Ok(Some(record)) => {
                 let span = tracing::info_span!("build", build = %record.start.id, worker = %holder);
                 run_claimed(&shared, &holder, record).instrument(span).await
@@ -177,7 +193,7 @@ pub async fn restore_and_discard(shared: &AppState, build: &str, workspace: Stri
 /// False when the store could not be asked, so nothing was settled.
 pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason: &str) -> bool {
     let runs = shared.cfg.max_restarts.saturating_add(1);
-    match shared.store.restart_build(build, holder, runs, reason).await {
+    match bounded(shared.store.restart_build(build, holder, runs, reason)).await {
         Ok(Restart::Requeued(_)) => {
             tracing::warn!(build, reason, "interrupted; it runs again");
             shared.metrics.build_restarted(reason);
@@ -219,7 +235,14 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     let id = record.start.id.clone();
     let handles = Handles::default();
     shared.queue.with(|m| m.insert(id.clone(), handles.clone()));
-    let keeper = tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), handles.clone()));
+    // The run's commands are watched from outside this process: killed when the lease is not
+    // renewed in time, even while this process is frozen (see `wright_sandbox::Leash`).
+    let leash = std::env::current_exe()
+        .and_then(|helper| wright_sandbox::Leash::new(helper, shared.cfg.lease))
+        .map_err(|e| tracing::warn!("no leash for this run's commands: {e}"))
+        .ok();
+    let keeper =
+        tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), handles.clone(), leash.clone()));
     let mut interrupted = false;
     let body: Result<BuildBody, _> = serde_json::from_str(record.request.as_deref().unwrap_or("{}"));
     match body {
@@ -241,34 +264,64 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                 let record = record.clone();
                 tokio::task::spawn_blocking(move || crate::rerun::prepare(&data_dir, &record, continuing)).await
             };
-            let job = Job {
-                id: id.clone(),
-                prompt: body.prompt,
-                template: body.template,
-                lang: body.lang,
-                checks: body.checks,
-                continue_from: body.r#continue,
-                workspace: (!continuing).then(|| record.start.workspace.clone().into()),
-                model: body.model,
-                holder: Some(worker.to_string()),
-                allow_hosts: body.allow_hosts,
-            };
-            let prepared = match reset {
-                Ok(Ok(())) => shared
-                    .engine
-                    .prepare(job)
-                    .await
-                    .map_err(|e| (format!("the build could not start: {e}"), engine_reason(&e))),
-                Ok(Err(e)) => {
-                    Err((format!("the build's folder could not be made ready: {e}"), EndReason::WorkspaceUnusable))
+            // A claim after a lost one works in a folder of its own, recorded on the build
+            // while this worker holds it: files, archive, previews and follow-ups follow it.
+            let folder = match reset {
+                Ok(Ok(folder)) => {
+                    let path = folder.display().to_string();
+                    if path == record.start.workspace {
+                        Ok(Some(folder))
+                    } else {
+                        let lease = shared.cfg.lease;
+                        match tokio::time::timeout(lease, shared.store.set_claim_folder(&id, worker, &path)).await {
+                            Ok(Ok(true)) => Ok(Some(folder)),
+                            Ok(Ok(false)) => Ok(None),
+                            Ok(Err(e)) => {
+                                tracing::warn!("recording this run's folder: {e}");
+                                Ok(None)
+                            }
+                            Err(_) => Ok(None),
+                        }
+                    }
                 }
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            let prepared = match folder {
+                Ok(Some(folder)) => {
+                    let job = Job {
+                        id: id.clone(),
+                        prompt: body.prompt,
+                        template: body.template,
+                        lang: body.lang,
+                        checks: body.checks,
+                        continue_from: body.r#continue,
+                        workspace: Some(folder),
+                        model: body.model,
+                        holder: Some(worker.to_string()),
+                        allow_hosts: body.allow_hosts,
+                        leash: leash.clone(),
+                    };
+                    shared
+                        .engine
+                        .prepare(job)
+                        .await
+                        .map(Some)
+                        .map_err(|e| (format!("the build could not start: {e}"), engine_reason(&e)))
+                }
+                // Not held any more (or not known to be): the build is another run's now.
+                Ok(None) => Ok(None),
                 Err(e) => {
                     Err((format!("the build's folder could not be made ready: {e}"), EndReason::WorkspaceUnusable))
                 }
             };
             match prepared {
                 Err((message, reason)) => end_build(shared, &id, worker, &message, reason).await,
-                Ok(prepared) => {
+                Ok(None) => {
+                    handles.lost.store(true, Ordering::SeqCst);
+                    interrupted = true;
+                }
+                Ok(Some(prepared)) => {
                     let warnings: Vec<EventKind> = prepared
                         .warnings
                         .iter()
@@ -287,10 +340,18 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                     // are killed with it); every event it emitted is stored already.
                     tokio::select! {
                         finished = prepared.run(vec![usage], handles.cancel.clone()) => {
-                            let outcome = finished.report.end.reason().map_or("published", EndReason::as_str);
-                            shared.metrics.build_ended(outcome, template);
-                            crate::rerun::discard(shared.engine.data_dir(), &id);
-                            tracing::info!(outcome, "build ended");
+                            if leash.as_ref().is_some_and(wright_sandbox::Leash::expired) {
+                                // Past its lease (woken from a freeze before the keeper
+                                // noticed): its ending was refused, and the copy of the
+                                // folder may serve the run that holds the build now.
+                                handles.lost.store(true, Ordering::SeqCst);
+                                interrupted = true;
+                            } else {
+                                let outcome = finished.report.end.reason().map_or("published", EndReason::as_str);
+                                shared.metrics.build_ended(outcome, template);
+                                crate::rerun::discard(shared.engine.data_dir(), &id);
+                                tracing::info!(outcome, "build ended");
+                            }
                         }
                         _ = handles.interrupt.cancelled() => interrupted = true,
                     }
@@ -319,6 +380,13 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                 tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt.min(8) + 1))).await;
             }
         }
+        // Dropped just as its build ended (by this run, or by the run that holds it now): the
+        // folder's copy is of no more use.
+        if let Ok(Ok(b)) = tokio::time::timeout(shared.cfg.lease, shared.store.build(&id)).await
+            && b.status.is_final()
+        {
+            crate::rerun::discard(shared.engine.data_dir(), &id);
+        }
     }
     shared.queue.with(|m| m.remove(&id));
 }
@@ -334,11 +402,19 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
 /// whatever it still writes.
 ///
 /// The lease's deadline is kept on this process's monotonic clock from the last renewal that
-/// got through, and every call to the store is bounded by it: a database that stops answering
+/// got through (and handed to the run's [`Leash`](wright_sandbox::Leash), which kills its
+/// commands when it passes even if this process is frozen), and every call to the store is
+/// bounded by it: a database that stops answering
 /// (a partition, a black-holed connection) cannot hold the renewal past the deadline, so the
 /// run stops by itself before a reaper can hand the build to another worker, whether the
 /// database ever answers again or not.
-async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handles) {
+async fn keep_lease(
+    shared: AppState,
+    id: String,
+    worker: String,
+    handles: Handles,
+    leash: Option<wright_sandbox::Leash>,
+) {
     let lease = shared.cfg.lease;
     let every = lease / 3;
     let mut signals = shared.store.notifier().signals();
@@ -346,7 +422,14 @@ async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handl
     let lost = |why: &str| {
         tracing::warn!(build = %id, "{why}; dropping this run");
         handles.lost.store(true, Ordering::SeqCst);
+        if let Some(leash) = &leash {
+            // Its commands go at once, and no model call starts from here on.
+            let _ = leash.hold_for(Duration::ZERO);
+        }
         handles.interrupt.cancel();
+        // The tools' own fence: a tool the run still dispatches before it is dropped is
+        // refused, and a command it still runs is killed.
+        handles.cancel.cancel();
     };
     loop {
         let deadline = tokio::time::Instant::from_std(renewed + lease);
@@ -370,7 +453,12 @@ async fn keep_lease(shared: AppState, id: String, worker: String, handles: Handl
             handles.cancel.cancel();
         }
         match tokio::time::timeout_at(deadline, shared.store.renew_lease(&id, &worker, lease)).await {
-            Ok(Ok(true)) => renewed = Instant::now(),
+            Ok(Ok(true)) => {
+                renewed = Instant::now();
+                if let Some(Err(e)) = leash.as_ref().map(|l| l.hold_for(lease)) {
+                    tracing::warn!(build = %id, "moving the leash's deadline: {e}");
+                }
+            }
             Ok(Ok(false)) => return lost("another worker holds the build now"),
             Err(_) => return lost("the store did not answer before the lease ran out"),
             Ok(Err(e)) if renewed.elapsed() >= lease => {
@@ -399,7 +487,7 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
         // This process's own workers are alive: a lease they could not renew for a while (a
         // busy database) is theirs to renew once it answers, not a build to run twice.
         let own = format!("{}-w", shared.queue.instance);
-        match shared.store.take_expired(&name, shared.cfg.lease * 4, &own).await {
+        match bounded(shared.store.take_expired(&name, shared.cfg.lease * 4, &own)).await {
             Ok(lost) => {
                 for b in lost {
                     // Not settled: the lease runs out again and the next pass tries once more.

@@ -1,11 +1,16 @@
 //! Where an interrupted build starts again from: its workspace as it was before the run that
-//! was interrupted, so a re-run is the same build, not a build on top of half a build.
+//! was interrupted, so a re-run is the same build, not a build on top of half a build. Each
+//! later run works in a folder of its own ([`claim_folder`], `DATA/builds/ID.N` for run `N`),
+//! so a run that lost its lease but is still alive (frozen, cut off from the database) writes
+//! only into its own claim's folder, never into the run that holds the build now.
 //!
-//! - A **new build** has a folder of its own (`DATA/builds/ID`): a re-run starts with it empty.
+//! - A **new build** has a folder of its own (`DATA/builds/ID`): a re-run starts in an empty
+//!   folder of its own, and the run before's folder is removed.
 //! - A **follow-up build** (`continue`) works in its parent's folder. Before its first run the
 //!   server copies that folder to `DATA/snapshots/ID` (written under a temporary name and
-//!   renamed, so a copy cut short by a kill is never taken for a whole one); a re-run first puts
-//!   the copy back. The copy goes once the build has ended.
+//!   renamed, so a copy cut short by a kill is never taken for a whole one); a re-run works in
+//!   a copy of that copy, and puts it back into the parent's folder too. The copy goes once the
+//!   build has ended.
 //!
 //! Folders of dependencies and build output (`node_modules`, `target`, …) are neither copied
 //! nor removed: they are the costly part to copy, and the project's own tools make them again.
@@ -27,37 +32,106 @@ pub fn snapshot_of(data_dir: &Path, build: &str) -> PathBuf {
     snapshots(data_dir).join(build)
 }
 
-/// Make the build's workspace what it was before its first run: empty a new build's own folder
-/// on a re-run; for a follow-up build, put its copy back, or take the copy before the first run.
+/// The folder a claim of a build works in when it is not the build's first: `DATA/builds/ID.N`
+/// for run `N`. A run that lost its lease may still be alive (frozen, cut off from the
+/// database) and write on; it writes only into the folder of its own claim, never into this.
+pub fn claim_folder(data_dir: &Path, build: &str, attempt: u32) -> PathBuf {
+    data_dir.join("builds").join(format!("{build}.{attempt}"))
+}
+
+/// Whether `folder` is one the server made for this build alone (`DATA/builds/ID` or a claim's
+/// `DATA/builds/ID.N`), as opposed to the folder of the build a follow-up continues.
+fn is_own(data_dir: &Path, build: &str, folder: &Path) -> bool {
+    let builds = data_dir.join("builds");
+    let Some(name) = folder.file_name().and_then(|n| n.to_str()) else { return false };
+    folder.parent() == Some(builds.as_path())
+        && (name == build
+            || name.strip_prefix(build).and_then(|r| r.strip_prefix('.')).is_some_and(|n| n.parse::<u32>().is_ok()))
+}
+
+/// Make ready the folder this claim of the build works in, and say which it is.
+///
+/// A first run works where the build was queued to (a new build's own folder; a follow-up's
+/// parent's folder, of which a copy is taken first). A later run (the one before it was
+/// interrupted or lost its lease) works in a new folder of its own ([`claim_folder`]): empty for
+/// a new build, a copy of the parent's folder as it was for a follow-up. The folder of the run
+/// before is removed when it was the build's own, or put back as it was when it was the
+/// parent's.
 ///
 /// The workspace is the generated code's: every step in it goes through a `wright-beneath`
 /// capability, so links it holds are copied as links (never followed) and a link met where a
 /// folder or file is to be written stops the step.
-pub fn prepare(data_dir: &Path, record: &BuildRecord, continuing: bool) -> io::Result<()> {
-    let ws = Path::new(&record.start.workspace);
-    if !continuing {
-        // Only the folder the server made for this build is ever emptied.
-        let own = data_dir.join("builds").join(&record.start.id);
-        if record.attempt > 1 && ws == own && ws.exists() {
-            remove_all(ws)?;
-        }
-        return Ok(());
-    }
-    if !ws.is_dir() {
-        // The parent's folder is gone; preparing the build says so.
-        return Ok(());
-    }
-    let snap = snapshot_of(data_dir, &record.start.id);
-    if snap.is_dir() {
-        put_back(&snap, ws)
-    } else {
-        let tmp = snapshots(data_dir).join(format!(".partial-{}-{}", record.start.id, std::process::id()));
+pub fn prepare(data_dir: &Path, record: &BuildRecord, continuing: bool) -> io::Result<PathBuf> {
+    let id = &record.start.id;
+    let before = Path::new(&record.start.workspace);
+    let snap = snapshot_of(data_dir, id);
+    let parents = continuing && !is_own(data_dir, id, before);
+    if parents && before.is_dir() && !snap.is_dir() {
+        // Taken before any run changes the parent's folder (a run cut short before the copy
+        // was whole changed nothing yet).
+        let tmp = snapshots(data_dir).join(format!(".partial-{id}-{}", std::process::id()));
         if tmp.exists() {
             remove_all(&tmp)?;
         }
         let into = Dir::create(&tmp).map_err(io::Error::other)?;
-        copy(&Dir::open(ws).map_err(io::Error::other)?, &into)?;
-        std::fs::rename(&tmp, &snap)
+        copy(&Dir::open(before).map_err(io::Error::other)?, &into)?;
+        std::fs::rename(&tmp, &snap)?;
+    }
+    if record.attempt <= 1 {
+        // The parent's folder may be gone; preparing the build says so.
+        return Ok(before.to_path_buf());
+    }
+    if continuing && !snap.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("the folder of the build it continues ({}) is gone", before.display()),
+        ));
+    }
+    let folder = claim_folder(data_dir, id, record.attempt);
+    match std::fs::symlink_metadata(&folder) {
+        Ok(_) => remove_all(&folder)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    // What the lost run left is not this run's; failing to tidy it up does not stop this run.
+    let tidied = if is_own(data_dir, id, before) {
+        match remove_all(before) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    } else if parents && before.is_dir() {
+        put_back(&snap, before)
+    } else {
+        Ok(())
+    };
+    if let Err(e) = tidied {
+        tracing::warn!(build = %id, "tidying the folder of the run before ({}): {e}", before.display());
+    }
+    if let Some(parent) = folder.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let into = Dir::create(&folder).map_err(io::Error::other)?;
+    if continuing {
+        copy(&Dir::open(&snap).map_err(io::Error::other)?, &into)?;
+    }
+    Ok(folder)
+}
+
+/// Remove the folders of a build's earlier claims (`DATA/builds/ID`, `DATA/builds/ID.N`) that
+/// are still there (a lost run that came back after its folder was removed may have made it
+/// again), for retention; all but `keep` (the folder the build is known by, which retention
+/// removes itself).
+pub fn remove_claim_folders(data_dir: &Path, build: &str, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(data_dir.join("builds")) else { return };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path != keep
+            && is_own(data_dir, build, &path)
+            && let Err(e) = remove_all(&path)
+            && e.kind() != io::ErrorKind::NotFound
+        {
+            tracing::warn!(build, "removing {}: {e}", path.display());
+        }
     }
 }
 
@@ -295,6 +369,8 @@ mod tests {
         assert!(!snap.exists(), "a copy with read-only folders is removed too");
         // Let the temporary folder go.
         remove_all(&ws).unwrap();
+        remove_claim_folders(data.path(), "child", Path::new("/"));
+        assert!(!claim_folder(data.path(), "child", 2).exists());
     }
 
     #[test]
@@ -310,5 +386,38 @@ mod tests {
         write(&elsewhere.join("keep.txt"), "x");
         prepare(data.path(), &record("b2", &elsewhere, 3), false).unwrap();
         assert!(elsewhere.join("keep.txt").exists(), "only the server's own folder for the build");
+    }
+
+    /// A run after a lost one works in a folder of its own: what the stale run writes later
+    /// lands in the stale run's folder (or nowhere), never in the new run's.
+    #[test]
+    fn a_run_after_a_lost_one_works_in_a_folder_of_its_own() {
+        let data = tempfile::tempdir().unwrap();
+        let own = data.path().join("builds").join("b1");
+        write(&own.join("index.html"), "stale");
+        let second = prepare(data.path(), &record("b1", &own, 2), false).unwrap();
+        assert_eq!(second, claim_folder(data.path(), "b1", 2));
+        assert!(second.is_dir() && std::fs::read_dir(&second).unwrap().next().is_none(), "it starts empty");
+        assert!(!own.exists(), "the lost run's folder is removed");
+
+        // A follow-up: its second run gets a copy of its parent's folder as it was; the
+        // parent's folder, which the lost run half wrote, is put back too.
+        let parent = data.path().join("builds").join("parent");
+        write(&parent.join("index.html"), "v1");
+        prepare(data.path(), &record("child", &parent, 1), true).unwrap();
+        write(&parent.join("index.html"), "half written by the lost run");
+        let mine = prepare(data.path(), &record("child", &parent, 2), true).unwrap();
+        assert_eq!(mine, claim_folder(data.path(), "child", 2));
+        assert_eq!(std::fs::read_to_string(mine.join("index.html")).unwrap(), "v1");
+        assert_eq!(std::fs::read_to_string(parent.join("index.html")).unwrap(), "v1");
+        // The stale run writes on in its own folder; the new run's stays its own.
+        write(&parent.join("late.txt"), "stale");
+        assert!(!mine.join("late.txt").exists());
+        // A third run: the second's folder is removed, the parent's kept.
+        let third = prepare(data.path(), &record("child", &mine, 3), true).unwrap();
+        assert!(!mine.exists() && parent.is_dir());
+        assert_eq!(std::fs::read_to_string(third.join("index.html")).unwrap(), "v1");
+        remove_claim_folders(data.path(), "child", Path::new("/"));
+        assert!(!third.exists() && parent.is_dir());
     }
 }

@@ -51,7 +51,7 @@ pub use limits::{Admit, Limiter, Quota, SlotAsk};
 pub use maintenance::{Decay, JobRun, Maintenance, Recalculated, WorkerBeat, WorkerRow};
 pub use note::{Note, NoteStatus};
 pub use notify::{LocalNotifier, Notifier, Signal};
-pub use pg::{PgNotifier, PgStore, redact as redact_url};
+pub use pg::{PgNotifier, PgStore, STATEMENT_TIMEOUT as PG_STATEMENT_TIMEOUT, redact as redact_url};
 pub use preview::{PREVIEW_PAGE, PreviewLog};
 pub use runlog::{Draft, Finished, Logged, RunEnd, RunLog, SAFETY_NET};
 pub use sqlite::SqliteStore;
@@ -169,6 +169,11 @@ pub trait Store: RunLog + ChatStore + AssistantStore + AppStore + Maintenance + 
     /// Extend a claimed build's lease to `lease` from now; false when the worker no longer
     /// holds it.
     async fn renew_lease(&self, id: &str, worker: &str, lease: Duration) -> Result<bool>;
+    /// Record `folder` as the build's files while `worker` holds it (the folder of this claim:
+    /// a build run again after a lost lease works in a folder of its own, so its stale run
+    /// never writes into it); false when the worker no longer holds it. While a worker holds
+    /// the build, [`Store::create_build`] leaves the folder as this set it.
+    async fn set_claim_folder(&self, id: &str, worker: &str, folder: &str) -> Result<bool>;
     /// Take the running builds whose lease has ended by the store's clock (their worker is
     /// gone), holding each for `lease`, so that exactly one caller ends each of them. Builds of
     /// workers whose names start with `spare` are left alone: the caller's own workers, alive

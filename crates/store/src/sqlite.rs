@@ -146,7 +146,8 @@ impl Store for SqliteStore {
             "INSERT INTO builds (id, parent_id, prompt, template, lang, provider, model, workspace, status, started_at, kind) \
              VALUES (?,?,?,?,?,?,?,?,'running',?,?) ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, \
              template = excluded.template, lang = excluded.lang, provider = excluded.provider, model = excluded.model, \
-             workspace = excluded.workspace, status = 'running'",
+             workspace = CASE WHEN builds.worker IS NULL THEN excluded.workspace ELSE builds.workspace END, \
+             status = 'running'",
         )
         .bind(&b.id)
         .bind(&b.parent_id)
@@ -416,6 +417,9 @@ impl Store for SqliteStore {
     }
     async fn renew_lease(&self, id: &str, worker: &str, lease: Duration) -> Result<bool> {
         self.svc_renew(id, worker, &from_now(lease)).await
+    }
+    async fn set_claim_folder(&self, id: &str, worker: &str, folder: &str) -> Result<bool> {
+        self.svc_claim_folder(id, worker, folder).await
     }
     async fn take_expired(&self, reaper: &str, lease: Duration, spare: &str) -> Result<Vec<BuildRecord>> {
         self.svc_take_expired(&crate::now(), reaper, &from_now(lease), spare).await

@@ -157,6 +157,17 @@ impl SqliteStore {
         Ok(n == 1)
     }
 
+    pub(crate) async fn svc_claim_folder(&self, id: &str, worker: &str, folder: &str) -> Result<bool> {
+        let n = sqlx::query("UPDATE builds SET workspace = ? WHERE id = ? AND worker = ? AND status = 'running'")
+            .bind(folder)
+            .bind(id)
+            .bind(worker)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        Ok(n == 1)
+    }
+
     pub(crate) async fn svc_take_expired(
         &self,
         now: &str,

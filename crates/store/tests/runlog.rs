@@ -366,6 +366,16 @@ mod postgres {
         assert_eq!(keepalive, "10");
     }
 
+    /// A statement that waits (on a lock a frozen process holds, say) is ended by the server
+    /// after the statement timeout, with an error, rather than holding its pooled connection
+    /// for as long as it waits; migrations run without it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn statements_are_bounded_by_the_server() {
+        let store = support::pg().await;
+        let setting: String = sqlx::query_scalar("SHOW statement_timeout").fetch_one(store.pool()).await.unwrap();
+        assert_eq!(setting, wright_store::PG_STATEMENT_TIMEOUT);
+    }
+
     /// A worker frozen past its lease (SIGSTOP, a long GC pause) whose build moved on can add
     /// nothing to it when it wakes: the fence is checked in the appending transaction.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -524,7 +524,27 @@ async fn a_follow_up_is_refused_while_another_build_works_in_its_folder(s: Arc<d
     assert_eq!(s.enqueue_build(&follow_up("c2", T2)).await.unwrap(), Enqueued::New, "free once it ended");
 }
 
+/// A claim records its own folder while it holds the build; a stale run (its record written
+/// again as its run starts) never moves the build back to its folder.
+async fn a_claim_records_its_folder_and_a_stale_run_cannot_move_it(s: Arc<dyn Store>) {
+    let q = queued("f1", "u1", None, "1", T0);
+    s.enqueue_build(&q).await.unwrap();
+    s.claim_build("w1.1", HOUR).await.unwrap().unwrap();
+    s.renew_lease("f1", "w1.1", GONE).await.unwrap();
+    tick().await;
+    assert_eq!(s.take_expired("r", HOUR, "").await.unwrap().len(), 1);
+    assert!(matches!(s.restart_build("f1", "r", 5, "worker_lost").await.unwrap(), Restart::Requeued(_)));
+    let again = s.claim_build("w2.1", HOUR).await.unwrap().unwrap();
+    assert_eq!(again.attempt, 2);
+    assert!(!s.set_claim_folder("f1", "w1.1", "/tmp/f1.9").await.unwrap(), "not the holder");
+    assert!(s.set_claim_folder("f1", "w2.1", "/tmp/f1.2").await.unwrap());
+    // The stale run writes its record as its run starts: the folder stays the holder's.
+    s.create_build(&q.build).await.unwrap();
+    assert_eq!(s.build("f1").await.unwrap().start.workspace, "/tmp/f1.2");
+}
+
 both!(
+    a_claim_records_its_folder_and_a_stale_run_cannot_move_it,
     the_queue_runs_in_order_and_each_build_is_claimed_once,
     idempotency_keys_and_identical_active_requests_are_one_build,
     cancel_leases_and_the_reaper,

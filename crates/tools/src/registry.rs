@@ -103,6 +103,12 @@ impl Registry {
         if ctx.cancel.is_cancelled() {
             return ToolOutcome::failure("the build was stopped before this tool ran".into());
         }
+        // A run past its lease (its worker froze or lost the database) writes nothing more:
+        // the build may be another run's by now. Asked of the clock, not of a timer, so it
+        // holds whichever task a woken worker runs first.
+        if ctx.runner.past_lease() {
+            return ToolOutcome::failure("this run's lease ran out; the tool did not run".into());
+        }
         match entry.tool.call(args, ctx).await {
             Ok(s) => {
                 let ok = s.value.get("ok").and_then(Value::as_bool).unwrap_or(true);
@@ -186,6 +192,22 @@ mod tests {
         let evs = f.sink.events();
         assert_eq!(evs.iter().filter(|e| e.kind.type_name() == "tool_call").count(), 5);
         assert_eq!(evs.iter().filter(|e| e.kind.type_name() == "tool_result").count(), 5);
+    }
+
+    /// A run past its lease (its worker froze and woke, or lost the database) writes nothing
+    /// and runs nothing more, whether or not anything told it yet.
+    #[tokio::test]
+    async fn a_run_past_its_lease_runs_no_tool() {
+        let mut f = fixture();
+        let leash = wright_sandbox::Leash::new("/proc/self/exe".into(), std::time::Duration::from_millis(50)).unwrap();
+        f.ctx.runner = std::sync::Arc::new(wright_sandbox::ProcessRunner::default().with_leash(Some(leash)));
+        let r = builtin_registry();
+        let o = r.dispatch(&call("createFile", "{\"path\": \"a.txt\", \"content\": \"in time\"}"), &f.ctx).await;
+        assert!(o.ok, "{}", o.value);
+        std::thread::sleep(std::time::Duration::from_millis(80));
+        let o = r.dispatch(&call("createFile", "{\"path\": \"b.txt\", \"content\": \"late\"}"), &f.ctx).await;
+        assert!(!o.ok && o.value["error"].as_str().unwrap().contains("lease ran out"), "{}", o.value);
+        assert!(f.ctx.workspace.root().join("a.txt").exists() && !f.ctx.workspace.root().join("b.txt").exists());
     }
 
     #[tokio::test]

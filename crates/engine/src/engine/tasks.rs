@@ -114,7 +114,7 @@ impl Engine {
             }
         };
         let connected = self.connect().await?;
-        let (parts, confinement) = self.parts(&job.id, &workspace, connected, None)?;
+        let (parts, confinement) = self.parts(&job.id, &workspace, connected, None, None)?;
         Ok(PreparedTasks {
             id: job.id,
             provider_kind: self.kind.as_str(),

@@ -31,6 +31,25 @@ use std::time::Duration;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations_pg");
 
+/// The longest one statement may run on the server (`statement_timeout`). wright's statements
+/// take milliseconds; one that waits (on a lock a frozen process holds, a server under
+/// trouble) is ended by PostgreSQL with an error and nothing changed, well before the callers
+/// that bound their own waits give up (the server's workers bound a claim, a reaper pass and a
+/// restart to a little more than this), instead of holding a pooled connection for good.
+/// Migrations run without it (an index on a large table may take longer).
+pub const STATEMENT_TIMEOUT: &str = "30s";
+
+/// Server-side TCP keepalives: PostgreSQL probes a silent client's socket after this many
+/// seconds idle, every `KEEPALIVE_INTERVAL` seconds, `KEEPALIVE_COUNT` times, so a vanished
+/// host's session (and its locks) ends within about 25 s. sqlx 0.8 has no client-side TCP
+/// keepalives (launchbadge/sqlx#3540 is open), so wright's side of a silent connection is
+/// covered by its callers' own timeouts instead: lease renewals and cancel checks are bounded
+/// by the lease's deadline, claims, reaper passes and restarts by [`STATEMENT_TIMEOUT`] and a
+/// margin, and the pool's acquire by 30 s.
+const KEEPALIVE_IDLE: &str = "10";
+const KEEPALIVE_INTERVAL: &str = "5";
+const KEEPALIVE_COUNT: &str = "3";
+
 /// [`crate::Store`] on PostgreSQL.
 #[derive(Clone)]
 pub struct PgStore {
@@ -53,22 +72,25 @@ impl PgStore {
         // a transaction (ours take milliseconds), and probes a silent client's socket.
         let options = PgConnectOptions::from_str(url)?.application_name("wright").options([
             ("idle_in_transaction_session_timeout", "5s"),
-            ("tcp_keepalives_idle", "10"),
-            ("tcp_keepalives_interval", "5"),
-            ("tcp_keepalives_count", "3"),
+            ("statement_timeout", STATEMENT_TIMEOUT),
+            ("tcp_keepalives_idle", KEEPALIVE_IDLE),
+            ("tcp_keepalives_interval", KEEPALIVE_INTERVAL),
+            ("tcp_keepalives_count", KEEPALIVE_COUNT),
         ]);
         // One plain connection first: a wrong host, port, user or database is said at once,
-        // in PostgreSQL's words, instead of as a pool's timeout.
-        let probe = options.connect().await.map_err(|e| {
+        // in PostgreSQL's words, instead of as a pool's timeout. It then applies the
+        // migrations, without the statement timeout.
+        let mut first = options.connect().await.map_err(|e| {
             StoreError::Invalid(format!("cannot connect to PostgreSQL ({e}); is it running, and is the URL right?"))
         })?;
-        let _ = sqlx::Connection::close(probe).await;
+        sqlx::query("SET statement_timeout = 0").execute(&mut first).await?;
+        MIGRATOR.run(&mut first).await?;
+        let _ = sqlx::Connection::close(first).await;
         let pool = PgPoolOptions::new()
             .max_connections(connections.max(2))
             .acquire_timeout(Duration::from_secs(30))
             .connect_with(options)
             .await?;
-        MIGRATOR.run(&pool).await?;
         let notifier = PgNotifier::start(pool.clone()).await?;
         Ok(Self { pool, notifier })
     }

@@ -135,6 +135,17 @@ impl PgStore {
         Ok(done == 1)
     }
 
+    pub(crate) async fn q_claim_folder(&self, id: &str, worker: &str, folder: &str) -> Result<bool> {
+        let done = sqlx::query("UPDATE builds SET workspace = $1 WHERE id = $2 AND worker = $3 AND status = 'running'")
+            .bind(folder)
+            .bind(id)
+            .bind(worker)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        Ok(done == 1)
+    }
+
     pub(crate) async fn q_take_expired(&self, reaper: &str, lease: Duration, spare: &str) -> Result<Vec<BuildRecord>> {
         // One reaper at a time (a transaction-scoped advisory lock: a reaper that dies lets go
         // with its connection); the others find the lock taken and try on their next pass. The

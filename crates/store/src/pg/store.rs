@@ -17,7 +17,8 @@ impl Store for PgStore {
             "INSERT INTO builds (id, parent_id, prompt, template, lang, provider, model, workspace, status, started_at, kind) \
              VALUES ($1,$2,$3,$4,$5,$6,$7,$8,'running',$9,$10) ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, \
              template = excluded.template, lang = excluded.lang, provider = excluded.provider, model = excluded.model, \
-             workspace = excluded.workspace, status = 'running'",
+             workspace = CASE WHEN builds.worker IS NULL THEN excluded.workspace ELSE builds.workspace END, \
+             status = 'running'",
         )
         .bind(&b.id)
         .bind(&b.parent_id)
@@ -207,6 +208,9 @@ impl Store for PgStore {
     }
     async fn renew_lease(&self, id: &str, worker: &str, lease: Duration) -> Result<bool> {
         self.q_renew(id, worker, lease).await
+    }
+    async fn set_claim_folder(&self, id: &str, worker: &str, folder: &str) -> Result<bool> {
+        self.q_claim_folder(id, worker, folder).await
     }
     async fn take_expired(&self, reaper: &str, lease: Duration, spare: &str) -> Result<Vec<BuildRecord>> {
         self.q_take_expired(reaper, lease, spare).await
