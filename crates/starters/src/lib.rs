@@ -11,10 +11,17 @@
 //!
 //! [MiniJinja]: https://docs.rs/minijinja
 
+pub mod meaning;
 mod pick;
 mod subject;
 
 pub use pick::{Pick, THRESHOLD};
+
+/// The picker's model (`meaning.rs`), as `cargo run -p wright-starters --example pick_fit
+/// --release` fitted it on `eval/tune.jsonl`; its figures on the held-out set are in
+/// `docs/starters.md`.
+pub const MODEL: meaning::Model =
+    meaning::Model { weights: [1.723_083, 39.797_21, 1.585_824_3, 10.038_225], bias: -6.3765, threshold: 0.99 };
 pub use subject::subject;
 
 use include_dir::{Dir, include_dir};

