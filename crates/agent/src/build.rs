@@ -53,6 +53,9 @@ pub struct BuildRequest {
     pub screenshot: Option<std::path::PathBuf>,
     /// The tested starter this build begins from (a new build only), and how.
     pub starter: Option<crate::StarterChoice>,
+    /// Set when the built-in model has no starter that fits this new build: it ends at once,
+    /// saying what it can make instead ([`crate::nofit`]).
+    pub no_fit: Option<crate::nofit::NoFit>,
     /// How long one TRANSPILING pass may take (templates with a build step).
     pub transpile_limit: Duration,
     /// Outside APIs the build's server may call (named in the full-stack prompt).
@@ -83,6 +86,7 @@ impl Default for BuildRequest {
             browser: wright_browser::BrowserSettings::default(),
             screenshot: None,
             starter: None,
+            no_fit: None,
             transpile_limit: wright_transpile::DEFAULT_LIMIT,
             outside_apis: Vec::new(),
         }
@@ -123,6 +127,8 @@ pub enum BuildEnd {
     Cancelled,
     /// `max_cost_usd` was reached.
     BudgetSpent(f64),
+    /// The built-in model has no tested starter that fits the request: nothing was built.
+    NoFittingStarter,
 }
 
 impl BuildEnd {
@@ -136,6 +142,7 @@ impl BuildEnd {
             Self::TimedOut(_) => Some(EndReason::TimedOut),
             Self::Cancelled => Some(EndReason::Cancelled),
             Self::BudgetSpent(_) => Some(EndReason::BudgetSpent),
+            Self::NoFittingStarter => Some(EndReason::NoFittingStarter),
         }
     }
 }
@@ -283,6 +290,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         BuildEnd::TimedOut(t) => prompts::narrate(req.lang, Narration::TimedOut(t.as_secs())),
         BuildEnd::Cancelled => prompts::narrate(req.lang, Narration::Stopped),
         BuildEnd::BudgetSpent(c) => prompts::narrate(req.lang, Narration::BudgetSpent(*c)),
+        BuildEnd::NoFittingStarter => prompts::narrate(req.lang, Narration::NoFittingStarter),
     };
     if let Some(j) = &journal {
         j.set_phase(if success { Phase::Published } else { Phase::Failed });
@@ -358,6 +366,12 @@ async fn drive(
     let emitter = &ctx.emitter;
     enter(ctx, journal, Phase::Planning, 0, prompts::narrate(req.lang, Narration::Planning(template)));
     let existing = wright_tools::project_files(&ctx.workspace);
+    // The built-in model and no starter that fits: said, and nothing is written.
+    if let Some(nf) = req.no_fit.as_ref().filter(|_| req.history.is_empty() && existing.is_empty()) {
+        emitter.status(Level::Info, crate::nofit::explain(req.lang, nf, &req.prompt));
+        p.log.push("No tested starter fits the request; the built-in model built nothing.".into());
+        return BuildEnd::NoFittingStarter;
+    }
     // Libraries and snapshots only serve lessons, which need a store.
     let libraries =
         if journal.is_some() { project_libraries(&ctx.workspace, &existing, &req.prompt) } else { Vec::new() };

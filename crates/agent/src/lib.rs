@@ -13,6 +13,7 @@ mod ending;
 pub mod fixing;
 pub mod journal;
 mod learning;
+pub mod nofit;
 mod pricing;
 pub mod prompts;
 pub mod publish;

@@ -153,6 +153,12 @@ pub fn narrate(lang: Lang, key: Narration) -> String {
         (Lang::Pt, BudgetSpent(c)) => format!("O orçamento de custo acabou (US$ {c:.4}); parando aqui."),
         (Lang::En, Stopped) => "The build was stopped.".into(),
         (Lang::Pt, Stopped) => "A construção foi interrompida.".into(),
+        (Lang::En, NoFittingStarter) => {
+            "Nothing was built: the built-in model has no tested app that fits this request.".into()
+        }
+        (Lang::Pt, NoFittingStarter) => {
+            "Nada foi construído: o modelo embutido não tem um app testado que sirva para este pedido.".into()
+        }
     }
 }
 
@@ -177,6 +183,8 @@ pub enum Narration {
     TimedOut(u64),
     BudgetSpent(f64),
     Stopped,
+    /// The built-in model has no tested app that fits the request.
+    NoFittingStarter,
 }
 
 /// How narration names a template.

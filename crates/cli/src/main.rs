@@ -554,6 +554,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         | BuildEnd::ContextFull(_)
         | BuildEnd::TimedOut(_)
         | BuildEnd::Cancelled
-        | BuildEnd::BudgetSpent(_) => 1,
+        | BuildEnd::BudgetSpent(_)
+        | BuildEnd::NoFittingStarter => 1,
     })
 }

@@ -123,6 +123,9 @@ pub struct Engine {
     docs: assistant::DocsIndexes,
     /// wright's own docs folder, once they are written into the data dir.
     wright_docs: std::sync::OnceLock<PathBuf>,
+    /// The starters' passages embedded, for picking by meaning (made again when the library
+    /// changes: a user's starter added or removed).
+    starter_meanings: starters::MeaningsCache,
 }
 
 /// A template name as users type it.
@@ -219,6 +222,7 @@ impl Engine {
             background: Default::default(),
             docs: Default::default(),
             wright_docs: std::sync::OnceLock::new(),
+            starter_meanings: Default::default(),
         })
     }
 
@@ -350,9 +354,16 @@ impl Engine {
         )?;
         // A new build may begin from a tested starter; its template is then the starter's. The
         // starters are plain pages: a template with a build step sets up its own project.
-        let starter = match &parent {
-            None if !template.resolve(&job.prompt).has_build_step() => self.choose_starter(&job.prompt, template)?,
-            _ => None,
+        let plan = match &parent {
+            None if !template.resolve(&job.prompt).has_build_step() => {
+                self.choose_starter(&job.prompt, template).await?
+            }
+            _ => starters::StarterPlan::None,
+        };
+        let (starter, no_fit) = match plan {
+            starters::StarterPlan::Use(choice) => (Some(choice), None),
+            starters::StarterPlan::NoFit(nf) => (None, Some(nf)),
+            starters::StarterPlan::None => (None, None),
         };
         let template = starter.as_ref().map_or(template, |c| c.starter.manifest.template);
         let connected = self.connect().await?;
@@ -423,6 +434,7 @@ impl Engine {
             },
             screenshot: Some(self.screenshot_path(&build_id)),
             starter,
+            no_fit,
             transpile_limit: file
                 .transpile_timeout
                 .map_or(wright_agent::BuildRequest::default().transpile_limit, |s| Duration::from_secs(s.max(1))),

@@ -104,6 +104,8 @@ named! {
         TasksFailed = "tasks_failed",
         /// An assistant turn whose model asked for more rounds of tool calls than allowed.
         RoundLimit = "round_limit",
+        /// The built-in model has no tested starter that fits the request (docs/starters.md).
+        NoFittingStarter = "no_fitting_starter",
     }
 }
 

@@ -68,6 +68,22 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+impl Meanings {
+    /// Meanings from vectors embedded elsewhere: per starter in library order, one vector per
+    /// [`passages`] entry.
+    pub fn from_vectors(library: &Library, vectors: Vec<Vec<Vec<f32>>>) -> Result<Self, String> {
+        if vectors.len() != library.starters.len() {
+            return Err(format!("{} vector sets for {} starters", vectors.len(), library.starters.len()));
+        }
+        for (s, v) in library.starters.iter().zip(&vectors) {
+            if v.len() != passages(s).len() {
+                return Err(format!("{} vectors for the passages of {}", v.len(), s.id()));
+            }
+        }
+        Ok(Self { vectors })
+    }
+}
+
 impl Library {
     /// Embed every starter's passages (once: a library's meanings are kept by its caller).
     pub fn meanings(&self, embed: Embed<'_>) -> Result<Meanings, String> {
@@ -102,6 +118,23 @@ impl Library {
                 }
             })
             .collect()
+    }
+
+    /// The `n` starters most probably meant by `request`, most probable first (for a request
+    /// none fits: what the built-in model could make instead).
+    pub fn closest_by_meaning(
+        &self,
+        request: &str,
+        asked: &[f32],
+        meanings: &Meanings,
+        model: &Model,
+        n: usize,
+    ) -> Vec<&Starter> {
+        let signals = self.signals(request, asked, meanings);
+        let mut all: Vec<(&Starter, f32)> =
+            self.starters.iter().zip(&signals).map(|(s, sig)| (s, model.probability(sig))).collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1));
+        all.into_iter().take(n).map(|(s, _)| s).collect()
     }
 
     /// The starter `request` means, if the model is sure enough: the most probable starter of

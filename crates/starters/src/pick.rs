@@ -19,12 +19,6 @@ pub struct Pick<'a> {
     pub score: f32,
 }
 
-/// The starter for a page that names no other starter's subject.
-pub const GENERAL_PAGE: &str = "landing-page";
-
-/// Words that ask for a page or a website.
-const PAGE_WORDS: &[&str] = &["page", "website", "site", "homepage", "webpage", "pagina", "landing"];
-
 /// Words that say nothing about what to build.
 const STOP: &[&str] = &[
     "a",
@@ -206,29 +200,17 @@ impl Library {
         all.into_iter().map(|(s, score, _)| (s, score)).collect()
     }
 
-    /// The starter `request` asks for, if one is sure enough; only starters of `template`
-    /// when the person chose one (`auto` lets the starter decide). A request for a page or a
-    /// website that names no starter's subject ("a website for my yoga studio") gets the
-    /// general landing page, at the threshold's confidence: a real page beats an empty one.
+    /// The starter `request` asks for by its words, if one is sure enough; only starters of
+    /// `template` when the person chose one (`auto` lets the starter decide). Below
+    /// [`THRESHOLD`], none: a request nothing matches gets no starter, never the nearest. (The
+    /// built-in model picks by meaning, `crate::meaning`; this is what capable models follow as a
+    /// reference, and the built-in model's picker when the embedding model is unavailable.)
     pub fn pick(&self, request: &str, template: Template) -> Option<Pick<'_>> {
         let fits = |s: &Starter| template == Template::Auto || s.manifest.template == template;
-        let scores = self.scores(request);
-        // A request that names another starter's subject (of a template not chosen) is not a
-        // general page: nothing is used.
-        let named = scores.first().is_some_and(|(_, score)| *score >= THRESHOLD);
-        let best = scores
+        self.scores(request)
             .into_iter()
             .filter(|(s, _)| fits(s))
             .find(|(_, score)| *score >= THRESHOLD)
-            .map(|(starter, score)| Pick { starter, score });
-        if best.is_some() || named {
-            return best;
-        }
-        let asks_for_a_page = request
-            .to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|w| PAGE_WORDS.contains(&w.chars().map(fold).collect::<String>().as_str()));
-        let general = self.get(GENERAL_PAGE).filter(|s| fits(s))?;
-        asks_for_a_page.then_some(Pick { starter: general, score: THRESHOLD })
+            .map(|(starter, score)| Pick { starter, score })
     }
 }

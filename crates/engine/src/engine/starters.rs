@@ -6,18 +6,25 @@
 use super::Engine;
 use crate::EngineError;
 use crate::config::ProviderKind;
+use crate::embedq::Class;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 use wright_agent::{StarterChoice, StarterMode};
 use wright_events::Template;
-use wright_starters::Library;
+use wright_starters::meaning::{Meanings, passages};
+use wright_starters::{Library, MODEL};
 
 /// How builds use starters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StarterUse {
     /// Fill with the built-in model, follow as a reference with any other.
     Auto,
     Fill,
     Reference,
     Off,
+    /// This starter, whatever the request says (`--starter ID`): filled by the built-in model,
+    /// followed by any other.
+    Force(String),
 }
 
 impl StarterUse {
@@ -27,11 +34,40 @@ impl StarterUse {
             "fill" => Ok(Self::Fill),
             "reference" => Ok(Self::Reference),
             "off" => Ok(Self::Off),
-            other => {
-                Err(EngineError::Usage(format!("unknown starter use `{other}`; use auto, fill, reference or off")))
+            id if !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => {
+                Ok(Self::Force(id.to_string()))
             }
+            other => Err(EngineError::Usage(format!(
+                "unknown starter use `{other}`; use auto, fill, reference, off or a starter's id (`wright starters`)"
+            ))),
         }
     }
+}
+
+/// What a new build begins from.
+#[derive(Debug)]
+pub(crate) enum StarterPlan {
+    Use(StarterChoice),
+    /// The built-in model and no starter that fits: the build ends saying so.
+    NoFit(wright_agent::nofit::NoFit),
+    /// From nothing (a capable model writes it).
+    None,
+}
+
+/// How many starters a build no starter fits suggests.
+const SUGGESTED: usize = 3;
+
+/// The starters' passages embedded once per library (by its content), for picking by meaning.
+#[derive(Default)]
+pub(crate) struct MeaningsCache(tokio::sync::Mutex<Option<(u64, Arc<Meanings>)>>);
+
+/// What a library's starters say, as one number: their meanings must be made again when it changes.
+fn fingerprint(library: &Library) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for s in library.list() {
+        passages(s).hash(&mut h);
+    }
+    h.finish()
 }
 
 impl Engine {
@@ -55,21 +91,87 @@ impl Engine {
         }
     }
 
-    /// The starter a new build of `prompt` begins from, if one matches well enough.
-    pub(crate) fn choose_starter(
-        &self,
-        prompt: &str,
-        template: Template,
-    ) -> Result<Option<StarterChoice>, EngineError> {
+    /// The library's meanings and the request's vector, or why there are none (the embedding
+    /// model is off or could not be loaded).
+    async fn meanings_for(&self, library: &Library, prompt: &str) -> Result<(Arc<Meanings>, Vec<f32>), String> {
+        let key = fingerprint(library);
+        let meanings = {
+            let mut cached = self.starter_meanings.0.lock().await;
+            match cached.as_ref().filter(|(k, _)| *k == key) {
+                Some((_, m)) => m.clone(),
+                None => {
+                    let mut vectors = Vec::new();
+                    for s in library.list() {
+                        let texts = passages(s);
+                        vectors.push(
+                            self.embedq.embed("system", Class::Interactive, texts).await.map_err(|e| e.to_string())?,
+                        );
+                    }
+                    let m = Arc::new(Meanings::from_vectors(library, vectors)?);
+                    *cached = Some((key, m.clone()));
+                    m
+                }
+            }
+        };
+        let asked = self
+            .embedq
+            .embed("system", Class::Interactive, vec![prompt.to_string()])
+            .await
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .next()
+            .ok_or("no vector for the request")?;
+        Ok((meanings, asked))
+    }
+
+    /// What a new build of `prompt` begins from (`docs/starters.md`): a starter the request
+    /// means, filled by the built-in model or followed by a capable one; for the built-in
+    /// model, when none fits, an honest end with the closest ones; else nothing.
+    pub(crate) async fn choose_starter(&self, prompt: &str, template: Template) -> Result<StarterPlan, EngineError> {
+        let local = self.kind == ProviderKind::Local;
         let mode = match self.starter_use()? {
-            StarterUse::Off => return Ok(None),
+            StarterUse::Off => return Ok(StarterPlan::None),
+            StarterUse::Force(id) => {
+                let library = self.starters()?;
+                let Some(starter) = library.get(&id) else {
+                    let ids: Vec<&str> = library.list().iter().map(|s| s.id()).collect();
+                    return Err(EngineError::Usage(format!("no starter `{id}`; the starters are {}", ids.join(", "))));
+                };
+                let mode = if local { StarterMode::Fill } else { StarterMode::Reference };
+                return Ok(StarterPlan::Use(StarterChoice { starter: starter.clone(), score: 1.0, mode }));
+            }
             StarterUse::Fill => StarterMode::Fill,
             StarterUse::Reference => StarterMode::Reference,
-            StarterUse::Auto if self.kind == ProviderKind::Local => StarterMode::Fill,
+            StarterUse::Auto if local => StarterMode::Fill,
             StarterUse::Auto => StarterMode::Reference,
         };
         let library = self.starters()?;
-        Ok(library.pick(prompt, template).map(|p| StarterChoice { starter: p.starter.clone(), score: p.score, mode }))
+        let choice = |p: wright_starters::Pick<'_>| StarterChoice { starter: p.starter.clone(), score: p.score, mode };
+        // A capable model writes what nothing fits itself: starters are references it may follow.
+        if mode == StarterMode::Reference {
+            return Ok(library.pick(prompt, template).map_or(StarterPlan::None, |p| StarterPlan::Use(choice(p))));
+        }
+        let (picked, closest): (Option<StarterChoice>, Vec<wright_starters::Starter>) = match self
+            .meanings_for(&library, prompt)
+            .await
+        {
+            Ok((meanings, asked)) => (
+                library.pick_by_meaning(prompt, &asked, &meanings, &MODEL, template).map(choice),
+                library.closest_by_meaning(prompt, &asked, &meanings, &MODEL, SUGGESTED).into_iter().cloned().collect(),
+            ),
+            Err(why) => {
+                tracing::warn!("starters are picked by their words only: {why}");
+                (
+                    library.pick(prompt, template).map(choice),
+                    library.scores(prompt).into_iter().take(SUGGESTED).map(|(s, _)| s.clone()).collect(),
+                )
+            }
+        };
+        Ok(match picked {
+            Some(c) => StarterPlan::Use(c),
+            None if local => StarterPlan::NoFit(wright_agent::nofit::NoFit { closest }),
+            None => StarterPlan::None,
+        })
     }
 }
 
