@@ -186,6 +186,9 @@ pub(crate) struct Progress {
     pub(crate) security: ScanReport,
     /// Whether the last verification opened the page in a browser.
     pub(crate) browser: crate::verify::BrowserStatus,
+    /// The starter the built-in model filled (its title), and whether its texts stayed the
+    /// starter's defaults: the ending says what was made, never as if written from scratch.
+    pub(crate) from_starter: Option<(String, bool)>,
 }
 
 /// Run one build to its end. Always emits `complete` last, whatever happens; with a store,
@@ -275,12 +278,21 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     let files = wright_tools::project_files(&ctx.workspace);
     let success = end == BuildEnd::Published;
     let closing = match &end {
-        BuildEnd::Published => match &p.browser {
-            crate::verify::BrowserStatus::NotRun(why) => {
-                prompts::narrate(req.lang, Narration::PublishedUnchecked(why.clone()))
+        BuildEnd::Published => {
+            let done = match &p.browser {
+                crate::verify::BrowserStatus::NotRun(why) => {
+                    prompts::narrate(req.lang, Narration::PublishedUnchecked(why.clone()))
+                }
+                _ => prompts::narrate(req.lang, Narration::Published),
+            };
+            match &p.from_starter {
+                Some((title, defaults)) => {
+                    let what = prompts::narrate(req.lang, Narration::FromStarter(title.clone(), *defaults));
+                    format!("{what} {done}")
+                }
+                None => done,
             }
-            _ => prompts::narrate(req.lang, Narration::Published),
-        },
+        }
         BuildEnd::VerificationFailed => prompts::narrate(
             req.lang,
             Narration::StillFailing(p.fix_attempts, ctx.workspace.root().display().to_string()),
@@ -443,8 +455,9 @@ async fn drive(
     }
     let filled = match starter.filter(|c| c.mode == crate::StarterMode::Fill) {
         Some(choice) => match crate::starting::fill(agent, choice, &req.prompt, req.lang, ctx, &mut p.stats).await {
-            Ok((files, said)) => {
+            Ok((files, said, kept_defaults)) => {
                 p.log.push(said);
+                p.from_starter = Some((choice.starter.manifest.title.get(req.lang).to_string(), kept_defaults));
                 // The conversation the fix attempts continue says what was done.
                 messages.push(Message::assistant(format!(
                     "I started from the tested \"{}\" starter and filled in its slots for the request; the project has {}.",

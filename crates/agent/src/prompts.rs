@@ -153,6 +153,18 @@ pub fn narrate(lang: Lang, key: Narration) -> String {
         (Lang::Pt, BudgetSpent(c)) => format!("O orçamento de custo acabou (US$ {c:.4}); parando aqui."),
         (Lang::En, Stopped) => "The build was stopped.".into(),
         (Lang::Pt, Stopped) => "A construção foi interrompida.".into(),
+        (Lang::En, FromStarter(title, false)) => {
+            format!("This is the tested \"{title}\" app, filled in for your request; you can change it.")
+        }
+        (Lang::Pt, FromStarter(title, false)) => {
+            format!("Este é o app testado \"{title}\", preenchido para o seu pedido; você pode mudá-lo.")
+        }
+        (Lang::En, FromStarter(title, true)) => format!(
+            "This is the tested \"{title}\" app with its own example texts: the model could not fill them in for your request; you can change them."
+        ),
+        (Lang::Pt, FromStarter(title, true)) => format!(
+            "Este é o app testado \"{title}\" com os textos de exemplo dele: o modelo não conseguiu preenchê-los para o seu pedido; você pode mudá-los."
+        ),
         (Lang::En, NoFittingStarter) => {
             "Nothing was built: the built-in model has no tested app that fits this request.".into()
         }
@@ -185,6 +197,9 @@ pub enum Narration {
     Stopped,
     /// The built-in model has no tested app that fits the request.
     NoFittingStarter,
+    /// What a build filled from a starter is (its title), and whether its texts stayed the
+    /// starter's defaults.
+    FromStarter(String, bool),
 }
 
 /// How narration names a template.

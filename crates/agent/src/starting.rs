@@ -100,7 +100,7 @@ pub(crate) async fn fill(
     lang: Lang,
     ctx: &ToolContext,
     stats: &mut LoopStats,
-) -> Result<(Vec<String>, String), String> {
+) -> Result<(Vec<String>, String, bool), String> {
     let s = &choice.starter;
     let mut messages = fill_prompt(choice, request, lang);
     let mut values: Option<Value> = None;
@@ -157,6 +157,7 @@ pub(crate) async fn fill(
             }
         }
     }
+    let kept_defaults = values.is_none();
     let (mut values, said) = match values {
         Some(v) => (v, format!("Filled the {} starter's slots for the request.", s.id())),
         None => {
@@ -180,5 +181,5 @@ pub(crate) async fn fill(
         ctx.emitter.emit(EventKind::FileWritten { path: out.path.clone(), bytes: out.bytes, created: out.created });
         written.push(out.path);
     }
-    Ok((written, said))
+    Ok((written, said, kept_defaults))
 }

@@ -89,16 +89,8 @@ impl HumanSink {
                     thinking(),
                 ),
                 Phase::Learning => (vec![format!("🧠 {message}")], None),
-                Phase::Published => (
-                    vec![format!(
-                        "✅ {}",
-                        self.t(
-                            "Done! The project is built and its checks pass.",
-                            "Pronto! O projeto está construído e as verificações passaram."
-                        )
-                    )],
-                    None,
-                ),
+                // The ending says what was made (a starter's app is said to be one).
+                Phase::Published => (vec![format!("✅ {} {message}", self.t("Done!", "Pronto!"))], None),
                 Phase::Failed => (vec![format!("❌ {message}")], None),
             },
             EventKind::Status { message, level } => {

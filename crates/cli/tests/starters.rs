@@ -97,6 +97,8 @@ async fn a_matching_request_begins_from_the_starter_and_publishes() {
         json!({"values": {"title": "<b>Tea</b> timer", "default_minutes": 4, "done_message": "Your tea is ready!"}});
     let llm = MockLlm::start_with_fallback(vec![], Turn::calls(&[("fillStarter", fill)])).await;
     let dir = tempfile::tempdir().unwrap();
+    // Filling picks by meaning: the embedding model the tests fetched once.
+    support::server::link_models(&dir.path().join("data"));
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
     cmd.args(["run", "a countdown timer for my tea", "--events", "jsonl", "--starter", "fill"])
         .args(["--provider", "openai", "--base-url", &llm.base_url, "--model", "mock-model"])
@@ -125,10 +127,11 @@ async fn a_matching_request_begins_from_the_starter_and_publishes() {
     assert!(script.contains("Your tea is ready!"), "the filled message is in the app");
 }
 
-/// The built-in model, for real (no script): six requests of different starters, in English
-/// and Portuguese, each PUBLISHED with the browser check clean, each from its starter.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_built_in_model_makes_real_apps_from_starters() {
+/// The built-in model's folder, fetched once for the tests (one fetch at a time: two tests
+/// pulling into one folder would move each other's files).
+async fn built_in_model() -> std::path::PathBuf {
+    static PULL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _one = PULL.lock().await;
     let models = std::env::var_os("WRIGHT_TEST_DATA_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/wright-test-data"));
@@ -139,6 +142,14 @@ async fn the_built_in_model_makes_real_apps_from_starters() {
     .await
     .unwrap()
     .expect("pull the default model");
+    models
+}
+
+/// The built-in model, for real (no script): six requests of different starters, in English
+/// and Portuguese, each PUBLISHED with the browser check clean, each from its starter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_built_in_model_makes_real_apps_from_starters() {
+    let models = built_in_model().await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("data")).unwrap();
     std::os::unix::fs::symlink(models.join("models").canonicalize().unwrap(), dir.path().join("data/models")).unwrap();
@@ -164,6 +175,57 @@ async fn the_built_in_model_makes_real_apps_from_starters() {
             text(&out)
         );
     }
+}
+
+/// The built-in model, for real, asked for apps no starter fits (a BMI calculator is not the
+/// calculator): nothing is built, the build ends `no_fitting_starter` (exit 1), and the
+/// narration says so in the request's language, with the closest starters and a ready
+/// `--starter` command; that command builds the calculator the user chose.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_built_in_model_says_when_no_starter_fits_and_starter_forces_one() {
+    built_in_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    support::server::link_models(&dir.path().join("data"));
+    for (ask, lang, says) in [
+        ("a BMI calculator that tells me if my weight is healthy", "en", "none of them is what you asked for"),
+        ("uma calculadora de IMC", "pt", "nenhum deles é o que você pediu"),
+    ] {
+        let out = wright(dir.path(), &["run", ask, "--events", "jsonl", "--lang", lang]).await;
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let events: Vec<Value> =
+            String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        assert!(!events.iter().any(|e| e["type"] == "starter" || e["type"] == "file_written"), "{events:#?}");
+        let narration: String =
+            events.iter().filter(|e| e["type"] == "status").map(|e| e["message"].as_str().unwrap_or("")).collect();
+        assert!(narration.contains(says) && narration.contains("--starter calculator"), "{narration}");
+        assert!(narration.contains("OPENAI_API_KEY") && narration.contains("--base-url"), "{narration}");
+        let done = events.iter().rev().find(|e| e["type"] == "complete").cloned().unwrap_or_default();
+        assert_eq!((done["success"].as_bool(), done["end_reason"].as_str()), (Some(false), Some("no_fitting_starter")));
+    }
+    // The user picks the closest one themselves.
+    let out = wright(
+        dir.path(),
+        &[
+            "run",
+            "a BMI calculator that tells me if my weight is healthy",
+            "--events",
+            "jsonl",
+            "--starter",
+            "calculator",
+        ],
+    )
+    .await;
+    let events: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let starter = events.iter().find(|e| e["type"] == "starter").cloned().unwrap_or_default();
+    assert_eq!(
+        (starter["id"].as_str(), starter["mode"].as_str()),
+        (Some("calculator"), Some("fill")),
+        "{}",
+        text(&out)
+    );
+    assert!(out.status.success(), "{}", text(&out));
 }
 
 /// A capable model follows the starter: its files open the first message as a tested pattern

@@ -361,7 +361,7 @@ impl Engine {
             _ => starters::StarterPlan::None,
         };
         let (starter, no_fit) = match plan {
-            starters::StarterPlan::Use(choice) => (Some(choice), None),
+            starters::StarterPlan::Use(choice) => (Some(*choice), None),
             starters::StarterPlan::NoFit(nf) => (None, Some(nf)),
             starters::StarterPlan::None => (None, None),
         };

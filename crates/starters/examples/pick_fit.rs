@@ -100,6 +100,17 @@ fn main() {
     let embed = |t: &[String]| e5.embed(t).map_err(|e| e.to_string());
     let lib = Library::builtin().unwrap();
     let meanings = lib.meanings(&embed).unwrap();
+    // Requests given as arguments: what the committed model picks for each, and nothing else.
+    let asked: Vec<String> = std::env::args().skip(1).collect();
+    if !asked.is_empty() {
+        let vectors = embed(&asked).unwrap();
+        for (a, v) in asked.iter().zip(&vectors) {
+            let pick = lib.pick_by_meaning(a, v, &meanings, &MODEL, Template::Auto);
+            let close: Vec<&str> = lib.closest_by_meaning(a, v, &meanings, &MODEL, 3).iter().map(|s| s.id()).collect();
+            println!("{a:?}: {:?} (closest {close:?})", pick.map(|p| (p.starter.id(), p.score)));
+        }
+        return;
+    }
     let prepare = |set: Vec<Labelled>| -> Vec<(Labelled, Vec<Signals>, Vec<f32>)> {
         let texts: Vec<String> = set.iter().map(|l| l.text.clone()).collect();
         let vectors = embed(&texts).unwrap();

@@ -47,7 +47,7 @@ impl StarterUse {
 /// What a new build begins from.
 #[derive(Debug)]
 pub(crate) enum StarterPlan {
-    Use(StarterChoice),
+    Use(Box<StarterChoice>),
     /// The built-in model and no starter that fits: the build ends saying so.
     NoFit(wright_agent::nofit::NoFit),
     /// From nothing (a capable model writes it).
@@ -138,7 +138,7 @@ impl Engine {
                     return Err(EngineError::Usage(format!("no starter `{id}`; the starters are {}", ids.join(", "))));
                 };
                 let mode = if local { StarterMode::Fill } else { StarterMode::Reference };
-                return Ok(StarterPlan::Use(StarterChoice { starter: starter.clone(), score: 1.0, mode }));
+                return Ok(StarterPlan::Use(Box::new(StarterChoice { starter: starter.clone(), score: 1.0, mode })));
             }
             StarterUse::Fill => StarterMode::Fill,
             StarterUse::Reference => StarterMode::Reference,
@@ -149,7 +149,9 @@ impl Engine {
         let choice = |p: wright_starters::Pick<'_>| StarterChoice { starter: p.starter.clone(), score: p.score, mode };
         // A capable model writes what nothing fits itself: starters are references it may follow.
         if mode == StarterMode::Reference {
-            return Ok(library.pick(prompt, template).map_or(StarterPlan::None, |p| StarterPlan::Use(choice(p))));
+            return Ok(library
+                .pick(prompt, template)
+                .map_or(StarterPlan::None, |p| StarterPlan::Use(Box::new(choice(p)))));
         }
         let (picked, closest): (Option<StarterChoice>, Vec<wright_starters::Starter>) = match self
             .meanings_for(&library, prompt)
@@ -168,7 +170,7 @@ impl Engine {
             }
         };
         Ok(match picked {
-            Some(c) => StarterPlan::Use(c),
+            Some(c) => StarterPlan::Use(Box::new(c)),
             None if local => StarterPlan::NoFit(wright_agent::nofit::NoFit { closest }),
             None => StarterPlan::None,
         })
