@@ -352,6 +352,9 @@ impl Engine {
                 .or(parent.as_ref().map(|p| p.start.lang.clone()))
                 .unwrap_or_else(|| "en".into()),
         )?;
+        // The model first: a provider that cannot be used is said before anything else is
+        // fetched (picking a starter by meaning loads the embedding model).
+        let connected = self.connect().await?;
         // A new build may begin from a tested starter; its template is then the starter's. The
         // starters are plain pages: a template with a build step sets up its own project.
         let plan = match &parent {
@@ -366,7 +369,6 @@ impl Engine {
             starters::StarterPlan::None => (None, None),
         };
         let template = starter.as_ref().map_or(template, |c| c.starter.manifest.template);
-        let connected = self.connect().await?;
         let model = job.model.clone().unwrap_or_else(|| connected.model.clone());
         let build_id = job.id.clone();
         let (ws_path, history) = match &parent {
