@@ -106,7 +106,11 @@ fn main() {
         let vectors = embed(&asked).unwrap();
         for (a, v) in asked.iter().zip(&vectors) {
             let pick = lib.pick_by_meaning(a, v, &meanings, &MODEL, Template::Auto);
-            let close: Vec<&str> = lib.closest_by_meaning(a, v, &meanings, &MODEL, 3).iter().map(|s| s.id()).collect();
+            let sig = lib.signals(a, v, &meanings);
+            let mut close: Vec<(&str, f32, [f32; 4])> =
+                lib.list().iter().zip(&sig).map(|(s, g)| (s.id(), MODEL.probability(g), g.features())).collect();
+            close.sort_by(|x, y| y.1.total_cmp(&x.1));
+            close.truncate(2);
             println!("{a:?}: {:?} (closest {close:?})", pick.map(|p| (p.starter.id(), p.score)));
         }
         return;
@@ -143,6 +147,17 @@ fn main() {
         }
         threshold = t;
         t -= 0.01;
+    }
+    for t in [0.98f32, 0.95, 0.9, 0.8, 0.7, 0.5] {
+        let m = Model { weights, bias, threshold: t };
+        println!("threshold {t}: {} wrong picks on tune", measure_quiet(&lib, &tune, &m, &meanings));
+        for (l, _, v) in &tune {
+            if let Some(p) = lib.pick_by_meaning(&l.text, v, &meanings, &m, Template::Auto)
+                && !l.fits.iter().any(|f| f == p.starter.id())
+            {
+                println!("    {:?} -> {} ({:.4})", l.text, p.starter.id(), p.score);
+            }
+        }
     }
     let fitted = Model { weights, bias, threshold };
     println!("fitted: weights {weights:?} bias {bias} threshold {threshold}");
