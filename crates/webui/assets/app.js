@@ -149,10 +149,11 @@ function show(e) {
       meter();
       $('cancel').hidden = true;
       $('more').hidden = false;
-      $('explain').hidden = false;
+      // A build that wrote nothing has no code to explain and no page to show.
+      $('explain').hidden = e.files.length === 0;
       for (const f of e.files) if (!current.files.has(f)) current.files.set(f, { fresh: false });
       renderFiles();
-      refreshPreview(true);
+      if (e.files.length > 0) refreshPreview(true);
       loadHistory();
       if (e.app) showApp(e.app);
       break;

@@ -144,6 +144,7 @@ const STRINGS = {
     'line.done': 'Finished: it works. {files} file(s), {fixes} fix attempt(s), {secs} s.',
     'line.done.unchecked': 'Finished: its checks pass, but the page was not opened in a browser ({reason}), so errors a visitor would meet may remain. {files} file(s), {fixes} fix attempt(s), {secs} s.',
     'line.failed': 'Stopped without a working result after {fixes} fix attempt(s).',
+    'line.failed.no_fit': 'Nothing was built: no tested app of the built-in model fits this request. What it can make, and how to connect a stronger model, is above.',
     'line.error': 'Error: {message}',
     'toast.restarted': 'Running again after an interruption',
     'toast.problem': 'Problem found',
@@ -367,6 +368,7 @@ const STRINGS = {
     'line.done': 'Terminado: funciona. {files} arquivo(s), {fixes} tentativa(s) de correção, {secs} s.',
     'line.done.unchecked': 'Terminado: as verificações passam, mas a página não foi aberta num navegador ({reason}); erros que um visitante veria podem continuar. {files} arquivo(s), {fixes} tentativa(s) de correção, {secs} s.',
     'line.failed': 'Parou sem um resultado que funcione após {fixes} tentativa(s) de correção.',
+    'line.failed.no_fit': 'Nada foi construído: nenhum app testado do modelo embutido serve para este pedido. O que ele sabe fazer, e como conectar um modelo mais forte, está acima.',
     'line.error': 'Erro: {message}',
     'toast.restarted': 'Rodando de novo após uma interrupção',
     'toast.problem': 'Problema encontrado',
@@ -512,6 +514,8 @@ export function describe(e, t) {
     }
     case 'complete': {
       const figures = { files: e.files.length, fixes: e.fix_attempts, secs: (e.duration_ms / 1000).toFixed(1) };
+      // The built-in model had no starter that fits: nothing was tried, so no fix attempts.
+      if (!e.success && e.end_reason === 'no_fitting_starter') return { text: t('line.failed.no_fit'), tone: 'error' };
       if (!e.success) return { text: t('line.failed', { fixes: e.fix_attempts }), tone: 'error' };
       // Published on its other checks, but nobody opened the page: never say "it works".
       if (e.browser_checked === false && e.browser_reason) {

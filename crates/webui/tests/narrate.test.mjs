@@ -32,6 +32,15 @@ test('a failed build is a failure whatever the browser said', () => {
   assert.equal(line.tone, 'error');
 });
 
+test('a build no starter fits says nothing was built, not how many fixes it tried', () => {
+  for (const [lang, words] of [['en', /^Nothing was built/], ['pt', /^Nada foi construído/]]) {
+    const line = describe({ ...done, success: false, files: [], fix_attempts: 0, end_reason: 'no_fitting_starter' }, translator(lang));
+    assert.equal(line.tone, 'error', lang);
+    assert.match(line.text, words, lang);
+    assert.ok(!line.text.includes('fix'), lang);
+  }
+});
+
 test('queue notices are typed events, worded in the viewer language', () => {
   const en = translator('en');
   const pt = translator('pt');
