@@ -317,16 +317,7 @@ fn tie_to_wright(wright: nix::unistd::Pid) -> Result<(), ConfineError> {
             match mask.wait() {
                 Ok(Signal::SIGCHLD) => match waitpid(child, Some(WaitPidFlag::WNOHANG)) {
                     Ok(WaitStatus::Exited(_, code)) => std::process::exit(code),
-                    Ok(WaitStatus::Signaled(_, signal, _)) => {
-                        // Die the same way, so the runner sees a signal, not an exit code.
-                        // SAFETY: restoring the default action; no handler is involved.
-                        let _ = unsafe { nix::sys::signal::signal(signal, nix::sys::signal::SigHandler::SigDfl) };
-                        let mut only = SigSet::empty();
-                        only.add(signal);
-                        let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
-                        let _ = nix::sys::signal::raise(signal);
-                        std::process::exit(128 + signal as i32);
-                    }
+                    Ok(WaitStatus::Signaled(_, signal, _)) => die_like(signal),
                     _ => {}
                 },
                 Ok(_) => {
@@ -338,6 +329,19 @@ fn tie_to_wright(wright: nix::unistd::Pid) -> Result<(), ConfineError> {
             }
         },
     }
+}
+
+/// End this process by `signal`, as the child it waited for ended, so whoever runs it sees a
+/// signal rather than an exit code.
+pub(crate) fn die_like(signal: nix::sys::signal::Signal) -> ! {
+    use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, sigprocmask};
+    // SAFETY: restoring the default action; no handler is involved.
+    let _ = unsafe { nix::sys::signal::signal(signal, SigHandler::SigDfl) };
+    let mut only = SigSet::empty();
+    only.add(signal);
+    let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
+    let _ = nix::sys::signal::raise(signal);
+    std::process::exit(128 + signal as i32);
 }
 
 #[cfg(test)]

@@ -167,16 +167,7 @@ fn watch(args: &[OsString]) -> Result<std::convert::Infallible, LeashError> {
         unsafe { libc::sigtimedwait(chld.as_ref(), std::ptr::null_mut(), &poll) };
         match waitpid(child, Some(WaitPidFlag::WNOHANG)) {
             Ok(WaitStatus::Exited(_, code)) => std::process::exit(code),
-            Ok(WaitStatus::Signaled(_, signal, _)) => {
-                // Die the same way, so the runner sees a signal, not an exit code.
-                // SAFETY: restoring the default action; no handler is involved.
-                let _ = unsafe { nix::sys::signal::signal(signal, nix::sys::signal::SigHandler::SigDfl) };
-                let mut only = SigSet::empty();
-                only.add(signal);
-                let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
-                let _ = nix::sys::signal::raise(signal);
-                std::process::exit(128 + signal as i32);
-            }
+            Ok(WaitStatus::Signaled(_, signal, _)) => crate::confine::die_like(signal),
             _ => {}
         }
         if getppid() != worker || expired() {
