@@ -106,11 +106,8 @@ fn main() {
         let vectors = embed(&asked).unwrap();
         for (a, v) in asked.iter().zip(&vectors) {
             let pick = lib.pick_by_meaning(a, v, &meanings, &MODEL, Template::Auto);
-            let sig = lib.signals(a, v, &meanings);
-            let mut close: Vec<(&str, f32, [f32; 4])> =
-                lib.list().iter().zip(&sig).map(|(s, g)| (s.id(), MODEL.probability(g), g.features())).collect();
-            close.sort_by(|x, y| y.1.total_cmp(&x.1));
-            close.truncate(2);
+            let close: Vec<(&str, f32)> =
+                lib.ranked_by_meaning(a, v, &meanings, &MODEL).into_iter().take(2).map(|(s, p)| (s.id(), p)).collect();
             println!("{a:?}: {:?} (closest {close:?})", pick.map(|p| (p.starter.id(), p.score)));
         }
         return;

@@ -120,6 +120,21 @@ impl Library {
             .collect()
     }
 
+    /// Every starter with the probability that `request` means it, most probable first.
+    pub fn ranked_by_meaning(
+        &self,
+        request: &str,
+        asked: &[f32],
+        meanings: &Meanings,
+        model: &Model,
+    ) -> Vec<(&Starter, f32)> {
+        let signals = self.signals(request, asked, meanings);
+        let mut all: Vec<(&Starter, f32)> =
+            self.starters.iter().zip(&signals).map(|(s, sig)| (s, model.probability(sig))).collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1));
+        all
+    }
+
     /// The `n` starters most probably meant by `request`, most probable first (for a request
     /// none fits: what the built-in model could make instead).
     pub fn closest_by_meaning(
@@ -130,11 +145,7 @@ impl Library {
         model: &Model,
         n: usize,
     ) -> Vec<&Starter> {
-        let signals = self.signals(request, asked, meanings);
-        let mut all: Vec<(&Starter, f32)> =
-            self.starters.iter().zip(&signals).map(|(s, sig)| (s, model.probability(sig))).collect();
-        all.sort_by(|a, b| b.1.total_cmp(&a.1));
-        all.into_iter().take(n).map(|(s, _)| s).collect()
+        self.ranked_by_meaning(request, asked, meanings, model).into_iter().take(n).map(|(s, _)| s).collect()
     }
 
     /// The starter `request` means, if the model is sure enough: the most probable starter of
@@ -148,13 +159,9 @@ impl Library {
         model: &Model,
         template: Template,
     ) -> Option<crate::Pick<'_>> {
-        let signals = self.signals(request, asked, meanings);
-        self.starters
-            .iter()
-            .zip(&signals)
-            .map(|(s, sig)| (s, model.probability(sig)))
-            .filter(|(s, _)| template == Template::Auto || s.manifest.template == template)
-            .max_by(|a, b| a.1.total_cmp(&b.1))
+        self.ranked_by_meaning(request, asked, meanings, model)
+            .into_iter()
+            .find(|(s, _)| template == Template::Auto || s.manifest.template == template)
             .filter(|(_, p)| *p >= model.threshold)
             .map(|(starter, score)| crate::Pick { starter, score })
     }
