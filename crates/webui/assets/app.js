@@ -37,6 +37,7 @@ function clearView() {
   $('more').hidden = true;
   $('more-error').textContent = '';
   $('explain').hidden = true;
+  $('download').hidden = false;
   $('explain-box').hidden = true;
   $('explanation').textContent = '';
   $('meter').textContent = '';
@@ -149,8 +150,9 @@ function show(e) {
       meter();
       $('cancel').hidden = true;
       $('more').hidden = false;
-      // A build that wrote nothing has no code to explain and no page to show.
+      // A build that wrote nothing has no code to explain, no page to show and nothing to download.
       $('explain').hidden = e.files.length === 0;
+      $('download').hidden = e.files.length === 0;
       for (const f of e.files) if (!current.files.has(f)) current.files.set(f, { fresh: false });
       renderFiles();
       if (e.files.length > 0) refreshPreview(true);
