@@ -3,6 +3,7 @@
 pub(crate) mod assistant;
 pub(crate) mod chat;
 mod lent;
+mod meanings;
 mod settings;
 pub(crate) mod starters;
 pub(crate) mod tasks;
@@ -125,7 +126,7 @@ pub struct Engine {
     wright_docs: std::sync::OnceLock<PathBuf>,
     /// The starters' passages embedded, for picking by meaning (made again when the library
     /// changes: a user's starter added or removed).
-    starter_meanings: starters::MeaningsCache,
+    starter_meanings: meanings::MeaningsCache,
 }
 
 /// A template name as users type it.

@@ -99,7 +99,9 @@ fn main() {
     let e5 = wright_local::E5Embedder::load(&path).unwrap();
     let embed = |t: &[String]| e5.embed(t).map_err(|e| e.to_string());
     let lib = Library::builtin().unwrap();
+    let started = std::time::Instant::now();
     let meanings = lib.meanings(&embed).unwrap();
+    let indexing = started.elapsed();
     // Requests given as arguments: what the committed model picks for each, and nothing else.
     let asked: Vec<String> = std::env::args().skip(1).collect();
     if !asked.is_empty() {
@@ -177,6 +179,45 @@ fn main() {
             );
         }
     }
+    println!("embedding the library's passages once: {indexing:.2?}");
+    let texts: Vec<String> = held.iter().map(|(l, _, _)| l.text.clone()).collect();
+    timing(&lib, &texts, &embed, &meanings, 5);
+}
+
+/// How long picking takes the way a build does it: one request embedded on its own, then
+/// ranked against every starter. Printed as p50/p99 over `texts`, each timed `rounds` times.
+fn timing(
+    lib: &Library,
+    texts: &[String],
+    embed: &dyn Fn(&[String]) -> Result<Vec<Vec<f32>>, String>,
+    meanings: &wright_starters::meaning::Meanings,
+    rounds: usize,
+) {
+    use std::time::{Duration, Instant};
+    let (mut whole, mut ranking): (Vec<Duration>, Vec<Duration>) = (vec![], vec![]);
+    for _ in 0..rounds {
+        for t in texts {
+            let start = Instant::now();
+            let v = embed(std::slice::from_ref(t)).unwrap();
+            let ranked = Instant::now();
+            std::hint::black_box(lib.pick_by_meaning(t, &v[0], meanings, &MODEL, Template::Auto));
+            ranking.push(ranked.elapsed());
+            whole.push(start.elapsed());
+        }
+    }
+    let pct = |d: &mut Vec<Duration>, p: f64| {
+        d.sort();
+        d[((d.len() - 1) as f64 * p).round() as usize]
+    };
+    println!(
+        "picking one request ({} timings, {} starters): embed + rank p50 {:.2?} p99 {:.2?}; rank alone p50 {:.2?} p99 {:.2?}",
+        whole.len(),
+        lib.list().len(),
+        pct(&mut whole, 0.5),
+        pct(&mut whole, 0.99),
+        pct(&mut ranking, 0.5),
+        pct(&mut ranking, 0.99)
+    );
 }
 
 /// Wrong picks of `model` on `set`.

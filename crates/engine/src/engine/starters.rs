@@ -4,10 +4,10 @@
 //! `starter = "off"` in wright.toml) builds from nothing as before.
 
 use super::Engine;
+use super::meanings;
 use crate::EngineError;
 use crate::config::ProviderKind;
 use crate::embedq::Class;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use wright_agent::{StarterChoice, StarterMode};
 use wright_events::Template;
@@ -57,19 +57,6 @@ pub(crate) enum StarterPlan {
 /// How many starters a build no starter fits suggests.
 const SUGGESTED: usize = 3;
 
-/// The starters' passages embedded once per library (by its content), for picking by meaning.
-#[derive(Default)]
-pub(crate) struct MeaningsCache(tokio::sync::Mutex<Option<(u64, Arc<Meanings>)>>);
-
-/// What a library's starters say, as one number: their meanings must be made again when it changes.
-fn fingerprint(library: &Library) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for s in library.list() {
-        passages(s).hash(&mut h);
-    }
-    h.finish()
-}
-
 impl Engine {
     /// The starters builds can begin from: the built-in ones and the user's own.
     pub fn starters(&self) -> Result<Library, EngineError> {
@@ -94,20 +81,30 @@ impl Engine {
     /// The library's meanings and the request's vector, or why there are none (the embedding
     /// model is off or could not be loaded).
     async fn meanings_for(&self, library: &Library, prompt: &str) -> Result<(Arc<Meanings>, Vec<f32>), String> {
-        let key = fingerprint(library);
+        let key = meanings::key(library, self.embedq.name());
         let meanings = {
             let mut cached = self.starter_meanings.0.lock().await;
             match cached.as_ref().filter(|(k, _)| *k == key) {
                 Some((_, m)) => m.clone(),
                 None => {
-                    let mut vectors = Vec::new();
-                    for s in library.list() {
-                        let texts = passages(s);
-                        vectors.push(
-                            self.embedq.embed("system", Class::Interactive, texts).await.map_err(|e| e.to_string())?,
-                        );
-                    }
-                    let m = Arc::new(Meanings::from_vectors(library, vectors)?);
+                    let dir = meanings::dir(&self.data_dir);
+                    let m = match meanings::load(&dir, &key, library) {
+                        Some(m) => Arc::new(m),
+                        None => {
+                            let mut vectors = Vec::new();
+                            for s in library.list() {
+                                let texts = passages(s);
+                                vectors.push(
+                                    self.embedq
+                                        .embed("system", Class::Interactive, texts)
+                                        .await
+                                        .map_err(|e| e.to_string())?,
+                                );
+                            }
+                            meanings::save(&dir, &key, &vectors);
+                            Arc::new(Meanings::from_vectors(library, vectors)?)
+                        }
+                    };
                     *cached = Some((key, m.clone()));
                     m
                 }
