@@ -4,6 +4,7 @@
 //! libclang otherwise shows up minutes later as a build-script panic), installs what is
 //! missing with apt on Debian/Ubuntu after saying what and why, and on other systems prints
 //! the exact packages and stops. Then it runs cargo. It downloads nothing itself.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line tool: printing is its job
 
 use std::ffi::OsString;
 use std::process::{Command, ExitCode};

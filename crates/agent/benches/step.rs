@@ -4,6 +4,7 @@
 //! file (createFile), so the workspace grows by a file a step: what a write costs as the
 //! project grows. Run: `cargo bench -p wright-agent --bench step`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use serde_json::json;
 use std::sync::Arc;

@@ -6,6 +6,7 @@
 //! Run: `cargo bench -p wright-browser --bench check` (add `-- 20` for 20 runs, `-- --screenshot
 //! shot.png` to keep the first check's screenshot).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap is a failed run
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use std::path::Path;
 use std::sync::Arc;

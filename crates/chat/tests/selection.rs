@@ -6,7 +6,7 @@
 //! beside it. Both run with patterns alone and, when the embedding model is on this machine,
 //! with the embedding too (the configuration wright ships).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failed unwrap is a failed test
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)] // test code: a failed unwrap is a failed test
 
 mod common;
 

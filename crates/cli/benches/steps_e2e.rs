@@ -18,6 +18,7 @@
 //!
 //! Run: `cargo bench -p wright-cli --bench steps_e2e`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a panic is the report
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 #[path = "../tests/support/mod.rs"]
 mod support;

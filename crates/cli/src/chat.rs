@@ -190,6 +190,7 @@ pub async fn chat(args: ChatArgs, config_path: Option<PathBuf>) -> Result<u8, Ex
         base_url: args.llm.base_url,
         db: args.db.db,
         data_dir: args.db.data_dir,
+        notices: crate::notices::terminal(),
         ..Overrides::default()
     };
     let engine = Engine::new(file, overrides).await?;

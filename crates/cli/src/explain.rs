@@ -34,6 +34,7 @@ pub async fn explain(args: ExplainArgs, config_path: Option<PathBuf>) -> Result<
         db: args.db.db,
         data_dir: args.db.data_dir,
         no_stream: args.no_stream,
+        notices: crate::notices::terminal(),
         ..Overrides::default()
     };
     let engine = Engine::new(file, overrides).await?;

@@ -1,11 +1,13 @@
 //! `wright`: describe a program in plain words; wright has an AI write it, runs its tests,
 //! fixes what fails, and shows every step.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // the CLI is a front end: printing is its job
 
 mod apps;
 mod chat;
 mod endpoint;
 mod explain;
 mod history;
+mod notices;
 mod render;
 mod sandbox;
 mod serve;
@@ -374,7 +376,7 @@ async fn models(cmd: ModelsCommand, config_path: Option<PathBuf>) -> Result<u8, 
     let dir = |d: Option<PathBuf>| file.data_dir(d);
     match cmd {
         ModelsCommand::Pull { force, data_dir } => {
-            let path = wright_engine::local::ensure_default_model(&dir(data_dir), force, true).await?;
+            let path = wright_engine::local::ensure_default_model(&dir(data_dir), force, notices::terminal().0).await?;
             println!("{}", path.display());
         }
         ModelsCommand::List { data_dir } => {
@@ -432,6 +434,7 @@ pub fn where_and_how(llm: &ModelArgs, sandbox: &sandbox::SandboxArgs, db: &DbArg
         network: sandbox.network.clone(),
         db: db.db.clone(),
         data_dir: db.data_dir.clone(),
+        notices: notices::terminal(),
         ..Overrides::default()
     }
 }
@@ -493,7 +496,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     };
     let build = engine.prepare(job).await?;
     for w in &build.warnings {
-        eprintln!("{w}");
+        eprintln!("wright: {w}");
     }
     let build_id = build.id.clone();
     let root = build.workspace.root().to_path_buf();

@@ -178,8 +178,8 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
     checks.push(("browser", browser));
     checks.extend(wright_engine::chat_doctor_lines(&file, &file.data_dir(args.data_dir.clone())));
     let (active, warning) = match &choice {
-        Ok(c) => (c.summary.clone(), c.warning.clone()),
-        Err(e) => (format!("none: {e}"), None),
+        Ok(c) => (c.summary.clone(), c.warnings.clone()),
+        Err(e) => (format!("none: {e}"), vec![]),
     };
     if args.json {
         let mut obj = serde_json::Map::new();
@@ -202,8 +202,8 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
         for (k, v) in &checks {
             println!("  {k:<11} {v}");
         }
-        if let Some(w) = warning {
-            println!("{w}");
+        for w in warning {
+            println!("wright: {w}");
         }
         if let Some(e) = &endpoint {
             e.print();

@@ -200,6 +200,8 @@ async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> R
         timeout: args.runner.timeout,
         browser_check: args.runner.browser.browser_check.clone(),
         chromium: args.runner.browser.chromium.clone(),
+        // A server says it in its log.
+        notices: Default::default(),
         ..crate::where_and_how(&args.runner.llm, &args.runner.sandbox, &args.runner.db)
     };
     let engine = Arc::new(Engine::new(file, overrides).await?);

@@ -187,7 +187,7 @@ async fn run(args: TaskRunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit
     };
     let prepared = engine.prepare_tasks(job).await?;
     for w in &prepared.warnings {
-        eprintln!("{w}");
+        eprintln!("wright: {w}");
     }
     let run_id = prepared.id.clone();
     let format =

@@ -3,6 +3,7 @@
 //! run. The real `wright` binary, a scripted model on the real OpenAI wire, Debian's Chromium
 //! in wright's real sandbox.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+#![allow(clippy::print_stdout, clippy::print_stderr)] // test code: what was measured or skipped goes to the test log
 
 mod support;
 

@@ -5,6 +5,7 @@
 //! call from it after the lease, before or after the partition heals; another worker takes the
 //! build over and publishes it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+#![allow(clippy::print_stdout, clippy::print_stderr)] // test code: what was measured or skipped goes to the test log
 
 mod support;
 

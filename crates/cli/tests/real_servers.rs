@@ -9,6 +9,7 @@
 //! The wire traffic of these servers is recorded under crates/provider/tests/fixtures/real/ and
 //! replayed by the normal suite; this suite checks that the recordings still tell the truth.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+#![allow(clippy::print_stdout, clippy::print_stderr)] // test code: what was measured or skipped goes to the test log
 
 mod support;
 

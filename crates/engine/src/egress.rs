@@ -54,7 +54,7 @@ pub(crate) fn configured(
 pub(crate) fn for_job(
     configured: Option<&EgressPolicy>,
     asked: Option<&[String]>,
-) -> Result<(Option<EgressPolicy>, Vec<String>), EngineError> {
+) -> Result<(Option<EgressPolicy>, Vec<crate::notice::Warning>), EngineError> {
     let Some(asked) = asked else { return Ok((configured.cloned(), Vec::new())) };
     let Some(policy) = configured else {
         if asked.is_empty() {
@@ -68,7 +68,12 @@ pub(crate) fn for_job(
     let (narrowed, refused) = policy.narrow(asked).map_err(|e| EngineError::Usage(format!("--allow-host: {e}")))?;
     let notes = refused
         .iter()
-        .map(|h| format!("wright: outside access to {h} was asked for but is not allowed here, so it stays closed"))
+        .map(|h| {
+            crate::notice::Warning::new(
+                crate::notice::WarningKind::HostRefused,
+                format!("outside access to {h} was asked for but is not allowed here, so it stays closed"),
+            )
+        })
         .collect();
     Ok(((!narrowed.is_empty()).then_some(narrowed), notes))
 }
@@ -222,7 +227,7 @@ mod tests {
         let n = n.unwrap();
         assert!(n.allow.allows("api.example.com", 443) && n.apis.is_empty());
         assert_eq!(notes.len(), 1);
-        assert!(notes[0].contains("evil.com"));
+        assert!(notes[0].message.contains("evil.com") && notes[0].kind == crate::notice::WarningKind::HostRefused);
         let (n, _) = for_job(p.as_ref(), Some(&[])).unwrap();
         assert!(n.is_none(), "asking for nothing closes it all");
         let (n, _) = for_job(p.as_ref(), None).unwrap();

@@ -11,6 +11,7 @@ pub(crate) mod turns;
 
 use crate::EngineError;
 use crate::config::{FileConfig, ProviderKind, choose_provider};
+use crate::notice::{Warning, WarningKind};
 use crate::providers::{self, Wire};
 use crate::sandbox::{self, Mode};
 use std::path::{Path, PathBuf};
@@ -58,6 +59,8 @@ pub struct Overrides {
     /// `--starter auto|fill|reference|off`.
     pub starter: Option<String>,
     pub chromium: Option<PathBuf>,
+    /// Who hears of models being fetched and loaded (the log, when not set).
+    pub notices: crate::notice::NoticeSink,
 }
 
 /// One build to prepare: what the user asked for. Everything else comes from the engine.
@@ -201,7 +204,7 @@ impl Engine {
         pricing.extend(file.pricing.clone());
         // A task run killed mid-way leaves its project with the sandbox user: give it back now.
         lent::give_back_abandoned(store.as_ref()).await;
-        let embedq = chat::embed_queue(&file, &data_dir);
+        let embedq = chat::embed_queue(&file, &data_dir, o.notices.0.clone());
         Ok(Self {
             file,
             o,
@@ -268,7 +271,7 @@ impl Engine {
     }
 
     /// The provider chain and its default model, connected once (loading the offline model
-    /// the first time, with progress on stderr).
+    /// the first time, saying so to the engine's notices).
     pub async fn provider(&self) -> Result<(Arc<dyn Provider>, String), EngineError> {
         let c = self.connect().await?;
         Ok((c.provider.clone(), c.model.clone()))
@@ -287,6 +290,7 @@ impl Engine {
                     data_dir: &self.data_dir,
                     env: &self.env,
                     local: Default::default(),
+                    notices: self.o.notices.0.clone(),
                 };
                 let (primary, model) =
                     providers::build(self.kind, self.model.clone(), self.base_url.clone(), &wire).await?;
@@ -338,10 +342,10 @@ impl Engine {
             && template == Template::Auto
             && template.resolve(&job.prompt) == Template::React
         {
-            local_react = Some(
-                "wright: the built-in model cannot write React apps, so this one is built in plain HTML and JavaScript from a tested starter; with a stronger model (--provider, docs/react.md) it is a React + TypeScript + Tailwind app"
-                    .to_string(),
-            );
+            local_react = Some(Warning::new(
+                WarningKind::NoReact,
+                "the built-in model cannot write React apps, so this one is built in plain HTML and JavaScript from a tested starter; with a stronger model (--provider, docs/react.md) it is a React + TypeScript + Tailwind app",
+            ));
             Template::Interactive
         } else {
             template
@@ -399,14 +403,14 @@ impl Engine {
         let outside_apis = egress.as_ref().map(|e| e.apis()).unwrap_or_default();
         let (mut parts, confinement) = self.parts(&build_id, &workspace, connected, egress.as_ref(), job.leash)?;
         parts.egress = egress;
-        let mut warnings: Vec<String> = confinement.warning.iter().cloned().chain(local_react).collect();
+        let mut warnings: Vec<Warning> = confinement.warnings.into_iter().chain(local_react).collect();
         warnings.extend(egress_notes);
         warnings.extend(parts.egress.as_ref().map(egress_line));
         // Apps with JavaScript tests need Node.js; say so now rather than after three failed fixes.
         if template.resolve(&job.prompt) != Template::Static {
             let host = wright_prereq::Host::from_env();
             if let Some(node) = wright_prereq::requirement("Node.js").filter(|r| !host.has(r)) {
-                warnings.push(format!("wright: {}", wright_prereq::explain_missing(node, &host)));
+                warnings.push(Warning::new(WarningKind::Missing, wright_prereq::explain_missing(node, &host)));
             }
         }
         let mut checks = file.checks.clone();
@@ -487,7 +491,7 @@ impl Engine {
             label: connected.label.clone(),
             egress: None,
         };
-        Ok((parts, Confinement { summary: choice.summary, warning: choice.warning }))
+        Ok((parts, Confinement { summary: choice.summary, warnings: choice.warnings }))
     }
 }
 
@@ -495,7 +499,7 @@ impl Engine {
 /// are not confined or cannot run.
 pub(crate) struct Confinement {
     pub(crate) summary: String,
-    pub(crate) warning: Option<String>,
+    pub(crate) warnings: Vec<Warning>,
 }
 
 /// What a prepared build or task run holds until it runs: the commands' settings and runner,
@@ -512,10 +516,13 @@ pub(crate) struct RunParts {
 }
 
 /// One narration line on what a build may reach outside.
-fn egress_line(e: &crate::egress::BuildEgress) -> String {
+fn egress_line(e: &crate::egress::BuildEgress) -> Warning {
     let mut parts: Vec<String> = e.apis().iter().map(|a| format!("API {}", a.name)).collect();
     parts.extend(e.hosts());
-    format!("wright: outside access through a filtering proxy: {} (everything else stays closed)", parts.join(", "))
+    Warning::new(
+        WarningKind::OutsideAccess,
+        format!("outside access through a filtering proxy: {} (everything else stays closed)", parts.join(", ")),
+    )
 }
 
 /// The redactor for what builds show: the values of secret-looking host variables, token
@@ -551,7 +558,7 @@ pub struct Prepared {
     /// One line on how commands are confined.
     pub sandbox: String,
     /// Things the user should know before it starts (weaker sandbox, Node.js missing).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     pub workspace: Workspace,
     pub req: BuildRequest,
     parts: RunParts,

@@ -15,6 +15,7 @@ mod engine;
 mod explain;
 mod leashed;
 pub mod local;
+pub mod notice;
 pub mod providers;
 pub mod sandbox;
 

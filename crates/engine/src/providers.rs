@@ -27,6 +27,8 @@ pub struct Wire<'a> {
     /// The offline model once loaded: llama.cpp's backend is process-wide, so `local` as both
     /// primary and fallback must share one engine.
     pub local: std::sync::Mutex<Option<(Arc<wright_local::LocalEngine>, String)>>,
+    /// Where loading the offline model is told.
+    pub notices: Arc<dyn crate::notice::Notices>,
 }
 
 fn key(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Option<String> {
@@ -95,8 +97,7 @@ pub async fn build(
             let (engine, name) = match loaded {
                 Some(pair) => pair,
                 None => {
-                    // Progress goes to stderr, so it never mixes with `--events jsonl` on stdout.
-                    let pair = local::load(model.as_deref(), wire.data_dir, true).await?;
+                    let pair = local::load(model.as_deref(), wire.data_dir, wire.notices.clone()).await?;
                     if let Ok(mut l) = wire.local.lock() {
                         *l = Some(pair.clone());
                     }

@@ -3,6 +3,7 @@
 
 use crate::EngineError;
 use crate::config::FileConfig;
+use crate::notice::{Warning, WarningKind};
 use std::path::PathBuf;
 use std::time::Duration;
 use wright_sandbox::{Bwrap, Isolation, Landlock, Limits, NoIsolation, Policy, Refuse, SANDBOX_UID, Unavailable};
@@ -20,8 +21,8 @@ pub struct Choice {
     pub isolation: Box<dyn Isolation>,
     /// One line for the human header and `doctor`.
     pub summary: String,
-    /// Said on stderr when commands are not confined or cannot run.
-    pub warning: Option<String>,
+    /// Said before a run when commands are not confined or cannot run.
+    pub warnings: Vec<Warning>,
 }
 
 impl Mode {
@@ -129,14 +130,19 @@ pub fn select(
         return Ok(Choice {
             isolation: Box::new(NoIsolation),
             summary: "no sandbox (--sandbox none): commands run with your permissions".into(),
-            warning: Some("wright: --sandbox none: generated code runs unconfined, with your files and network".into()),
+            warnings: vec![Warning::new(
+                WarningKind::Unconfined,
+                "--sandbox none: generated code runs unconfined, with your files and network",
+            )],
         });
     }
     let mut why = Vec::new();
     let mut not_installed = false;
     if mode != Mode::Landlock {
         match bwrap() {
-            Ok((b, took)) => return Ok(Choice { summary: describe(&b, took), isolation: Box::new(b), warning: None }),
+            Ok((b, took)) => {
+                return Ok(Choice { summary: describe(&b, took), isolation: Box::new(b), warnings: vec![] });
+            }
             Err(e) if mode == Mode::Bwrap => return Err(EngineError::Usage(format!("--sandbox bwrap: {e}"))),
             Err(e) => {
                 not_installed = matches!(e, Unavailable::NoBwrap);
@@ -149,12 +155,16 @@ pub fn select(
             let summary = describe_landlock(&l, took);
             let warning = (mode == Mode::Auto).then(|| match wright_prereq::requirement("bubblewrap") {
                 // Not installed: what still works, and the one command that fixes it.
-                Some(req) if not_installed => {
-                    format!("wright: {}", wright_prereq::explain_missing(req, &wright_prereq::Host::from_env()))
-                }
-                _ => format!("wright: bubblewrap is not usable here, so commands run in the weaker {summary}"),
+                Some(req) if not_installed => Warning::new(
+                    WarningKind::Missing,
+                    wright_prereq::explain_missing(req, &wright_prereq::Host::from_env()),
+                ),
+                _ => Warning::new(
+                    WarningKind::WeakerSandbox,
+                    format!("bubblewrap is not usable here, so commands run in the weaker {summary}"),
+                ),
             });
-            Ok(Choice { summary, isolation: Box::new(l), warning })
+            Ok(Choice { summary, isolation: Box::new(l), warnings: warning.into_iter().collect() })
         }
         Err(e) if mode == Mode::Landlock => Err(EngineError::Usage(format!("--sandbox landlock: {e}"))),
         Err(e) => {
@@ -167,7 +177,7 @@ pub fn select(
             Ok(Choice {
                 isolation: Box::new(Refuse(reason.clone())),
                 summary: "no sandbox available: commands are refused".into(),
-                warning: Some(format!("wright: {reason}")),
+                warnings: vec![Warning::new(WarningKind::NoSandbox, reason)],
             })
         }
     }

@@ -2,6 +2,7 @@
 //! loaded is remembered with its reason (chat scores by patterns, `/v1/embeddings` is refused)
 //! and tried again after the backoff, when the real e5 model is there.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+#![allow(clippy::print_stdout, clippy::print_stderr)] // test code: what was measured or skipped goes to the test log
 
 use std::time::Duration;
 use wright_engine::config::FileConfig;

@@ -1,5 +1,6 @@
 //! The embedding scheduler with a real embedder that does work (it sleeps per text and notes
 //! each call it serves), and a bench with the real e5 model.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // test code: what was measured or skipped goes to the test log
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -2,6 +2,7 @@
 //! message (p50/p99 over 200 messages of 5–25 words, English and Portuguese), and the process
 //! RSS after load. Run: `cargo bench -p wright-local --bench embed` (pulls the model if needed).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

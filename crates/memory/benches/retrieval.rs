@@ -5,6 +5,7 @@
 //! error pattern from 80 shapes, with a few universal ones: broad enough that common words
 //! match thousands of notes, which is the case that costs.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use std::time::Instant;
 use wright_memory::{DEFAULT_NOTE_BUDGET, Query, retrieve};

@@ -3,6 +3,7 @@
 //! built `wright` binary, which confines commands through itself).
 //! Run: `cargo bench -p wright-sandbox --bench overhead` (add `-- 50` for 50 runs each).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -5,6 +5,7 @@
 //!
 //! `cargo bench -p wright-sandbox --bench writes` (`-- --files N` for another size).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench binary: a failed unwrap is a failed bench
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use std::time::{Duration, Instant};
 use wright_sandbox::{Workspace, WorkspaceLimits};

@@ -156,7 +156,11 @@ fn watch(args: &[OsString]) -> Result<std::convert::Infallible, LeashError> {
             let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&chld), None);
             use std::os::unix::process::CommandExt;
             let e = std::process::Command::new(command.0).args(command.1).exec();
-            eprintln!("wright leash: could not start {}: {e}", command.0.to_string_lossy());
+            // The forked child's only channel left: its stderr is the sandbox command's.
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("wright leash: could not start {}: {e}", command.0.to_string_lossy());
+            }
             std::process::exit(127);
         }
         ForkResult::Parent { child } => child,

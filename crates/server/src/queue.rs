@@ -325,10 +325,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                     let warnings: Vec<EventKind> = prepared
                         .warnings
                         .iter()
-                        .map(|w| EventKind::Status {
-                            message: w.trim_start_matches("wright: ").to_string(),
-                            level: Level::Warning,
-                        })
+                        .map(|w| EventKind::Status { message: w.message.clone(), level: Level::Warning })
                         .collect();
                     if !warnings.is_empty() {
                         append(shared, &id, Some(worker), warnings).await;

@@ -189,7 +189,7 @@ fn main() {
 fn timing(
     lib: &Library,
     texts: &[String],
-    embed: &dyn Fn(&[String]) -> Result<Vec<Vec<f32>>, String>,
+    embed: wright_starters::meaning::Embed<'_>,
     meanings: &wright_starters::meaning::Meanings,
     rounds: usize,
 ) {

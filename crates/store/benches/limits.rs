@@ -8,6 +8,7 @@
 //! then the same 2,000 from 8 tasks at once (throughput, as a busy server sees it): p50/p99
 //! of admit, of release, and messages a second.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a panic is the report
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -11,6 +11,7 @@
 //!    at a time. Latency from just before `append` on A to the event's arrival on B (commit,
 //!    `NOTIFY`, B's read of the rows), p50/p99/max; and the `append` alone for comparison.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a panic is the report
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use futures::StreamExt;
 use std::sync::Arc;

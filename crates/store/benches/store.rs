@@ -8,6 +8,7 @@
 //! 3. 16 runs emitting at once from tokio tasks: emit latency p50/p99 and events stored per
 //!    second over all of them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a panic is the report
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -8,6 +8,7 @@
 //! Run: `cargo bench -p wright-transpile --bench transpile` (needs the npm registry once,
 //! Node.js and bubblewrap). `WRIGHT_BENCH_PASSES` sets N (default 10).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap is a failed run
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

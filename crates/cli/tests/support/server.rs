@@ -1,5 +1,6 @@
 //! A real `wright serve` process for tests: started on free ports against a scripted model,
 //! with helpers that speak its HTTP API and read its event streams as a browser would.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // test code: what was measured or skipped goes to the test log
 
 use super::{HOST_ENV, OPENAI_KEY, Turn};
 use futures::StreamExt;

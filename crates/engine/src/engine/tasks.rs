@@ -54,7 +54,7 @@ pub struct PreparedTasks {
     pub model: String,
     /// One line on how commands are confined.
     pub sandbox: String,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::notice::Warning>,
     pub workspace: Workspace,
     pub plan: Plan,
     /// Tasks of the resumed run that passed and will be kept (unless changed).
@@ -120,7 +120,7 @@ impl Engine {
             provider_kind: self.kind.as_str(),
             model: job.model.unwrap_or_else(|| connected.model.clone()),
             sandbox: confinement.summary,
-            warnings: confinement.warning.into_iter().collect(),
+            warnings: confinement.warnings,
             workspace,
             plan,
             kept,
