@@ -383,6 +383,10 @@ pub fn choose_provider(
 
 /// Where wright keeps its builds: `WRIGHT_DATA_DIR`, else the XDG data folder.
 pub fn default_data_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    // Every command, including those whose flags do not name the variable (`wright starters`).
+    if let Some(d) = env("WRIGHT_DATA_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
     if let Some(d) = env("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
         return PathBuf::from(d).join("wright");
     }
@@ -394,6 +398,21 @@ pub fn default_data_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_data_folder_is_wright_data_dir_then_xdg_then_home() {
+        fn env<'a>(vars: &'a [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> + 'a {
+            move |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        }
+        let all = [("WRIGHT_DATA_DIR", "/d/w"), ("XDG_DATA_HOME", "/x"), ("HOME", "/home/a")];
+        assert_eq!(default_data_dir(&env(&all)), PathBuf::from("/d/w"));
+        assert_eq!(default_data_dir(&env(&all[1..])), PathBuf::from("/x/wright"));
+        assert_eq!(default_data_dir(&env(&all[2..])), PathBuf::from("/home/a/.local/share/wright"));
+        assert_eq!(
+            default_data_dir(&env(&[("WRIGHT_DATA_DIR", ""), ("HOME", "/h")])),
+            PathBuf::from("/h/.local/share/wright")
+        );
+    }
+
     use super::*;
 
     #[test]

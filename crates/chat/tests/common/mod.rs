@@ -1,6 +1,13 @@
 //! Shared by the chat crate's integration tests: the labelled sets, a real store in a temp
 //! folder, and a context whose model is scripted.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 use std::sync::Arc;
 use wright_chat::relevance::labelled;
