@@ -124,9 +124,12 @@ fn words_alone_invent_no_page() {
     // Nothing is named: no starter by words (the built-in model picks such requests by
     // meaning, `tests/meaning.rs`), never the landing page at a made-up score.
     let lib = Library::builtin().unwrap();
-    for ask in ["a recipe page for my grandmother's apple pie", "a page about the history of my town"] {
+    for ask in ["a page about the history of my town", "a page about my grandfather's life"] {
         assert!(lib.pick(ask, Template::Auto).is_none(), "{ask}");
     }
+    // A recipe is named, and there is a recipe starter: that one, not a general page.
+    let pick = lib.pick("a recipe page for my grandmother's apple pie", Template::Auto).map(|p| p.starter.id());
+    assert_eq!(pick, Some("recipe-page"));
 }
 
 #[test]
