@@ -145,7 +145,7 @@ async fn built_in_model() -> std::path::PathBuf {
     models
 }
 
-/// The built-in model, for real (no script): six requests of different starters, in English
+/// The built-in model, for real (no script): eight requests of seven starters, in English
 /// and Portuguese, each PUBLISHED with the browser check clean, each from its starter.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_built_in_model_makes_real_apps_from_starters() {
@@ -160,6 +160,8 @@ async fn the_built_in_model_makes_real_apps_from_starters() {
         ("a calculator", "en", "calculator"),
         ("um quiz sobre animais", "pt", "quiz-game"),
         ("a memory game", "en", "memory-game"),
+        ("a BMI calculator that tells me if my weight is healthy", "en", "bmi-calculator"),
+        ("uma calculadora de IMC", "pt", "bmi-calculator"),
     ] {
         let out = wright(dir.path(), &["run", ask, "--events", "jsonl", "--lang", lang]).await;
         let events: Vec<Value> =
@@ -177,8 +179,8 @@ async fn the_built_in_model_makes_real_apps_from_starters() {
     }
 }
 
-/// The built-in model, for real, asked for apps no starter fits (a BMI calculator is not the
-/// calculator): nothing is built, the build ends `no_fitting_starter` (exit 1), and the
+/// The built-in model, for real, asked for apps no starter fits (a scientific calculator with
+/// graphs is not the calculator): nothing is built, the build ends `no_fitting_starter` (exit 1), and the
 /// narration says so in the request's language, with the closest starters and a ready
 /// `--starter` command; that command builds the calculator the user chose.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -188,8 +190,8 @@ async fn the_built_in_model_says_when_no_starter_fits_and_starter_forces_one() {
     std::fs::create_dir_all(dir.path().join("data")).unwrap();
     support::server::link_models(&dir.path().join("data"));
     for (ask, lang, says) in [
-        ("a BMI calculator that tells me if my weight is healthy", "en", "none of them is what you asked for"),
-        ("uma calculadora de IMC", "pt", "nenhum deles é o que você pediu"),
+        ("a scientific calculator with sin cos and graphs", "en", "none of them is what you asked for"),
+        ("uma calculadora científica com seno, cosseno e gráficos", "pt", "nenhum deles é o que você pediu"),
     ] {
         let out = wright(dir.path(), &["run", ask, "--events", "jsonl", "--lang", lang]).await;
         assert_eq!(out.status.code(), Some(1), "{}", text(&out));
@@ -208,7 +210,7 @@ async fn the_built_in_model_says_when_no_starter_fits_and_starter_forces_one() {
         dir.path(),
         &[
             "run",
-            "a BMI calculator that tells me if my weight is healthy",
+            "a scientific calculator with sin cos and graphs",
             "--events",
             "jsonl",
             "--starter",

@@ -13,7 +13,7 @@ use wright_events::Template;
 use wright_starters::meaning::{Model, Signals};
 use wright_starters::{Library, MODEL};
 
-#[derive(serde::Deserialize)]
+#[derive(Clone, serde::Deserialize)]
 struct Labelled {
     text: String,
     fits: Vec<String>,
@@ -127,25 +127,32 @@ fn main() {
     };
     let tune = prepare(load("tune.jsonl"));
     let held = prepare(load("heldout.jsonl"));
+    let held2 = prepare(load("heldout2.jsonl"));
     let ids: Vec<String> = lib.list().iter().map(|s| s.id().to_string()).collect();
-    let rows: Vec<([f32; 4], f32)> = tune
-        .iter()
-        .flat_map(|(l, sigs, _)| {
-            ids.iter().zip(sigs).map(|(id, s)| (s.features(), if l.fits.contains(id) { 1.0 } else { 0.0 }))
-        })
-        .collect();
-    let (weights, bias) = fit(&rows);
-    // The lowest threshold with no wrong pick on the tuning set.
-    let mut threshold = 0.99f32;
-    let mut t = 0.99f32;
-    while t > 0.05 {
-        let m = Model { weights, bias, threshold: t };
-        let f = measure_quiet(&lib, &tune, &m, &meanings);
-        if f > 0 {
-            break;
-        }
-        threshold = t;
-        t -= 0.01;
+    let rows_of = |set: &[(Labelled, Vec<Signals>, Vec<f32>)]| -> Vec<([f32; 4], f32)> {
+        set.iter()
+            .flat_map(|(l, sigs, _)| {
+                ids.iter().zip(sigs).map(|(id, s)| (s.features(), if l.fits.contains(id) { 1.0 } else { 0.0 }))
+            })
+            .collect()
+    };
+    let (weights, bias) = fit(&rows_of(&tune));
+    // The threshold, by cross-validation on the tuning set only: for each of K folds, the
+    // model fitted on the other folds needs some lowest threshold to make no wrong pick on
+    // the fold it did not see; the threshold is the highest of those (and of the whole set's
+    // own), as a request nobody has seen is like a fold's. The lowest threshold without a
+    // wrong pick on the very set it was fitted on is too low: it only knows those requests.
+    const K: usize = 5;
+    let mut threshold = lowest_safe(&lib, &tune, weights, bias, &meanings);
+    println!("lowest threshold with no wrong pick on the whole tuning set: {threshold:.2}");
+    for fold in 0..K {
+        let (seen, unseen): (Vec<_>, Vec<_>) = tune.iter().cloned().enumerate().partition(|(i, _)| i % K != fold);
+        let seen: Vec<_> = seen.into_iter().map(|(_, r)| r).collect();
+        let unseen: Vec<_> = unseen.into_iter().map(|(_, r)| r).collect();
+        let (w, b) = fit(&rows_of(&seen));
+        let t = lowest_safe(&lib, &unseen, w, b, &meanings);
+        println!("fold {fold}: fitted without its {} requests, it needs {t:.2}", unseen.len());
+        threshold = threshold.max(t);
     }
     for t in [0.98f32, 0.95, 0.9, 0.8, 0.7, 0.5] {
         let m = Model { weights, bias, threshold: t };
@@ -161,7 +168,7 @@ fn main() {
     let fitted = Model { weights, bias, threshold };
     println!("fitted: weights {weights:?} bias {bias} threshold {threshold}");
     for (name, model) in [("fitted", fitted), ("committed", MODEL)] {
-        for (set, rows) in [("tune", &tune), ("held-out", &held)] {
+        for (set, rows) in [("tune", &tune), ("held-out", &held), ("held-out 2", &held2)] {
             println!("{name} model on {set}:");
             let f = measure(&lib, rows, &model, &meanings);
             let precision = f.fitting as f64 / (f.fitting + f.wrong).max(1) as f64;
@@ -218,6 +225,27 @@ fn timing(
         pct(&mut ranking, 0.5),
         pct(&mut ranking, 0.99)
     );
+}
+
+/// The lowest threshold (from 0.99 down, by 0.01) at which the model makes no wrong pick on
+/// `set`.
+fn lowest_safe(
+    lib: &Library,
+    set: &[(Labelled, Vec<Signals>, Vec<f32>)],
+    weights: [f32; 4],
+    bias: f32,
+    meanings: &wright_starters::meaning::Meanings,
+) -> f32 {
+    let mut threshold = 0.99f32;
+    let mut t = 0.99f32;
+    while t > 0.05 {
+        if measure_quiet(lib, set, &Model { weights, bias, threshold: t }, meanings) > 0 {
+            break;
+        }
+        threshold = t;
+        t -= 0.01;
+    }
+    threshold
 }
 
 /// Wrong picks of `model` on `set`.
