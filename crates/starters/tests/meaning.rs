@@ -85,7 +85,7 @@ fn measure(
     set: &[Labelled],
     lib: &Library,
     meanings: &Meanings,
-    embed: &dyn Fn(&[String]) -> Result<Vec<Vec<f32>>, String>,
+    embed: wright_starters::meaning::Embed<'_>,
 ) -> Figures {
     let vectors = embed(&set.iter().map(|l| l.text.clone()).collect::<Vec<_>>()).unwrap();
     let (mut fitting, mut wrong, mut refused, mut missed) = (0, Vec::new(), 0, Vec::new());
