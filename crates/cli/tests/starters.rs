@@ -208,14 +208,7 @@ async fn the_built_in_model_says_when_no_starter_fits_and_starter_forces_one() {
     // The user picks the closest one themselves.
     let out = wright(
         dir.path(),
-        &[
-            "run",
-            "a scientific calculator with sin cos and graphs",
-            "--events",
-            "jsonl",
-            "--starter",
-            "calculator",
-        ],
+        &["run", "a scientific calculator with sin cos and graphs", "--events", "jsonl", "--starter", "calculator"],
     )
     .await;
     let events: Vec<Value> =

@@ -174,12 +174,7 @@ pub async fn create(
     };
     let ahead = state.store.queue_depth().await?;
     let now = wright_events::now();
-    let first = wright_events::Event {
-        seq: 1,
-        build: id.clone(),
-        ts: now.clone(),
-        kind: EventKind::Queued { position: ahead },
-    };
+    let first = EventKind::Queued { position: ahead };
     let queued = QueuedBuild {
         build: NewBuild {
             id: id.clone(),

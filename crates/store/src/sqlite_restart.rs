@@ -7,7 +7,7 @@ use crate::sqlite::SqliteStore;
 use crate::types::*;
 use crate::{Result, StoreError};
 use sqlx::Row;
-use wright_events::{Event, EventKind};
+use wright_events::EventKind;
 
 impl SqliteStore {
     /// One transaction: check who holds the build, put it back at its old place in the queue
@@ -52,20 +52,11 @@ impl SqliteStore {
             .fetch_one(&mut *tx)
             .await?
             .try_get("n")?;
-        let event = Event {
-            seq: u(last) + 1,
-            build: id.to_string(),
-            ts: crate::now(),
-            kind: EventKind::Restarted { attempt: attempt + 1, reason: reason.to_string() },
+        let kind = EventKind::Restarted { attempt: attempt + 1, reason: reason.to_string() };
+        let logged = crate::sqlite_runlog::insert(&mut tx, id, u(last), vec![crate::Draft::now(kind)]).await?;
+        let Some(event) = logged.first().map(|l| l.event.clone()) else {
+            return Err(StoreError::Invalid(format!("build {id}: its restart was not stored")));
         };
-        sqlx::query("INSERT INTO events (build_id, seq, ts, type, data) VALUES (?,?,?,?,?)")
-            .bind(id)
-            .bind(event.seq as i64)
-            .bind(&event.ts)
-            .bind(event.kind.type_name())
-            .bind(serde_json::to_string(&event).map_err(|e| StoreError::Invalid(e.to_string()))?)
-            .execute(&mut *tx)
-            .await?;
         tx.commit().await?;
         Ok(Restart::Requeued(Box::new(event)))
     }

@@ -62,17 +62,14 @@ impl SqliteStore {
                     return Ok(Enqueued::FolderBusy(row.try_get("id")?));
                 }
                 // The first event goes in with the build, so no worker can claim it before it.
-                if let Some(e) = &q.first_event {
-                    sqlx::query("INSERT INTO events (build_id, seq, ts, type, data) VALUES (?,?,?,?,?)")
-                        .bind(&e.build)
-                        .bind(e.seq as i64)
-                        .bind(&e.ts)
-                        .bind(e.kind.type_name())
-                        .bind(serde_json::to_string(e).map_err(|e| StoreError::Invalid(e.to_string()))?)
-                        .execute(&mut *tx)
-                        .await?;
-                }
+                let first = match &q.first_event {
+                    Some(kind) => {
+                        crate::sqlite_runlog::insert(&mut tx, &b.id, 0, vec![crate::Draft::now(kind.clone())]).await?
+                    }
+                    None => vec![],
+                };
                 tx.commit().await?;
+                self.notifier.appended(&b.id, &first);
                 return Ok(Enqueued::New);
             }
             tx.rollback().await?;

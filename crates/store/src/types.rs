@@ -156,8 +156,9 @@ pub struct QueuedBuild {
     /// Identical requests from one owner while one of them is queued or running are one build.
     pub dedup_key: String,
     pub preview_key: String,
-    /// Stored with the build, before any worker can take it (the queue notice).
-    pub first_event: Option<wright_events::Event>,
+    /// Stored with the build as its first event, before any worker can take it (the queue
+    /// notice); the store numbers and stamps it like any other.
+    pub first_event: Option<wright_events::EventKind>,
     /// The owner's limits, decided in the transaction that queues the build, so two servers
     /// cannot both let an over-limit request through. `None`: no limit (a local run).
     pub limits: Option<Limits>,

@@ -77,18 +77,15 @@ impl PgStore {
                     return Ok(Enqueued::FolderBusy(id));
                 }
                 // The first event goes in with the build, so no worker can claim it before it.
-                if let Some(e) = &q.first_event {
-                    sqlx::query("INSERT INTO events (build_id, seq, ts, type, data) VALUES ($1,$2,$3,$4,$5)")
-                        .bind(&e.build)
-                        .bind(e.seq as i64)
-                        .bind(&e.ts)
-                        .bind(e.kind.type_name())
-                        .bind(serde_json::to_string(e).map_err(|e| StoreError::Invalid(e.to_string()))?)
-                        .execute(&mut *tx)
-                        .await?;
-                }
+                let first = match &q.first_event {
+                    Some(kind) => {
+                        insert(&mut tx, self.notifier.origin(), &b.id, 0, vec![Draft::now(kind.clone())]).await?
+                    }
+                    None => vec![],
+                };
                 self.notify_in(&mut tx, &Signal::Queued).await?;
                 tx.commit().await?;
+                self.notifier.appended(&b.id, &first);
                 self.notifier.signal(Signal::Queued);
                 return Ok(Enqueued::New);
             }
