@@ -1,5 +1,6 @@
 //! Tool selection latency: every built-in tool scored for one message (the message embedded,
-//! the nearest labelled examples found, every pattern run), over the three labelled sets.
+//! its signals against every tool's examples and the calibrated model applied, every pattern
+//! run), over the labelled set (`eval/tuning.jsonl` and `eval/heldout.jsonl`, 470 messages).
 //! Also the embedding model's load time and the example bank's embedding time.
 //!
 //! `cargo bench -p wright-chat --bench select` (needs the embedding model: it is fetched into
@@ -86,7 +87,7 @@ fn main() {
     };
     let agent = ChatAgent::new(tools, AgentSettings::default());
     let mut messages = Vec::new();
-    for name in ["labelled.jsonl", "heldout.jsonl", "indirect.jsonl"] {
+    for name in ["tuning.jsonl", "heldout.jsonl"] {
         let text = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("eval").join(name)).unwrap();
         for line in text.lines() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -111,9 +112,9 @@ fn main() {
     with.sort();
     patterns.sort();
     println!("embedding model load: {:.0} ms; RSS {rss0:.0} → {rss1:.0} MiB", load.as_secs_f64() * 1000.0);
-    println!("example bank (209 messages) embedded in {:.2} s; RSS {rss2:.0} MiB", bank.as_secs_f64());
+    println!("example bank embedded in {:.2} s; RSS {rss2:.0} MiB", bank.as_secs_f64());
     println!(
-        "selection, all 6 tools, embedding + vote + patterns: n={} p50 {:.2} ms p99 {:.2} ms max {:.2} ms",
+        "selection, all 6 tools, embedding + signals + model: n={} p50 {:.2} ms p99 {:.2} ms max {:.2} ms",
         with.len(),
         pct(&with, 0.5),
         pct(&with, 0.99),
