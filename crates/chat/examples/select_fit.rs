@@ -1,5 +1,5 @@
 //! Fit the chat's tool-selection model on the tuning split and measure it on both splits.
-//! Run: `cargo run -p wright-chat --example select_fit --release` (fetches the e5 model into
+//! Run: `cargo run -p wright-chat --example select_fit --release [EMBEDDED|PATTERNS|EXAMPLES]` (fetches the e5 model into
 //! `target/wright-test-data` once, like the tests; `WRIGHT_TEST_DATA_DIR` moves it).
 //!
 //! Every (message, tool) pair of `eval/tuning.jsonl` gives one row: the [`Signals`] of the
@@ -58,18 +58,18 @@ impl Row {
     }
 }
 
-fn rows(scorer: &Scorer, set: &[Example], tools: &[Arc<dyn ChatTool>], embedded: bool) -> Vec<Row> {
+/// Rows of `set`; `patterns: false` zeroes the pattern signals (a tool that has none).
+fn rows(scorer: &Scorer, set: &[Example], tools: &[Arc<dyn ChatTool>], embedded: bool, patterns: bool) -> Vec<Row> {
     let mut out = Vec::new();
     for (i, m) in set.iter().enumerate() {
         let v = if embedded { scorer.embed(&m.text) } else { None };
         for t in tools {
             let s = scorer.signals(t.name(), &m.text, v.as_deref()).unwrap_or_default();
-            out.push(Row {
-                tool: t.name().into(),
-                x: s.features(),
-                y: m.tools.iter().any(|w| w == t.name()),
-                message: i,
-            });
+            let mut x = s.features();
+            if !patterns {
+                x[..5].fill(0.0);
+            }
+            out.push(Row { tool: t.name().into(), x, y: m.tools.iter().any(|w| w == t.name()), message: i });
         }
     }
     out
@@ -296,12 +296,16 @@ fn main() {
     });
     let cues = || tools.iter().map(|t| (t.name(), t.cues())).collect::<Vec<_>>();
     let (tuning, heldout) = (load("tuning.jsonl"), load("heldout.jsonl"));
-    for (name, embedded) in [("EMBEDDED", true), ("PATTERNS", false)] {
+    let only: Option<String> = std::env::args().nth(1);
+    for (name, embedded, patterns) in [("EMBEDDED", true, true), ("PATTERNS", false, true), ("EXAMPLES", true, false)] {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         let e = embedded.then(|| e5.clone());
         let loo = Scorer::with_bank(cues(), e.clone(), tuning.clone(), true).unwrap();
         let shipped = Scorer::with_bank(cues(), e, tuning.clone(), false).unwrap();
-        let tune_rows = rows(&loo, &tuning, &tools, embedded);
-        let held_rows = rows(&shipped, &heldout, &tools, embedded);
+        let tune_rows = rows(&loo, &tuning, &tools, embedded, patterns);
+        let held_rows = rows(&shipped, &heldout, &tools, embedded, patterns);
         let ridge = choose_ridge(&tune_rows);
         let (weights, bias) = fit_scaled(&tune_rows, ridge);
         let scored = |tool: Option<&str>| -> Vec<(f32, bool)> {
@@ -320,7 +324,12 @@ fn main() {
             Box::leak(thresholds.into_iter().collect::<Vec<_>>().into_boxed_slice());
         let model = Model { weights, bias, thresholds: leaked, default_threshold };
         println!("\n// ridge {ridge}; features {:?}", Signals::NAMES);
-        print_model(name, if embedded { "With the embedding model." } else { "Patterns alone." }, &model);
+        let doc = match name {
+            "EMBEDDED" => "With the embedding model.",
+            "PATTERNS" => "Patterns alone.",
+            _ => "Examples alone (a tool without patterns).",
+        };
+        print_model(name, doc, &model);
         table(&format!("{name}, freshly fitted"), &model, &tune_rows, &held_rows);
         let committed =
             if embedded { wright_chat::relevance::model::EMBEDDED } else { wright_chat::relevance::model::PATTERNS };

@@ -264,9 +264,16 @@ impl Scorer {
         Some(s)
     }
 
-    /// The calibrated model for these signals: with the embedding's, or patterns alone.
-    pub fn model_for(&self, embedded: bool) -> &'static Model {
-        if embedded { &model::EMBEDDED } else { &model::PATTERNS }
+    /// The calibrated model for `tool`'s signals: with the embedding's, patterns alone, or
+    /// (a tool with examples and no patterns) the embedding's alone.
+    pub fn model_for(&self, tool: &str, embedded: bool) -> &'static Model {
+        let patterns =
+            self.tools.get(tool).is_some_and(|c| !(c.asks.is_empty() && c.topics.is_empty() && c.mentions.is_empty()));
+        match (embedded, patterns) {
+            (false, _) => &model::PATTERNS,
+            (true, true) => &model::EMBEDDED,
+            (true, false) => &model::EXAMPLES,
+        }
     }
 
     /// The tool's relevance to `message` as the agent reads it: the model's probability, mapped
@@ -274,7 +281,7 @@ impl Scorer {
     pub fn score(&self, tool: &str, message: &str, embedding: Option<&[f32]>) -> f32 {
         let embedded = embedding.is_some() && !self.bank.is_empty();
         let Some(s) = self.signals(tool, message, embedding) else { return 0.0 };
-        let m = self.model_for(embedded);
+        let m = self.model_for(tool, embedded);
         m.confidence(tool, m.probability(&s))
     }
 }
