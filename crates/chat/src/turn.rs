@@ -2,7 +2,7 @@
 //! reply, store the reply with its typed parts. Every step is an event of the turn's run
 //! (stored by the run's writer before anyone is shown it).
 //!
-//! Background tools (a flashcard update) start with the turn but never hold it: the turn hands
+//! Background tools (a flashcard update) start once the reply is stored and never hold it: the turn hands
 //! them back in [`TurnOutcome::background`], its run ends (`done`) and the user may send the
 //! next message, while the caller waits for them ([`Background::finish`]) and their parts are
 //! stored as a follow-up assistant message of the same run.
@@ -188,7 +188,7 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
     if history.len() > 40 {
         history.drain(..history.len() - 40);
     }
-    emit.emit(EventKind::ChatMessage { message: Box::new(asked) });
+    emit.emit(EventKind::ChatMessage { message: Box::new(asked.clone()) });
 
     let scorer = deps.scorer.clone();
     let (text, user) = (turn.content.clone(), turn.user.clone());
@@ -217,17 +217,6 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
         emit.emit(EventKind::ToolSelected { tool: c.tool.name().to_string(), confidence: c.confidence });
         out.tools.push(c.tool.name().to_string());
     }
-
-    // Background tools start now and go on after the turn ends (see `Background`), with
-    // their own usage so the turn's total does not change under its record.
-    let background = (!selection.background.is_empty()).then(|| {
-        let ctx = ChatContext { usage: Default::default(), ..ctx.clone() };
-        let usage = ctx.usage.clone();
-        let (agent, bg, msg) = (deps.agent.clone(), selection.background.clone(), turn.content.clone());
-        let tools = bg.iter().map(|c| c.tool.name().to_string()).collect();
-        let handle = tokio::spawn(async move { agent.run(&bg, &msg, &ctx, t0).await });
-        Background { handle, usage, conversation: turn.conversation.clone(), run: run.clone(), tools }
-    });
 
     let results = tokio::select! {
         r = deps.agent.run(&selection.foreground, &turn.content, &ctx, t0) => r,
@@ -292,15 +281,22 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
     }
     // The event log shows what clients may see: a quiz's answers stay in the store.
     emit.emit(EventKind::ChatMessage { message: Box::new(reply.public()) });
+    // Background tools start once the reply is stored, so they never delay it, and go on
+    // after the turn ends (see `Background`) with their own usage, so the turn's total does not
+    // change under its record. They see the reply last in their history: a card is taken from
+    // what the learner was told. A stopped turn starts none.
+    out.background = (!selection.background.is_empty() && !cancel.is_cancelled()).then(|| {
+        let mut seen = history.clone();
+        seen.push(asked);
+        seen.push(reply.clone());
+        let ctx = ChatContext { usage: Default::default(), history: Arc::new(seen), ..ctx.clone() };
+        let usage = ctx.usage.clone();
+        let (agent, bg, msg) = (deps.agent.clone(), selection.background.clone(), turn.content.clone());
+        let tools = bg.iter().map(|c| c.tool.name().to_string()).collect();
+        let handle = tokio::spawn(async move { agent.run(&bg, &msg, &ctx, t0).await });
+        Background { handle, usage, conversation: turn.conversation.clone(), run: run.clone(), tools }
+    });
     out.reply = Some(reply);
     out.usage = ctx.usage();
-    // A stopped turn stops its background tools too.
-    out.background = match background {
-        Some(b) if cancel.is_cancelled() => {
-            b.handle.abort();
-            None
-        }
-        b => b,
-    };
     out
 }

@@ -1,10 +1,15 @@
-//! Tool selection measured against the labelled sets in `eval/`: precision and recall per tool
-//! at the operating threshold, printed as a table, failing below precision 0.9 or recall 0.8.
+//! Tool selection measured on the labelled split (`eval/README.md`): the tuning split (the
+//! model's weights and the tools' thresholds were fitted on it; scored leave-one-out, so a
+//! message is never its own neighbour) beside the held-out split (only ever measured, with the
+//! tuning split as the example bank, as shipped), per tool, with patterns alone and with the
+//! embedding model.
 //!
-//! `labelled.jsonl` (209 messages) is the set the cues were written against; `heldout.jsonl`
-//! (100 messages) was written separately by someone who had not seen the cues, and is reported
-//! beside it. Both run with patterns alone and, when the embedding model is on this machine,
-//! with the embedding too (the configuration wright ships).
+//! The gate is the configuration wright ships (patterns + embedding) on the held-out split:
+//! precision ≥ 0.9 and recall ≥ 0.85 over all tools, and no tool below precision 0.8 or recall
+//! 0.7. Patterns alone (a machine without the model) must keep precision ≥ 0.9: what it cannot
+//! understand it leaves alone. The embedding model is fetched like every test that needs it
+//! (`WRIGHT_TEST_DATA_DIR`, `cargo xtask setup`); without it the gate fails rather than pass
+//! on patterns.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)] // test code: a failed unwrap is a failed test
 
@@ -15,31 +20,52 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use wright_chat::{AgentSettings, ChatAgent, Embedder};
 
+#[derive(Default, Clone, Copy)]
 struct Counts {
     tp: u32,
     fp: u32,
     fn_: u32,
 }
 
-fn measure(
-    set: &[Labelled],
-    embedder: Option<Arc<dyn Embedder>>,
-    loo: bool,
-) -> (BTreeMap<String, Counts>, Vec<String>) {
+impl Counts {
+    fn add(&mut self, o: Counts) {
+        self.tp += o.tp;
+        self.fp += o.fp;
+        self.fn_ += o.fn_;
+    }
+    fn precision(&self) -> f64 {
+        if self.tp + self.fp == 0 { 1.0 } else { self.tp as f64 / (self.tp + self.fp) as f64 }
+    }
+    fn recall(&self) -> f64 {
+        if self.tp + self.fn_ == 0 { 1.0 } else { self.tp as f64 / (self.tp + self.fn_) as f64 }
+    }
+}
+
+struct Measured {
+    /// Per tool, and `all` summed over tools.
+    tools: BTreeMap<String, Counts>,
+    /// Messages whose selection was exactly right, per language and kind: (right, all).
+    kinds: BTreeMap<(String, String), (u32, u32)>,
+    misses: Vec<String>,
+}
+
+fn measure(set: &[Labelled], embedder: Option<Arc<dyn Embedder>>, leave_one_out: bool) -> Measured {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let (ctx, tools) = rt.block_on(context_with(embedder, loo));
+    let (ctx, tools) = rt.block_on(context_with(embedder, leave_one_out));
     let agent = ChatAgent::new(tools.clone(), AgentSettings::default());
-    let mut counts: BTreeMap<String, Counts> =
-        tools.iter().map(|t| (t.name().to_string(), Counts { tp: 0, fp: 0, fn_: 0 })).collect();
-    let mut misses = Vec::new();
-    for m in set {
+    let mut m = Measured {
+        tools: tools.iter().map(|t| (t.name().to_string(), Counts::default())).collect(),
+        kinds: BTreeMap::new(),
+        misses: Vec::new(),
+    };
+    for l in set {
         let mut ctx = ctx.clone();
-        ctx.embedding = ctx.scorer.embed(&m.text).map(Arc::new);
-        let sel = agent.select(&m.text, &ctx, &BTreeMap::new());
+        ctx.embedding = ctx.scorer.embed(&l.text).map(Arc::new);
+        let sel = agent.select(&l.text, &ctx, &BTreeMap::new());
         let got: BTreeSet<String> =
             sel.foreground.iter().chain(&sel.background).map(|c| c.tool.name().to_string()).collect();
-        let want: BTreeSet<String> = m.tools.iter().cloned().collect();
-        for (tool, c) in counts.iter_mut() {
+        let want: BTreeSet<String> = l.tools.iter().cloned().collect();
+        for (tool, c) in m.tools.iter_mut() {
             match (got.contains(tool), want.contains(tool)) {
                 (true, true) => c.tp += 1,
                 (true, false) => c.fp += 1,
@@ -47,58 +73,121 @@ fn measure(
                 _ => {}
             }
         }
-        if got != want {
+        let k = m.kinds.entry((l.lang.clone(), l.kind.clone())).or_default();
+        k.1 += 1;
+        if got == want {
+            k.0 += 1;
+        } else {
             let scores: Vec<String> = sel.scores.iter().map(|s| format!("{}={:.2}", s.tool, s.confidence)).collect();
-            misses.push(format!("[{}] {:?}: want {want:?} got {got:?} ({})", m.kind, m.text, scores.join(" ")));
+            m.misses.push(format!(
+                "[{} {}] {:?}: want {want:?} got {got:?} ({})",
+                l.lang,
+                l.kind,
+                l.text,
+                scores.join(" ")
+            ));
         }
     }
-    (counts, misses)
+    let mut all = Counts::default();
+    for c in m.tools.values() {
+        all.add(*c);
+    }
+    m.tools.insert("all".into(), all);
+    m
 }
 
-fn report(name: &str, set: &[Labelled], embedder: Option<Arc<dyn Embedder>>) -> Vec<String> {
-    // The labelled set is the embedding's example bank: each of its messages is scored with
-    // itself left out.
-    let (counts, misses) = measure(set, embedder, name.starts_with("labelled"));
+/// Prints tuning and held-out side by side; returns the held-out figures.
+fn report(name: &str, tuning: &[Labelled], heldout: &[Labelled], embedder: Option<Arc<dyn Embedder>>) -> Measured {
+    let t = measure(tuning, embedder.clone(), true);
+    let h = measure(heldout, embedder, false);
     println!(
-        "\n{name} ({} messages)\n| tool | precision | recall | TP | FP | FN |\n|---|---|---|---|---|---|",
-        set.len()
+        "\n{name}: tuning ({} messages, leave-one-out) | held-out ({} messages)\n\
+         | tool | tuning P | tuning R | held-out P | held-out R | held-out TP/FP/FN |\n|---|---|---|---|---|---|",
+        tuning.len(),
+        heldout.len()
     );
-    let mut failing = Vec::new();
-    for (tool, c) in &counts {
-        let p = if c.tp + c.fp == 0 { 1.0 } else { c.tp as f64 / (c.tp + c.fp) as f64 };
-        let r = if c.tp + c.fn_ == 0 { 1.0 } else { c.tp as f64 / (c.tp + c.fn_) as f64 };
-        println!("| {tool} | {p:.3} | {r:.3} | {} | {} | {} |", c.tp, c.fp, c.fn_);
-        if p < 0.9 || r < 0.8 {
-            failing.push(format!("{name}: {tool} precision {p:.3} recall {r:.3}"));
-        }
+    for (tool, c) in &h.tools {
+        let tc = t.tools[tool];
+        println!(
+            "| {tool} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{}/{} |",
+            tc.precision(),
+            tc.recall(),
+            c.precision(),
+            c.recall(),
+            c.tp,
+            c.fp,
+            c.fn_
+        );
     }
-    for m in &misses {
-        println!("  miss {m}");
+    println!("held-out messages selected exactly right, by language and kind:");
+    for ((lang, kind), (right, all)) in &h.kinds {
+        println!("  {lang} {kind}: {right}/{all}");
     }
-    failing
+    for m in &h.misses {
+        println!("  held-out miss {m}");
+    }
+    h
 }
 
 #[test]
-fn selection_meets_precision_and_recall_on_the_labelled_sets() {
-    let labelled = load("labelled.jsonl");
+fn selection_meets_precision_and_recall_on_the_held_out_split() {
+    let tuning = load("tuning.jsonl");
     let heldout = load("heldout.jsonl");
-    assert!(labelled.len() >= 150, "the labelled set has {} messages", labelled.len());
-    let mut failing = report("labelled, patterns only", &labelled, None);
-    let heldout_patterns = report("held-out, patterns only", &heldout, None);
-    match common::embedder() {
-        Some(e) => {
-            failing.extend(report("labelled, patterns + embedding", &labelled, Some(e.clone())));
-            failing.extend(report("held-out, patterns + embedding", &heldout, Some(e)));
+    assert!(tuning.len() + heldout.len() >= 300, "{} + {} messages", tuning.len(), heldout.len());
+    for lang in ["en", "pt"] {
+        let indirect = heldout.iter().filter(|l| l.lang == lang && l.kind == "indirect").count();
+        assert!(indirect >= 10, "the held-out split has {indirect} indirect requests in {lang}");
+    }
+    let mut failing = Vec::new();
+    let patterns = report("patterns only", &tuning, &heldout, None);
+    let all = patterns.tools["all"];
+    if all.precision() < 0.9 {
+        failing.push(format!("patterns only: held-out precision {:.3} < 0.9", all.precision()));
+    }
+    let e = common::embedder().expect("the gate needs the embedding model wright ships (`cargo xtask setup`)");
+    let shipped = report("patterns + embedding (as shipped)", &tuning, &heldout, Some(e));
+    for (tool, c) in &shipped.tools {
+        let (p, r) = (c.precision(), c.recall());
+        let (pf, rf) = if tool == "all" { (0.9, 0.85) } else { (0.8, 0.7) };
+        if p < pf || r < rf {
+            failing
+                .push(format!("held-out, as shipped: {tool} precision {p:.3} (floor {pf}) recall {r:.3} (floor {rf})"));
         }
-        None => println!("\n(no embedding model on this machine: `cargo xtask setup` fetches it)"),
     }
-    failing.extend(heldout_patterns);
-    // Indirect phrasings (no tool keyword): reported, not gated; they show what the
-    // embedding adds beyond the patterns.
-    let indirect = load("indirect.jsonl");
-    report("indirect, patterns only", &indirect, None);
-    if let Some(e) = common::embedder() {
-        report("indirect, patterns + embedding", &indirect, Some(e));
-    }
-    assert!(failing.is_empty(), "below precision 0.9 / recall 0.8:\n{}", failing.join("\n"));
+    assert!(failing.is_empty(), "below the floors:\n{}", failing.join("\n"));
+}
+
+/// A tool from outside (an MCP server's) brings no patterns, only example requests: the same
+/// model, with the default threshold, scores it.
+#[test]
+fn a_tool_with_only_examples_is_scored_by_the_same_model() {
+    use wright_chat::relevance::{Cues, Scorer, labelled};
+    let e = common::embedder().expect("the embedding model (`cargo xtask setup`)");
+    let tools = wright_chat::builtin_tools(common::video("http://127.0.0.1:9", Some("k")));
+    let mut cues: Vec<(&'static str, Cues)> = tools.iter().map(|t| (t.name(), t.cues())).collect();
+    let examples = [
+        "make me a timeline of the French Revolution",
+        "put the events of World War II on a timeline",
+        "order these inventions in time for me, oldest first",
+        "faz uma linha do tempo da história do Brasil",
+        "quero uma linha do tempo das grandes navegações",
+    ];
+    cues.push(("timeline", Cues { examples: examples.iter().map(|s| s.to_string()).collect(), ..Cues::default() }));
+    let scorer = Scorer::with_bank(cues, Some(e), labelled(), false).unwrap();
+    let score = |m: &str| {
+        let v = scorer.embed(m);
+        scorer.score("timeline", m, v.as_deref())
+    };
+    let asked: Vec<f32> =
+        ["a timeline of the Cold War, please", "me mostra uma linha do tempo da Revolução Industrial"]
+            .map(score)
+            .to_vec();
+    let other: Vec<f32> = ["hi, how are you?", "quiz me on the Cold War", "o que é um algoritmo?"].map(score).to_vec();
+    println!("timeline requests {asked:?}; other messages {other:?}");
+    // Examples alone rank its requests far above the rest, and never select it for the rest;
+    // with five examples they do not always reach the threshold (docs/chat.md says so).
+    let lowest_asked = asked.iter().copied().fold(f32::INFINITY, f32::min);
+    let highest_other = other.iter().copied().fold(0.0f32, f32::max);
+    assert!(lowest_asked > highest_other + 0.2, "{asked:?} vs {other:?}");
+    assert!(highest_other < 0.7, "{other:?}");
 }

@@ -255,7 +255,7 @@ async fn a_rate_limit_is_told_with_its_wait_not_waited_out() {
 }
 
 #[tokio::test]
-async fn a_definition_question_adds_a_card_in_the_background_and_feeds_the_next_turn() {
+async fn studying_a_term_adds_a_card_from_the_reply_in_the_background_and_feeds_the_next_turn() {
     let mut card = ScriptStep::calls(&[(
         "addFlashcard",
         serde_json::json!({"cards": [{"front": "Osmosis", "back": "Water moving across a membrane."}]}),
@@ -263,9 +263,11 @@ async fn a_definition_question_adds_a_card_in_the_background_and_feeds_the_next_
     if let ScriptStep::Reply(r) = &mut card {
         r.usage = wright_provider::Usage { input_tokens: 120, output_tokens: 30, cached_tokens: 0 };
     }
-    let model = Keyed::new(200).on("addFlashcard", vec![card]).replies(vec![ScriptStep::text("Osmosis is…")]);
+    let answer = ScriptStep::text("Osmosis is water moving across a membrane.");
+    let model = Keyed::new(200).on("addFlashcard", vec![card]).replies(vec![answer]);
     let h = harness(model).await;
-    let (mut out, events) = h.say("what is osmosis?", Lang::En, BTreeMap::new()).await;
+    let (mut out, events) =
+        h.say("what is osmosis? I need to remember it for the test", Lang::En, BTreeMap::new()).await;
     let reply = out.reply.clone().unwrap();
     // The reply did not wait for the card: it is stored without it, and the turn hands the
     // running tool back to its caller.
@@ -291,4 +293,60 @@ async fn a_definition_question_adds_a_card_in_the_background_and_feeds_the_next_
     let next = &h.model.reply_requests()[1];
     let texts: Vec<String> = next.messages.iter().filter_map(|m| m.content.clone()).collect();
     assert!(texts.iter().any(|t| t.contains("in the background: Added a flashcard")), "{texts:?}");
+}
+
+/// A turn where the learner studies a term and the model returns `card` for it (every time).
+async fn card_from(card: serde_json::Value) -> (Harness, wright_chat::BackgroundOutcome) {
+    let step = ScriptStep::calls(&[("addFlashcard", card)]);
+    let answer = ScriptStep::text("Osmosis is the movement of water across a membrane. It evens out concentrations.");
+    let h = harness(Keyed::new(0).on("addFlashcard", vec![step]).replies(vec![answer])).await;
+    let (mut out, _) = h.say("what is osmosis? I need to remember it for the test", Lang::En, BTreeMap::new()).await;
+    let background = out.background.take().expect("studying a term starts the card");
+    let later = background.finish(h.store.as_ref(), Duration::from_secs(30)).await;
+    (h, later)
+}
+
+#[tokio::test]
+async fn a_plain_question_adds_no_card() {
+    for (text, lang) in [("O que é um algoritmo?", Lang::Pt), ("what is photosynthesis?", Lang::En)] {
+        let h = harness(Keyed::new(0).replies(vec![ScriptStep::text("A list of steps.")])).await;
+        let (out, _) = h.say(text, lang, BTreeMap::new()).await;
+        assert!(out.background.is_none(), "{text}: {:?}", out.tools);
+        assert!(h.model.offering("addFlashcard").is_empty(), "{text}");
+        assert!(h.store.cards("u-1", None, 10).await.unwrap().is_empty(), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn garbage_from_the_model_never_reaches_the_deck() {
+    let long = "water ".repeat(100);
+    for card in [
+        serde_json::json!({"cards": [{"front": "aadfade-1234567890", "back": "aadfade-1234567890"}]}),
+        serde_json::json!({"cards": [{"front": "Osmosis", "back": "aadfade-1234567890 water membrane"}]}),
+        serde_json::json!({"cards": [{"front": "", "back": "The movement of water across a membrane."}]}),
+        serde_json::json!({"cards": [{"front": "Osmosis", "back": "Osmosis."}]}),
+        serde_json::json!({"cards": [{"front": "Osmosis", "back": long}]}),
+        // A term nobody said, with a back the reply does not hold.
+        serde_json::json!({"cards": [{"front": "Mitochondria", "back": "The powerhouse of the cell."}]}),
+        serde_json::json!({"nothing": true}),
+    ] {
+        let (h, later) = card_from(card.clone()).await;
+        assert!(h.store.cards("u-1", None, 10).await.unwrap().is_empty(), "{card}");
+        assert_eq!(h.model.offering("addFlashcard").len(), 2, "re-asked once with the reason: {card}");
+        let parts = later.message.expect("the failure is told").parts;
+        assert!(matches!(parts.last(), Some(Part::Error { tool, .. }) if tool == "flashcard_update"), "{parts:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_back_the_reply_does_not_hold_is_taken_from_the_reply() {
+    let (h, _) =
+        card_from(serde_json::json!({"cards": [{"front": "Osmosis", "back": "The capital of France is Paris."}]}))
+            .await;
+    let deck = h.store.cards("u-1", None, 10).await.unwrap();
+    assert_eq!(deck.len(), 1);
+    assert_eq!(
+        (deck[0].front.as_str(), deck[0].back.as_str()),
+        ("Osmosis", "Osmosis is the movement of water across a membrane.")
+    );
 }

@@ -34,7 +34,11 @@ fn model() -> Turn {
         Turn::when(
             "makeQuiz",
             quiz,
-            Turn::when("addFlashcard", card, Turn::text("Look at the diagram, then try the quiz.")),
+            Turn::when(
+                "addFlashcard",
+                card,
+                Turn::text("Look at the diagram, then try the quiz. Osmosis is water crossing a membrane."),
+            ),
         ),
     )
 }
@@ -190,8 +194,14 @@ async fn a_slow_background_tool_finishes_after_done_and_holds_no_turn() {
     let c = client();
     let id = new_chat(&c, &s, &alice).await;
 
-    let res =
-        post_json(&c, &s, &alice, &format!("/api/chat/{id}/messages"), json!({"content": "what is osmosis?"})).await;
+    let res = post_json(
+        &c,
+        &s,
+        &alice,
+        &format!("/api/chat/{id}/messages"),
+        json!({"content": "what is osmosis? I need to remember it"}),
+    )
+    .await;
     let run = res.headers()["x-wright-run"].to_str().unwrap().to_string();
     let (events, _) = read_sse(res).await;
     let at_done = std::time::Instant::now();
@@ -246,8 +256,8 @@ async fn bad_requests_get_clear_errors_and_flashcards_are_reviewed() {
     assert_eq!(garbage.status(), 422);
     assert!(garbage.text().await.unwrap().contains("\"error\""));
 
-    // A definition question: the card is added in the background (after `done`); review it.
-    let res = post(json!({"content": "what is osmosis?"})).await.unwrap();
+    // Studying a term: the card is added in the background (after `done`); review it.
+    let res = post(json!({"content": "what is osmosis? I need to remember it"})).await.unwrap();
     let run = res.headers()["x-wright-run"].to_str().unwrap().to_string();
     let (_events, _) = read_sse(res).await;
     let later = follow_up(&c, &s, &alice, &id, &run).await;
@@ -291,8 +301,8 @@ async fn wright_chat_in_a_terminal_shows_both_and_keeps_the_session() {
     let history = run(&["--session", &session, "--history"]).await;
     let text = String::from_utf8_lossy(&history.stdout);
     assert!(text.contains("── user ──") && text.contains("make me a diagram"), "{text}");
-    // A definition question: `wright chat` waits for the card made after the reply and shows it.
-    let defined = run(&["--session", &session, "what is osmosis?"]).await;
+    // Studying a term: `wright chat` waits for the card made after the reply and shows it.
+    let defined = run(&["--session", &session, "what is osmosis? I need to remember it"]).await;
     let stdout = String::from_utf8_lossy(&defined.stdout);
     assert!(defined.status.success(), "{stdout}");
     assert!(stdout.contains("flashcard to your deck: Osmosis"), "the background card is shown before exit: {stdout}");

@@ -518,7 +518,7 @@ async fn a_background_card_comes_into_the_conversation_after_done_without_a_relo
     until(&page, "!document.getElementById('chat').hidden", "the chat view").await;
     js(&page, "window.__same_page = true").await;
 
-    say(&page, "what is osmosis?").await;
+    say(&page, "what is osmosis? I need to remember it").await;
     until(&page, REPLIED, "the reply, with `done`").await;
     let note =
         "[...document.querySelectorAll('.msg.assistant .part.note')].some((p) => p.textContent.includes('Osmosis'))";

@@ -9,6 +9,9 @@ use crate::relevance::Cues;
 /// Request verbs, English and Portuguese (casual forms included).
 const VERB: &str = r"(make|create|draw|sketch|give|get|build|generate|show|send|write|need|want|like|design|prepare|do|can i have|turn|gostaria|cri\w*|fa[zc]\w*|desenh\w*|mont\w*|ger[ae]\w*|quero|queria|me da|me de|mostr\w*|escrev\w*|prepar\w*|manda\w*|elabor\w*)";
 
+/// Declining something ("don't", "no need for", "não precisa", "não me…").
+const NEG: &str = r"\b(don'?t|do not|no need (for|to)|nao precisa( de)?|nao( me)?|nem)";
+
 const LANGS: &str = r"(python|java|javascript|js|typescript|c|c\+\+|c#|rust|go|golang|sql|bash|shell|ruby|php|kotlin|swift|node\.?js|html|css)";
 
 /// A second request joined to the first ("… and a quiz", "… e depois uns flashcards"): the
@@ -20,7 +23,7 @@ fn joined(noun: &str) -> String {
 }
 
 fn v(p: &str) -> String {
-    p.replace("{VERB}", VERB).replace("{LANGS}", LANGS)
+    p.replace("{VERB}", VERB).replace("{LANGS}", LANGS).replace("{NEG}", NEG)
 }
 
 pub fn diagram() -> Cues {
@@ -36,6 +39,7 @@ pub fn diagram() -> Cues {
         ],
         topics: vec![v(r"\b(diagram|flow ?chart|mind ?map|diagrama|fluxograma|mapa mental|esquema visual)")],
         mentions: vec![
+            v(r"{NEG}\b.{0,12}\b(draw|sketch|diagram|desenh\w*|diagrama|esquema)"),
             v(
                 r"\b(the|that|this|your|my|o|a|esse|aquele|no|do|da)\s+(\w+\s+){0,2}(diagram|flow ?chart|mind ?map|diagrama|fluxograma|mapa mental|esquema\w*)\b.{0,25}\b(you|i|que voce|que vc|que eu|ficou|tava|tem|has|had|was)\b",
             ),
@@ -45,6 +49,7 @@ pub fn diagram() -> Cues {
             v(r"\b(drew|desenhei|desenhou)\b"),
             v(r"\bdraw(ing)? (a |the |any |some )?(conclusions?|attention|inspiration|a breath|lots)\b"),
         ],
+        ..Cues::default()
     }
 }
 
@@ -65,6 +70,7 @@ pub fn quiz() -> Cues {
         ],
         topics: vec![v(r"\b(quizz?\w*|multiple[- ]choice|multipla escolha|simulado)\b")],
         mentions: vec![
+            v(r"{NEG}\b.{0,12}\b(quiz|test|testa|teste|pergunt\w*)"),
             v(
                 r"\b(the|that|your|this|yesterday'?s|last|o|do|no|esse|aquele)\s+(\w+\s+){0,2}quizz?\b.{0,30}\b(you|i|wrong|right|que voce|de ontem|gave)\b",
             ),
@@ -74,6 +80,7 @@ pub fn quiz() -> Cues {
             v(r"\b(having|have|tenho|teremos|vamos ter) (a |uma |um )?(quiz|prova|teste)\b"),
             v(r"\bquiz (in class|de ontem|na escola)\b"),
         ],
+        ..Cues::default()
     }
 }
 
@@ -87,6 +94,7 @@ pub fn flashcards() -> Cues {
         ],
         topics: vec![v(r"\b(flash ?cards?|study cards|cartoes de (estudo|memorizacao))")],
         mentions: vec![
+            v(r"{NEG}\b.{0,12}\b(flash ?cards?|cartoes|cards)"),
             v(
                 r"\b(the|your|my|own|those|o|os|as|meus|seus)\s+(\w+\s+){0,3}(flash ?cards?|cartoes)\b.{0,25}\b(you|i|had|on paper|last|que voce|em papel|me ajudaram)\b",
             ),
@@ -94,25 +102,50 @@ pub fn flashcards() -> Cues {
             v(r"\b(made my own|fiz meus|fiz os meus)\b"),
             v(r"\b(no|don'?t|nao precisa|sem|nao quero)\b.{0,15}\b(flash ?cards?|cartoes)"),
         ],
+        ..Cues::default()
     }
 }
 
+/// Studying a term: asking to remember, memorise, review or keep it (a plain "what is X?" is
+/// only a topic: a question is not a wish for a card).
 pub fn flashcard_update() -> Cues {
     Cues {
         asks: vec![
+            v(
+                r"\b(remember|memori[sz]e|learn|study|review|revise)\b.{0,30}\b(what\b.{1,40}\b(is|are|means?)\b|the (term|word|definition|meaning|concept)\b|(term|word|definition|meaning) of\b)",
+            ),
+            v(r"\b(add|put|save)\b.{0,40}\b(to|in|into)\s+(my\s+)?(deck|cards|flash ?cards)\b"),
+            v(r"\b(save|note|keep)\b.{0,10}\bthe (word|term)\b"),
+            v(r"\b(keep|always) (forgetting|forget|blank(ing)? on)\b.{0,30}\b(what|the (meaning|definition))\b"),
+            v(r"\bremind me\b.{0,40}\b(what|again)\b"),
+            v(
+                r"\b(what (is|are|does)|define|meaning)\b.{1,80}\b(remember|memori[sz]e|study|review)\s+(it|this|that)\b",
+            ),
+            v(
+                r"\b(decor\w*|memoriz\w*|grav\w*|lembr\w*|revis\w*|estud\w*|saber de cor)\b.{0,30}\b(o que\b.{1,40}\b(e|sao|significa)\b|o (termo|conceito|significado)\b|a (palavra|definicao)\b|(termo|palavra|definicao|significado|conceito) de\b)",
+            ),
+            v(
+                r"\b(adiciona\w*|coloca\w*|guarda\w*|salva\w*|anota\w*|bota)\b.{0,40}\b(baralho|cartoes|deck|flashcards|pra (eu )?revisar)\b",
+            ),
+            v(r"\b(sempre|vivo)\s+esque\w*|\bnunca (sei|lembro)\b.{0,20}\bo que\b"),
+            v(
+                r"\b(o que e|o que sao|significa|definicao)\b.{1,80}\b(lembrar|decorar|memorizar|gravar|revisar)\s+(disso|isso)\b",
+            ),
+        ],
+        topics: vec![
             v(r"(^|[.?!,]\s*)(so )?(what|wat|wht)\s*('s|s|\s+is|\s+are)\s+(a |an |the )?\w"),
             v(r"\bwhat does .{1,60} mean\b"),
             v(r"\b(define|definition of|meaning of)\b"),
             v(r"(^|[.?!,]\s*)(e |mas )?(o que|oq|oque|que)\s+(e|sao|significa|quer dizer)\b"),
             v(r"\b(qual (e )?a definicao|defin[ae] |significado d[eo])"),
         ],
-        topics: Vec::new(),
         mentions: vec![
             v(r"\b(already know|i know) what\b|\bja sei o que\b"),
             v(r"\bno need to define\b|\bnao precisa definir\b"),
             v(r"\bwhat (is|are) (the difference|your|you|up|the best|the time)\b"),
             v(r"\bwhat'?s (up|new|going on|happening|wrong)\b|\bwhats (up|new)\b"),
         ],
+        ..Cues::default()
     }
 }
 
@@ -135,12 +168,14 @@ pub fn video_search() -> Cues {
         ],
         topics: vec![v(r"\b(videos?|youtube|videoaulas?|video-aulas?)\b")],
         mentions: vec![
+            v(r"{NEG}\b.{0,12}\b(videos?|youtube|watch|assistir)"),
             v(
                 r"\b(the|that|your|o|esse|aquele)\s+(\w+\s+){0,2}(video|documentario)\b.{0,25}\b(you|i|que voce|que vc|tava|was|foi)\b",
             ),
             v(r"\b(watched|saw|showed us|vi|assisti|passou)\b.{0,40}\b(videos?|youtube|documentar\w*|lesson)"),
             v(r"\b(don'?t|nao quero|sem|stop)\b.{0,20}\b(videos?|youtube)|\bno (more )?videos\b"),
         ],
+        ..Cues::default()
     }
 }
 
@@ -163,12 +198,14 @@ pub fn code() -> Cues {
         ],
         topics: vec![v(r"\b(code|coding|programming|codigo|programar|programacao|script)\b")],
         mentions: vec![
+            v(r"{NEG}\b.{0,12}\b(code|codigo|program\w*)"),
             v(
                 r"\b(the|your|my|that|o|meu|seu|esse)\s+(\w+\s+){0,2}(code|script|codigo|programa)\b.{0,25}\b(you|i|gave|que voce|que vc|rodou|ta|deu|tava)\b",
             ),
             v(r"\b(no|without|don'?t want|sem|nao quero)\s+(\w+\s+)?(code|codigo)\b"),
             v(r"\b(learning to (code|program)|aprendendo a programar|copied your)\b"),
         ],
+        ..Cues::default()
     }
 }
 

@@ -1,7 +1,10 @@
 //! The user's flashcard deck: `flashcards` makes cards on request, `flashcard_update` adds one
-//! in the background whenever the user asks what something is. Reviews are scheduled by FSRS
-//! (the `rs-fsrs` crate, MIT), never by a hand formula.
+//! in the background when the learner is studying a term (asks to remember, memorise or keep
+//! it; a plain "what is X?" is not a wish for a card). No card the model wrote reaches the deck
+//! unchecked ([`super::card_check`]). Reviews are scheduled by FSRS (the `rs-fsrs` crate, MIT),
+//! never by a hand formula.
 
+use super::card_check;
 use crate::model::{structured, subject_line, text_field};
 use crate::relevance::Cues;
 use crate::tool::{ChatContext, ChatTool, ToolError, ToolOutput};
@@ -9,7 +12,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rs_fsrs::{FSRS, Rating, State};
 use serde_json::{Value, json};
-use wright_events::chat::{Card, Part};
+use wright_events::chat::{Card, ChatMessage, Part, Role};
 use wright_provider::ToolSpec;
 use wright_store::{Store, StoredCard};
 
@@ -134,6 +137,40 @@ fn cards_in(v: &Value, max: usize) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
+/// The cards that are [`card_check::sound`], and how many were not; an error when none is.
+fn sound_cards(cards: Vec<(String, String)>) -> Result<(Vec<(String, String)>, usize), String> {
+    let total = cards.len();
+    let mut why = String::new();
+    let good: Vec<(String, String)> = cards
+        .into_iter()
+        .filter(|(f, b)| match card_check::sound(f, b) {
+            Ok(()) => true,
+            Err(e) => {
+                why = e;
+                false
+            }
+        })
+        .collect();
+    if good.is_empty() {
+        return Err(format!("no card is usable: {why}"));
+    }
+    let refused = total - good.len();
+    Ok((good, refused))
+}
+
+/// A message's own words (its text parts).
+fn text_of(m: &ChatMessage) -> String {
+    let texts: Vec<&str> = m
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
 fn spec(name: &str, description: &str, max: usize) -> ToolSpec {
     ToolSpec {
         name: name.into(),
@@ -198,9 +235,11 @@ impl ChatTool for Flashcards {
             ctx.lang.name()
         );
         let tool = spec("addFlashcards", "Return the flashcards for the topic.", 12);
-        let (pairs, warning) = structured(ctx, tool, system, subject_line(message), |v| cards_in(v, 12)).await?;
+        let ((pairs, refused), warning) =
+            structured(ctx, tool, system, subject_line(message), |v| sound_cards(cards_in(v, 12)?)).await?;
         let (cards, added) = add(ctx, pairs).await?;
-        let warning = warning.or_else(|| {
+        let refused = (refused > 0).then(|| format!("{refused} malformed cards were left out"));
+        let warning = warning.or(refused).or_else(|| {
             (added < cards.len() as u64).then(|| format!("{} were already in the deck", cards.len() as u64 - added))
         });
         Ok(ToolOutput {
@@ -221,11 +260,11 @@ impl ChatTool for FlashcardUpdate {
     }
 
     fn description(&self) -> &'static str {
-        "In the background, adds a card to the user's deck for a term they asked about."
+        "In the background, adds a card to the user's deck for a term they are studying, taken from the reply."
     }
 
     fn triggers(&self) -> &'static [&'static str] {
-        &["what is", "define", "meaning of", "o que é", "definição", "significa"]
+        &["remember", "memorise", "add to my deck", "decorar", "memorizar", "lembrar"]
     }
 
     fn message_type(&self) -> &'static str {
@@ -245,13 +284,26 @@ impl ChatTool for FlashcardUpdate {
     }
 
     async fn execute(&self, message: &str, ctx: &ChatContext) -> Result<ToolOutput, ToolError> {
+        // The turn runs background tools once its reply is stored, with the reply last in the
+        // history: the card is taken from what the learner was told.
+        let reply = ctx.history.last().filter(|m| m.role == Role::Assistant).map(text_of).unwrap_or_default();
+        if reply.trim().is_empty() {
+            return Err(ToolError::Invalid("there is no answer to take the card from".into()));
+        }
         let system = format!(
-            "The student asked what a term means. Write one flashcard: the term on the front, a one- or \
-             two-sentence definition on the back, in {}.",
-            ctx.lang.name()
+            "The student is studying a term from this conversation. Write one flashcard: the term on the front, \
+             as the student or the answer wrote it, and on the back its definition in one or two sentences \
+             taken from the answer, in {}.\n\nThe answer:\n{}",
+            ctx.lang.name(),
+            reply.chars().take(3000).collect::<String>()
         );
-        let tool = spec("addFlashcard", "Return one flashcard for the term asked about.", 1);
-        let (pairs, warning) = structured(ctx, tool, system, subject_line(message), |v| cards_in(v, 1)).await?;
+        let tool = spec("addFlashcard", "Return one flashcard for the term being studied.", 1);
+        let (pairs, warning) = structured(ctx, tool, system, subject_line(message), |v| {
+            let cards = cards_in(v, 1)?;
+            let (front, back) = cards.first().ok_or("no card")?;
+            card_check::grounded(front, back, message, &reply).map(|c| vec![c])
+        })
+        .await?;
         let (cards, added) = add(ctx, pairs).await?;
         let front = cards.first().map(|c| c.front.clone()).unwrap_or_default();
         let summary = if added > 0 {
