@@ -308,6 +308,8 @@ async fn a_dropped_connection_resumes_in_portuguese_and_a_follow_up_keeps_workin
     shot(&page, "build-reconnecting.png").await;
     until(&page, "document.getElementById('phase').dataset.phase === 'PUBLISHED'", "PUBLISHED").await;
     assert_eq!(js(&page, "document.getElementById('phase').textContent").await, "Pronto");
+    // The ending's line comes with `complete`, just after the phase.
+    until(&page, "/Terminado/.test(document.getElementById('narration').innerText)", "the ending").await;
     let first = js(&page, "location.hash.replace('#build=', '')").await.as_str().unwrap().to_string();
 
     // Every narrated event once, in order, across the drop.
