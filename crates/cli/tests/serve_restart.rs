@@ -205,3 +205,61 @@ async fn an_interrupted_follow_up_runs_again_from_the_earlier_builds_folder() {
     };
     tokio::time::timeout(Duration::from_secs(30), gone).await.expect("the folder's copy was kept");
 }
+
+/// A worker whose lease has run out by the database's clock, its name still on the build (as
+/// after a freeze, or renewals that no longer land), holds nothing: the store refuses the
+/// run's next events, and the worker drops the run and puts the build back instead of running
+/// on with its events (and later its ending) refused and the build left `running`. The build
+/// runs again and publishes, and nothing the dropped run said after its lease is stored.
+///
+/// The lease is long (30 s: renewed every 10 s) and is made to run out while the model holds
+/// its first answer, so it is the refused write that the worker notices, not a renewal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_past_its_lease_by_the_databases_clock_drops_its_run_and_the_build_runs_again() {
+    use serde_json::json;
+    use support::Turn;
+    use support::server::PAGE;
+    let write = |name: &str| Turn::calls(&[("createFile", json!({"path": name, "content": PAGE}))]);
+    // The first run's answer comes after its lease is gone; then (the run after it, and any
+    // call the dropped run still made before it stopped) a model with no memory: it writes the
+    // page, and says it is done once it has seen a tool's result.
+    let llm =
+        MockLlm::start_with_fallback(vec![Turn::slow(3000, write("late.html"))], support::server::stateless_model(0))
+            .await;
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--workers", "1", "--browser-check", "off", "--lease", "30", "--heartbeat", "1"];
+    let s = Server::start(dir.path(), &llm.base_url, &flags).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let id = create_ok(&c, &s, &alice, "a landing page for a dog walker").await;
+    let asked = async {
+        while llm.requests().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), asked).await.expect("the model was never called");
+    let started = stored_events(&s, &id).await;
+    let worker = started.iter().find(|e| e["type"] == "started").expect("a started event")["worker"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The lease runs out now by the store's clock; the worker's own clock gives it 30 s more.
+    let store = wright_store::open(&format!("sqlite://{}", dir.path().join("wright.db").display())).await.unwrap();
+    assert!(store.renew_lease(&id, &worker, Duration::ZERO).await.unwrap(), "{worker} holds {id}");
+
+    let events = tokio::time::timeout(Duration::from_secs(60), stream(&c, &s, &alice, &id, None))
+        .await
+        .expect("the build did not end");
+    let data: Vec<Value> = events.iter().map(|e| e.data.clone()).collect();
+    let restarted: Vec<&Value> = data.iter().filter(|e| e["type"] == "restarted").collect();
+    assert_eq!(restarted.len(), 1, "{data:#?}");
+    assert_eq!(restarted[0]["reason"], "worker_lost", "{data:#?}");
+    assert_eq!(events.last().unwrap().data["success"], true, "{data:#?}");
+    // Nothing the dropped run did after its lease is stored: its late file was never written
+    // into the build, and its tool call never reached the stream.
+    assert!(!data.iter().any(|e| e.to_string().contains("late.html")), "{data:#?}");
+    let files = support::server::get_json(&c, &s, &alice, &format!("/api/builds/{id}/files")).await;
+    assert!(!files.to_string().contains("late.html"), "{files}");
+    let record = support::server::get_json(&c, &s, &alice, &format!("/api/builds/{id}")).await;
+    assert_eq!(record["status"], "published", "{record}");
+}

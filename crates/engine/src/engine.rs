@@ -459,6 +459,7 @@ impl Engine {
             req,
             parts,
             holder: job.holder,
+            refused: CancellationToken::new(),
         })
     }
 
@@ -563,6 +564,8 @@ pub struct Prepared {
     pub req: BuildRequest,
     parts: RunParts,
     holder: Option<String>,
+    /// Cancelled when the store refuses this run's holder (see [`Prepared::refusal`]).
+    refused: CancellationToken,
 }
 
 /// How a prepared build ended.
@@ -570,6 +573,10 @@ pub struct Finished {
     pub report: BuildReport,
     /// Events that could not be stored (each is also logged).
     pub unsaved_events: u64,
+    /// The store refused the holder an event or the run's end: the run is not its own any
+    /// more (its lease ran out by the database's clock, or another worker took it), so its
+    /// ending did not count and whoever runs it now (or the queue) decides how it ends.
+    pub refused: bool,
 }
 
 impl Prepared {
@@ -582,12 +589,18 @@ impl Prepared {
         lang_code(self.lang)
     }
 
+    /// A token cancelled when the store refuses this run's holder an event or its ending: the
+    /// holder has lost the run, and should drop it as it would a lease it could not renew.
+    pub fn refusal(&self) -> CancellationToken {
+        self.refused.clone()
+    }
+
     /// Run the build to its end. Every event is stored first (numbered by the store, after any
     /// it holds already, such as the queue's), then given to `sinks` in order. `cancel` is the
     /// stop button; the stream still ends with `complete`.
     pub async fn run(self, sinks: Vec<Arc<dyn EventSink>>, cancel: CancellationToken) -> Finished {
         let p = self.parts;
-        let log = LogWriter::start(p.store.clone(), &self.id, self.holder.as_deref(), sinks);
+        let log = LogWriter::fenced(p.store.clone(), &self.id, self.holder.as_deref(), sinks, self.refused.clone());
         let emitter = Emitter::new(self.id.clone(), vec![log.clone()]);
         if let Some(egress) = &p.egress {
             egress.attach(emitter.clone());
@@ -606,6 +619,6 @@ impl Prepared {
         drop(p.egress);
         log.flush().await;
         drop(p.scratch);
-        Finished { report, unsaved_events: log.failures() }
+        Finished { report, unsaved_events: log.failures(), refused: self.refused.is_cancelled() }
     }
 }

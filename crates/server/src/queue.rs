@@ -71,10 +71,13 @@ async fn worker(shared: AppState, n: usize, stop: CancellationToken) {
         let holder = format!("{slot}.{claim}");
         // A claim whose answer was lost to a silent connection may have been made all the
         // same: its lease runs out unrenewed and another process's reaper runs it again.
+        // The lease is counted from before the claim was asked for: the database's deadline is
+        // then never before this worker's own, so the worker stops first.
+        let asked = Instant::now();
         match bounded(shared.store.claim_build(&holder, shared.cfg.lease)).await {
             Ok(Some(record)) => {
                 let span = tracing::info_span!("build", build = %record.start.id, worker = %holder);
-                run_claimed(&shared, &holder, record).instrument(span).await
+                run_claimed(&shared, &holder, record, asked).instrument(span).await
             }
             Ok(None) => {
                 // Woken when the store queues a build; the safety net is for builds queued by
@@ -231,18 +234,20 @@ fn engine_reason(e: &wright_engine::EngineError) -> EndReason {
     }
 }
 
-async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::BuildRecord) {
+/// Run a build `worker` claimed (asked for at `asked`, where its lease starts by this
+/// process's clock).
+async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::BuildRecord, asked: Instant) {
     let id = record.start.id.clone();
     let handles = Handles::default();
     shared.queue.with(|m| m.insert(id.clone(), handles.clone()));
     // The run's commands are watched from outside this process: killed when the lease is not
     // renewed in time, even while this process is frozen (see `wright_sandbox::Leash`).
     let leash = std::env::current_exe()
-        .and_then(|helper| wright_sandbox::Leash::new(helper, shared.cfg.lease))
+        .and_then(|helper| wright_sandbox::Leash::new(helper, shared.cfg.lease.saturating_sub(asked.elapsed())))
         .map_err(|e| tracing::warn!("no leash for this run's commands: {e}"))
         .ok();
     let keeper =
-        tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), handles.clone(), leash.clone()));
+        tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), handles.clone(), leash.clone(), asked));
     let mut interrupted = false;
     let body: Result<BuildBody, _> = serde_json::from_str(record.request.as_deref().unwrap_or("{}"));
     match body {
@@ -335,12 +340,14 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                     let usage = Arc::new(UsageSink::new(shared.metrics.clone()));
                     // An interrupt drops the run where it is, as a crash would (its commands
                     // are killed with it); every event it emitted is stored already.
+                    let refused = prepared.refusal();
                     tokio::select! {
                         finished = prepared.run(vec![usage], handles.cancel.clone()) => {
-                            if leash.as_ref().is_some_and(wright_sandbox::Leash::expired) {
+                            if finished.refused || leash.as_ref().is_some_and(wright_sandbox::Leash::expired) {
                                 // Past its lease (woken from a freeze before the keeper
-                                // noticed): its ending was refused, and the copy of the
-                                // folder may serve the run that holds the build now.
+                                // noticed, or refused by the database's clock): its ending
+                                // was refused, and the copy of the folder may serve the run
+                                // that holds the build now.
                                 handles.lost.store(true, Ordering::SeqCst);
                                 interrupted = true;
                             } else {
@@ -351,6 +358,13 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                             }
                         }
                         _ = handles.interrupt.cancelled() => interrupted = true,
+                        // The store refused this worker an event: by the database's clock its
+                        // lease ran out (or another worker holds the build), whatever this
+                        // process's clock says.
+                        _ = refused.cancelled() => {
+                            handles.drop_run(&id, "the store refused this run's events", leash.as_ref());
+                            interrupted = true;
+                        }
                     }
                     shared.metrics.running.dec();
                 }
@@ -398,8 +412,10 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
 /// the run (its sandbox is killed with it, its model call abandoned), and the store refuses
 /// whatever it still writes.
 ///
-/// The lease's deadline is kept on this process's monotonic clock from the last renewal that
-/// got through (and handed to the run's [`Leash`](wright_sandbox::Leash), which kills its
+/// The lease's deadline is kept on this process's monotonic clock from the moment the last
+/// renewal that got through was sent (the claim, at first): the database sets its own deadline
+/// when the request reaches it, later, so this worker always stops before the store refuses it
+/// by the database's clock (a renewal the database receives past its deadline is refused) (and handed to the run's [`Leash`](wright_sandbox::Leash), which kills its
 /// commands when it passes even if this process is frozen), and every call to the store is
 /// bounded by it: a database that stops answering
 /// (a partition, a black-holed connection) cannot hold the renewal past the deadline, so the
@@ -411,23 +427,13 @@ async fn keep_lease(
     worker: String,
     handles: Handles,
     leash: Option<wright_sandbox::Leash>,
+    claimed: Instant,
 ) {
     let lease = shared.cfg.lease;
     let every = lease / 3;
     let mut signals = shared.store.notifier().signals();
-    let mut renewed = Instant::now();
-    let lost = |why: &str| {
-        tracing::warn!(build = %id, "{why}; dropping this run");
-        handles.lost.store(true, Ordering::SeqCst);
-        if let Some(leash) = &leash {
-            // Its commands go at once, and no model call starts from here on.
-            let _ = leash.hold_for(Duration::ZERO);
-        }
-        handles.interrupt.cancel();
-        // The tools' own fence: a tool the run still dispatches before it is dropped is
-        // refused, and a command it still runs is killed.
-        handles.cancel.cancel();
-    };
+    let mut renewed = claimed;
+    let lost = |why: &str| handles.drop_run(&id, why, leash.as_ref());
     loop {
         let deadline = tokio::time::Instant::from_std(renewed + lease);
         tokio::select! {
@@ -449,14 +455,19 @@ async fn keep_lease(
         if let Ok(Ok(true)) = tokio::time::timeout_at(deadline, shared.store.cancel_requested(&id)).await {
             handles.cancel.cancel();
         }
+        let sent = Instant::now();
         match tokio::time::timeout_at(deadline, shared.store.renew_lease(&id, &worker, lease)).await {
             Ok(Ok(true)) => {
-                renewed = Instant::now();
-                if let Some(Err(e)) = leash.as_ref().map(|l| l.hold_for(lease)) {
+                renewed = sent;
+                if let Some(Err(e)) = leash.as_ref().map(|l| l.hold_for(lease.saturating_sub(sent.elapsed()))) {
                     tracing::warn!(build = %id, "moving the leash's deadline: {e}");
                 }
             }
-            Ok(Ok(false)) => return lost("another worker holds the build now"),
+            Ok(Ok(false)) => {
+                return lost(
+                    "the lease is gone (it ran out by the database's clock, or another worker holds the build now)",
+                );
+            }
             Err(_) => return lost("the store did not answer before the lease ran out"),
             Ok(Err(e)) if renewed.elapsed() >= lease => {
                 return lost(&format!("no lease renewal for a whole lease ({e})"));
@@ -481,8 +492,9 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
     let every = (shared.cfg.lease / 4).clamp(Duration::from_millis(200), Duration::from_secs(2));
     sweep_snapshots(&shared).await;
     loop {
-        // This process's own workers are alive: a lease they could not renew for a while (a
-        // busy database) is theirs to renew once it answers, not a build to run twice.
+        // This process's own workers are alive: one whose lease ran out finds out by itself
+        // (its renewal or its next write is refused, or its own clock runs out first) and puts
+        // its build back, so taking it here too would only race it.
         let own = format!("{}-w", shared.queue.instance);
         match bounded(shared.store.take_expired(&name, shared.cfg.lease * 4, &own)).await {
             Ok(lost) => {

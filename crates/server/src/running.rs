@@ -2,7 +2,7 @@
 //! ([`crate::queue`]) state that every handler shares.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -15,6 +15,22 @@ pub(crate) struct Handles {
     pub interrupt: CancellationToken,
     /// Set with `interrupt` when the lease was lost, so the `restarted` event says why.
     pub lost: Arc<AtomicBool>,
+}
+
+impl Handles {
+    /// The worker no longer holds the build (a lease it could not renew, or a write the store
+    /// refused): drop the run as a crash would. Its commands go at once through `leash`, no
+    /// model call starts from here on, a tool it still dispatches is refused (`cancel`, the
+    /// tools' own fence), and the worker puts the build back (`lost`, `interrupt`).
+    pub fn drop_run(&self, build: &str, why: &str, leash: Option<&wright_sandbox::Leash>) {
+        tracing::warn!(build, "{why}; dropping this run");
+        self.lost.store(true, Ordering::SeqCst);
+        if let Some(leash) = leash {
+            let _ = leash.hold_for(std::time::Duration::ZERO);
+        }
+        self.interrupt.cancel();
+        self.cancel.cancel();
+    }
 }
 
 /// The builds this process runs, and the bell that wakes idle workers.

@@ -167,7 +167,9 @@ pub trait Store: RunLog + ChatStore + AssistantStore + AppStore + Maintenance + 
     /// clock (the database's, never a worker's: clocks of many machines disagree).
     async fn claim_build(&self, worker: &str, lease: Duration) -> Result<Option<BuildRecord>>;
     /// Extend a claimed build's lease to `lease` from now; false when the worker no longer
-    /// holds it.
+    /// holds it: another worker took it, or its lease ran out by the database's clock (a lease
+    /// that ran out is gone, even with the worker's name still on the build, so a worker
+    /// frozen past it cannot pick up where it was).
     async fn renew_lease(&self, id: &str, worker: &str, lease: Duration) -> Result<bool>;
     /// Record `folder` as the build's files while `worker` holds it (the folder of this claim:
     /// a build run again after a lost lease works in a folder of its own, so its stale run

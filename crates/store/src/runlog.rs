@@ -185,8 +185,10 @@ pub(crate) struct Head {
     pub last: u64,
 }
 
-/// Decide from the run's stored `status`, `worker` and last `seq` whether `writer` may write to
-/// it: the fence, the same on every backend. An ended run is refused to appends
+/// Decide from the run's stored `status`, `worker`, last `seq` and whether its lease has run
+/// out by the database's clock (`expired`) whether `writer` may write to it: the fence, the
+/// same on every backend. A worker whose lease ran out holds nothing, even before another
+/// takes the run: its name alone is not enough. An ended run is refused to appends
 /// ([`StoreError::Ended`]) and handed to `finish` (`ending`), which answers with its first
 /// outcome.
 pub(crate) fn check_head(
@@ -194,6 +196,7 @@ pub(crate) fn check_head(
     status: &str,
     worker: Option<&str>,
     last: u64,
+    expired: bool,
     writer: Option<&str>,
     ending: bool,
 ) -> Result<Head> {
@@ -203,7 +206,7 @@ pub(crate) fn check_head(
         return if ending { Ok(head) } else { Err(StoreError::Ended(run.to_string())) };
     }
     let holds = match writer {
-        Some(w) => status == RunStatus::Running && worker == Some(w),
+        Some(w) => status == RunStatus::Running && worker == Some(w) && !expired,
         None => worker.is_none(),
     };
     if holds { Ok(head) } else { Err(StoreError::NotHolder(run.to_string())) }

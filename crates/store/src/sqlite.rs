@@ -196,7 +196,8 @@ impl Store for SqliteStore {
         // Fenced like events: a dropped run's late turns never land in the run that replaced it.
         let stored = sqlx::query(
             "INSERT INTO turns (build_id, idx, phase, role, message, ts, input_tokens, output_tokens, cached_tokens) \
-             SELECT ?,?,?,?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM builds WHERE id = ? AND worker IS ?)",
+             SELECT ?,?,?,?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM builds WHERE id = ? AND worker IS ? \
+             AND (lease_until IS NULL OR lease_until >= ?))",
         )
         .bind(&t.build_id)
         .bind(i64::from(t.idx))
@@ -209,6 +210,7 @@ impl Store for SqliteStore {
         .bind(t.tokens.cached_tokens as i64)
         .bind(&t.build_id)
         .bind(writer)
+        .bind(crate::now())
         .execute(&self.pool)
         .await?
         .rows_affected();

@@ -24,15 +24,17 @@ const ROWS_PER_INSERT: usize = 200;
 /// ([`check_head`]).
 async fn head(tx: &mut SqliteConnection, run: &str, writer: Option<&str>, ending: bool) -> Result<Head> {
     let row = sqlx::query(
-        "SELECT status, worker, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE build_id = ?1) AS last \
-         FROM builds WHERE id = ?1",
+        "SELECT status, worker, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE build_id = ?1) AS last, \
+         (lease_until IS NOT NULL AND lease_until < ?2) AS expired FROM builds WHERE id = ?1",
     )
     .bind(run)
+    .bind(crate::now())
     .fetch_optional(&mut *tx)
     .await?
     .ok_or_else(|| StoreError::NotFound(format!("run {run}")))?;
     let (status, worker): (String, Option<String>) = (row.try_get("status")?, row.try_get("worker")?);
-    check_head(run, &status, worker.as_deref(), u(row.try_get("last")?), writer, ending)
+    let expired = row.try_get::<i64, _>("expired")? != 0;
+    check_head(run, &status, worker.as_deref(), u(row.try_get("last")?), expired, writer, ending)
 }
 
 /// Store `events` as `seq` `after + 1…` of `run`, in the caller's transaction.

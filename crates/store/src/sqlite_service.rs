@@ -144,13 +144,17 @@ impl SqliteStore {
     }
 
     pub(crate) async fn svc_renew(&self, id: &str, worker: &str, lease_until: &str) -> Result<bool> {
-        let n = sqlx::query("UPDATE builds SET lease_until = ? WHERE id = ? AND worker = ? AND status = 'running'")
-            .bind(lease_until)
-            .bind(id)
-            .bind(worker)
-            .execute(&self.pool)
-            .await?
-            .rows_affected();
+        let n = sqlx::query(
+            "UPDATE builds SET lease_until = ? WHERE id = ? AND worker = ? AND status = 'running' \
+             AND (lease_until IS NULL OR lease_until >= ?)",
+        )
+        .bind(lease_until)
+        .bind(id)
+        .bind(worker)
+        .bind(crate::now())
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
         Ok(n == 1)
     }
 

@@ -10,6 +10,11 @@
 //!
 //! [`LogWriter::finish`] goes through the same queue, so the run's `complete` follows every
 //! event emitted before it.
+//!
+//! A refusal by the fence (another worker holds the run, or its lease ran out by the
+//! database's clock) is not an error to log and go on from: the run is no longer this
+//! writer's. [`LogWriter::fenced`] hands the owner a token that is cancelled then, so it drops
+//! the run as it would for a lease it failed to renew.
 
 use crate::runlog::{Draft, Finished, Logged, RunEnd, RunLog};
 use crate::{Result, StoreError};
@@ -17,6 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 use wright_events::{Event, EventSink};
 
 /// The most events committed in one transaction.
@@ -41,6 +47,18 @@ impl LogWriter {
     /// Start the writer task of `run` (on the current tokio runtime). `writer` is the fencing
     /// token (see [`RunLog`]); `sinks` see each event once it is stored, in order.
     pub fn start(log: Arc<dyn RunLog>, run: &str, writer: Option<&str>, sinks: Vec<Arc<dyn EventSink>>) -> Arc<Self> {
+        Self::fenced(log, run, writer, sinks, CancellationToken::new())
+    }
+
+    /// [`LogWriter::start`], cancelling `refused` when the store refuses this writer an append
+    /// or the run's end because it no longer holds the run ([`StoreError::NotHolder`]).
+    pub fn fenced(
+        log: Arc<dyn RunLog>,
+        run: &str,
+        writer: Option<&str>,
+        sinks: Vec<Arc<dyn EventSink>>,
+        refused: CancellationToken,
+    ) -> Arc<Self> {
         let (jobs, rx) = mpsc::unbounded_channel();
         let failures = Arc::new(AtomicU64::new(0));
         let task = Task {
@@ -51,6 +69,7 @@ impl LogWriter {
             failures: failures.clone(),
             last: 0,
             refused: false,
+            on_refused: refused,
         };
         tokio::spawn(task.run(rx));
         Arc::new(Self { jobs, failures })
@@ -100,6 +119,8 @@ struct Task {
     /// The store refused this writer (the run ended, or another worker holds it): later
     /// events are not tried again, only shown.
     refused: bool,
+    /// Cancelled at the first refusal, for the run's owner.
+    on_refused: CancellationToken,
 }
 
 /// Whether a failed write may succeed if tried again.
@@ -172,6 +193,10 @@ impl Task {
                 if matches!(e, StoreError::NotHolder(_) | StoreError::Ended(_)) {
                     self.refused = true;
                 }
+                // Not for `Ended`: an event after the run's own ending is late, not lost.
+                if matches!(e, StoreError::NotHolder(_)) {
+                    self.on_refused.cancel();
+                }
                 if !matches!(e, StoreError::Unsupported(_)) {
                     tracing::error!(run = %self.run, events = group.len(), "events not stored: {e}");
                 }
@@ -190,6 +215,10 @@ impl Task {
             Ok(Finished::Now(logged)) => self.show(logged),
             Ok(Finished::Already { .. }) => {}
             Err(e) => {
+                if matches!(e, StoreError::NotHolder(_)) {
+                    self.refused = true;
+                    self.on_refused.cancel();
+                }
                 tracing::error!(run = %self.run, "the run's end not stored: {e}");
                 // The terminal still sees how it ended.
                 let mut words: Vec<Draft> = end.last_words.into_iter().map(Draft::now).collect();

@@ -6,7 +6,7 @@
 use futures::StreamExt;
 use std::collections::HashSet;
 use std::sync::Arc;
-use wright_events::{EventKind, Level, RunKind};
+use wright_events::{EventKind, EventSink, Level, RunKind};
 use wright_store::*;
 
 mod support;
@@ -113,13 +113,19 @@ async fn a_stale_writer_is_refused(s: Arc<dyn Store>) {
     // Nobody holds a queued build: the service may write its notices, a worker may not.
     s.append("rq", None, vec![say("queued")]).await.unwrap();
     assert!(matches!(s.append("rq", Some("w1"), vec![say("no")]).await, Err(StoreError::NotHolder(_))));
-    // A lease that has run out as soon as it is given.
-    assert!(s.claim_build("w1", std::time::Duration::ZERO).await.unwrap().is_some());
+    assert!(s.claim_build("w1", std::time::Duration::from_secs(3600)).await.unwrap().is_some());
     s.append("rq", Some("w1"), vec![say("w1 runs it")]).await.unwrap();
     assert!(matches!(s.append("rq", None, vec![say("no")]).await, Err(StoreError::NotHolder(_))));
     assert!(matches!(s.append("rq", Some("w2"), vec![say("no")]).await, Err(StoreError::NotHolder(_))));
-    // w1's lease is long over; the reaper takes the build.
+    // w1's lease runs out (its last renewal asked for none): by the database's clock it holds
+    // nothing, before anyone takes the build over.
+    assert!(s.renew_lease("rq", "w1", std::time::Duration::ZERO).await.unwrap());
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    assert!(matches!(s.append("rq", Some("w1"), vec![say("frozen")]).await, Err(StoreError::NotHolder(_))));
+    assert!(matches!(s.finish("rq", Some("w1"), end(RunStatus::Failed)).await, Err(StoreError::NotHolder(_))));
+    // A lease that ran out is gone: its holder cannot renew it either.
+    assert!(!s.renew_lease("rq", "w1", std::time::Duration::from_secs(3600)).await.unwrap());
+    // The reaper takes the build.
     let taken = s.take_expired("reaper", std::time::Duration::from_secs(3600), "spare-").await.unwrap();
     assert_eq!(taken.len(), 1);
     assert!(matches!(s.append("rq", Some("w1"), vec![say("stale")]).await, Err(StoreError::NotHolder(_))));
@@ -228,8 +234,71 @@ async fn sqlite_subscribe_from_every_after_equals_the_stored_tail() {
     subscribe_from_every_after_equals_the_stored_tail(s).await;
 }
 
+/// A run's writer whose holder the store refuses (its lease ran out by the database's clock,
+/// its name still on the build) tells the run's owner through its token, for an append and for
+/// the run's end: the run is dropped and put back, never left running with its ending refused.
+async fn a_refused_writer_tells_its_owner(s: Arc<dyn Store>) {
+    let queued = |id: &str| QueuedBuild {
+        build: new_run(id),
+        owner: "u1".into(),
+        request: "{}".into(),
+        idempotency_key: None,
+        dedup_key: format!("u1:{id}"),
+        preview_key: format!("pk-{id}"),
+        first_event: None,
+        limits: None,
+    };
+    let hour = std::time::Duration::from_secs(3600);
+    for (id, by_finish) in [("ra", false), ("rf", true)] {
+        assert_eq!(s.enqueue_build(&queued(id)).await.unwrap(), Enqueued::New);
+        assert_eq!(s.claim_build("w1", hour).await.unwrap().unwrap().start.id, id);
+        let refused = tokio_util::sync::CancellationToken::new();
+        let writer = LogWriter::fenced(s.clone(), id, Some("w1"), vec![], refused.clone());
+        writer.accept(&wright_events::Event {
+            seq: 0,
+            build: id.into(),
+            ts: now(),
+            kind: EventKind::Status { message: "while held".into(), level: Level::Info },
+        });
+        writer.flush().await;
+        assert!(!refused.is_cancelled(), "held: nothing refused");
+        assert!(s.renew_lease(id, "w1", std::time::Duration::ZERO).await.unwrap());
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        if by_finish {
+            assert!(matches!(writer.finish(end(RunStatus::Published)).await, Err(StoreError::NotHolder(_))));
+        } else {
+            writer.accept(&wright_events::Event {
+                seq: 0,
+                build: id.into(),
+                ts: now(),
+                kind: EventKind::Status { message: "past the lease".into(), level: Level::Info },
+            });
+            writer.flush().await;
+            assert_eq!(writer.failures(), 1);
+        }
+        assert!(refused.is_cancelled(), "{id}: the owner is told");
+        let said: Vec<String> = s.events(id, 0).await.unwrap().iter().map(message).collect();
+        assert_eq!(said, ["while held"], "{id}");
+    }
+    // The holder, though past its lease, may still give its builds back to the queue.
+    for id in ["ra", "rf"] {
+        assert!(matches!(s.restart_build(id, "w1", 3, "worker_lost").await.unwrap(), Restart::Requeued(_)));
+    }
+}
+
+#[tokio::test]
+async fn sqlite_a_refused_writer_tells_its_owner() {
+    let (_d, s) = sqlite().await;
+    a_refused_writer_tells_its_owner(s).await;
+}
+
 mod postgres {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_refused_writer_tells_its_owner() {
+        super::a_refused_writer_tells_its_owner(support::postgres().await).await;
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn concurrent_appenders_get_gapless_unique_seqs() {

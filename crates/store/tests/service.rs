@@ -338,8 +338,15 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit(s: Arc<dyn Store
     s.enqueue_build(&queued("b2", "u1", None, "2", T1)).await.unwrap();
     let claim = |w: &'static str| {
         let s = s.clone();
-        // Each run's lease runs out at once: its server is killed right after the claim.
-        async move { s.claim_build(w, GONE).await.unwrap().unwrap() }
+        async move { s.claim_build(w, HOUR).await.unwrap().unwrap() }
+    };
+    // Its server is killed: the lease it last renewed runs out.
+    let lapse = |w: &'static str| {
+        let s = s.clone();
+        async move {
+            assert!(s.renew_lease("b1", w, GONE).await.unwrap());
+            tick().await;
+        }
     };
     let first = claim("w1").await;
     assert_eq!((first.start.id.as_str(), first.attempt), ("b1", 1));
@@ -356,9 +363,15 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit(s: Arc<dyn Store
     s.append_turn(&turn(0), Some("w1")).await.unwrap();
     assert!(matches!(s.append_turn(&turn(1), Some("w9")).await, Err(StoreError::NotHolder(_))), "fenced");
     s.append("b1", Some("w1"), vec![Draft::now(EventKind::Started { worker: "w1".into() })]).await.unwrap();
+    lapse("w1").await;
+    // Past its lease, w1 holds nothing, though no one has taken the build and its name is
+    // still on it: a frozen worker that wakes up writes nothing.
+    let late = Draft::now(EventKind::Status { message: "late".into(), level: Level::Info });
+    assert!(matches!(s.append("b1", Some("w1"), vec![late]).await, Err(StoreError::NotHolder(_))));
+    assert!(matches!(s.append_turn(&turn(1), Some("w1")).await, Err(StoreError::NotHolder(_))));
+    assert_eq!(s.build("b1").await.unwrap().status, RunStatus::Running, "nobody took it yet");
 
     // A reaper spares its own process's workers (alive, their renewals held up).
-    tick().await;
     assert!(s.take_expired("r0", HOUR, "w").await.unwrap().is_empty());
 
     let max_runs = 3;
@@ -386,6 +399,7 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit(s: Arc<dyn Store
         // The re-run's conversation starts at turn 0 again; the dropped run's late turns are refused.
         assert!(matches!(s.append_turn(&turn(5), Some("w1")).await, Err(StoreError::NotHolder(_))));
         s.append_turn(&turn(0), Some("w2")).await.unwrap();
+        lapse("w2").await;
     }
     // Past the limit: the caller ends it.
     tick().await;

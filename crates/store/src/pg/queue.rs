@@ -121,7 +121,8 @@ impl PgStore {
 
     pub(crate) async fn q_renew(&self, id: &str, worker: &str, lease: Duration) -> Result<bool> {
         let done = sqlx::query(
-            "UPDATE builds SET lease_until = wright_now($1) WHERE id = $2 AND worker = $3 AND status = 'running'",
+            "UPDATE builds SET lease_until = wright_now($1) WHERE id = $2 AND worker = $3 AND status = 'running' \
+             AND (lease_until IS NULL OR lease_until >= wright_now())",
         )
         .bind(lease.as_secs_f64())
         .bind(id)

@@ -26,17 +26,21 @@ const ROWS_PER_INSERT: usize = 1000;
 /// Lock the run's row, read its status, holder and last `seq`, and check that `writer` may
 /// write ([`check_head`]).
 async fn head(tx: &mut PgConnection, run: &str, writer: Option<&str>, ending: bool) -> Result<Head> {
-    let row = sqlx::query("SELECT status, worker FROM builds WHERE id = $1 FOR UPDATE")
-        .bind(run)
-        .fetch_optional(&mut *tx)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("run {run}")))?;
+    let row = sqlx::query(
+        "SELECT status, worker, (lease_until IS NOT NULL AND lease_until < wright_now()) AS expired \
+         FROM builds WHERE id = $1 FOR UPDATE",
+    )
+    .bind(run)
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("run {run}")))?;
     let last: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0)::BIGINT FROM events WHERE build_id = $1")
         .bind(run)
         .fetch_one(&mut *tx)
         .await?;
     let (status, worker): (String, Option<String>) = (row.try_get("status")?, row.try_get("worker")?);
-    check_head(run, &status, worker.as_deref(), u(last), writer, ending)
+    let expired: bool = row.try_get("expired")?;
+    check_head(run, &status, worker.as_deref(), u(last), expired, writer, ending)
 }
 
 /// Store `events` as `seq` `after + 1…` of `run` and queue the notice, in the caller's

@@ -73,7 +73,8 @@ impl Store for PgStore {
         let stored = sqlx::query(
             "INSERT INTO turns (build_id, idx, phase, role, message, ts, input_tokens, output_tokens, cached_tokens) \
              SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9 WHERE EXISTS \
-             (SELECT 1 FROM builds WHERE id = $1 AND worker IS NOT DISTINCT FROM $10 FOR SHARE)",
+             (SELECT 1 FROM builds WHERE id = $1 AND worker IS NOT DISTINCT FROM $10 \
+              AND (lease_until IS NULL OR lease_until >= wright_now()) FOR SHARE)",
         )
         .bind(&t.build_id)
         .bind(i64::from(t.idx))
