@@ -62,11 +62,17 @@ impl Words {
     }
 }
 
-/// Example requests a starter answers, per language.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Example requests a starter answers (or, as `not_for`, near misses it does not), per language.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Examples {
     pub en: Vec<String>,
     pub pt: Vec<String>,
+}
+
+impl Examples {
+    pub fn is_empty(&self) -> bool {
+        self.en.is_empty() && self.pt.is_empty()
+    }
 }
 
 /// `starter.json`.
@@ -79,6 +85,11 @@ pub struct Manifest {
     pub template: Template,
     pub tags: Vec<String>,
     pub examples: Examples,
+    /// Requests that sound like this starter but ask for something it does not do (a
+    /// personality quiz for a quiz of right answers, a scientific calculator for a basic one):
+    /// a request closer to one of these than to anything the starter makes is not given it.
+    #[serde(default, skip_serializing_if = "Examples::is_empty")]
+    pub not_for: Examples,
     /// A JSON Schema object: every property with a description and a default.
     pub slots: Value,
     /// Defaults in other languages than the schema's (English): `{"pt": {"start_label": "Iniciar"}}`.

@@ -31,6 +31,9 @@ pub struct Signals {
     pub words: f32,
     /// The share of the request's words the starter knows.
     pub coverage: f32,
+    /// The request is closer to one of the starter's near misses (`not_for`) than to any of
+    /// its own passages: whatever the model says, the starter is not what was asked for.
+    pub declined: bool,
 }
 
 impl Signals {
@@ -50,18 +53,29 @@ pub struct Model {
 }
 
 impl Model {
+    /// The probability that the request means the starter: 0 for a declined one.
     pub fn probability(&self, s: &Signals) -> f32 {
+        if s.declined {
+            return 0.0;
+        }
         let z: f32 = self.weights.iter().zip(s.features()).map(|(w, x)| w * x).sum::<f32>() + self.bias;
         1.0 / (1.0 + (-z).exp())
     }
 }
 
-/// The texts a starter is known by, each one passage.
+/// The texts a starter is known by, each one passage: first what it makes ([`own_passages`]
+/// of them), then its near misses (`not_for`).
 pub fn passages(s: &Starter) -> Vec<String> {
     let m = &s.manifest;
     let mut out = vec![m.title.en.clone(), m.title.pt.clone(), m.description.en.clone(), m.description.pt.clone()];
     out.extend(m.examples.en.iter().chain(&m.examples.pt).cloned());
+    out.extend(m.not_for.en.iter().chain(&m.not_for.pt).cloned());
     out
+}
+
+/// How many of [`passages`] say what the starter makes (the rest are its near misses).
+pub fn own_passages(s: &Starter) -> usize {
+    4 + s.manifest.examples.en.len() + s.manifest.examples.pt.len()
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
@@ -102,8 +116,16 @@ impl Library {
     /// Every starter's signals for `request` (embedded as `asked`), in library order.
     pub fn signals(&self, request: &str, asked: &[f32], meanings: &Meanings) -> Vec<Signals> {
         let words = crate::pick::words(request);
-        let sims: Vec<f32> =
-            meanings.vectors.iter().map(|ps| ps.iter().map(|p| cosine(asked, p)).fold(f32::MIN, f32::max)).collect();
+        let best = |ps: &[Vec<f32>]| ps.iter().map(|p| cosine(asked, p)).fold(f32::MIN, f32::max);
+        let (sims, near): (Vec<f32>, Vec<f32>) = self
+            .starters
+            .iter()
+            .zip(&meanings.vectors)
+            .map(|(s, ps)| {
+                let (own, misses) = ps.split_at(own_passages(s).min(ps.len()));
+                (best(own), best(misses))
+            })
+            .unzip();
         self.starters
             .iter()
             .zip(&sims)
@@ -115,6 +137,7 @@ impl Library {
                     margin: if other == f32::MIN { 0.0 } else { sim - other },
                     words: s.score_words(&words),
                     coverage: s.coverage(&words),
+                    declined: near[i] > sim,
                 }
             })
             .collect()

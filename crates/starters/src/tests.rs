@@ -232,3 +232,46 @@ fn the_subject_slot_takes_the_requests_subject_only_when_left_at_its_default() {
     m["subject_slot"] = json!("minutes");
     assert!(Starter::new(&m.to_string(), files()).unwrap_err().to_string().contains("not a text slot"));
 }
+
+/// A request nearer to one of a starter's near misses (`not_for`) than to anything it makes is
+/// declined, whatever the model would say; one nearer to what it makes is not. Unit vectors
+/// stand in for the e5 model's: the quiz's own passages point one way, its near misses another.
+#[test]
+fn a_request_nearer_a_near_miss_than_the_starter_is_declined() {
+    use crate::meaning::{Meanings, Model, own_passages, passages};
+    let lib = Library::builtin().unwrap();
+    let quiz = lib.get("quiz-game").unwrap();
+    assert!(passages(quiz).len() > own_passages(quiz), "the quiz names its near misses");
+    let (own_dir, miss_dir, other_dir) = (vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.0], vec![0.0, 0.0, 1.0]);
+    let vectors = lib
+        .list()
+        .iter()
+        .map(|s| {
+            let own = own_passages(s);
+            (0..passages(s).len())
+                .map(|i| match (s.id() == "quiz-game", i < own) {
+                    (true, true) => own_dir.clone(),
+                    (true, false) => miss_dir.clone(),
+                    (false, _) => other_dir.clone(),
+                })
+                .collect()
+        })
+        .collect();
+    let meanings = Meanings::from_vectors(&lib, vectors).unwrap();
+    let sure = Model { weights: [10.0, 0.0, 0.0, 0.0], bias: -5.0, threshold: 0.5 };
+    let quiz_of = |asked: &[f32]| {
+        let i = lib.list().iter().position(|s| s.id() == "quiz-game").unwrap();
+        lib.signals("a quiz", asked, &meanings)[i]
+    };
+    let nearer_the_quiz = [0.8, 0.6, 0.0];
+    let nearer_a_miss = [0.6, 0.8, 0.0];
+    assert!(!quiz_of(&nearer_the_quiz).declined);
+    assert!(quiz_of(&nearer_a_miss).declined);
+    assert_eq!(sure.probability(&quiz_of(&nearer_a_miss)), 0.0);
+    let picked = |asked: &[f32]| {
+        lib.pick_by_meaning("a quiz", asked, &meanings, &sure, Template::Interactive)
+            .map(|p| p.starter.id().to_string())
+    };
+    assert_eq!(picked(&nearer_the_quiz).as_deref(), Some("quiz-game"));
+    assert_eq!(picked(&nearer_a_miss), None, "declined, and nothing else is near");
+}

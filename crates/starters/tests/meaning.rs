@@ -5,8 +5,8 @@
 //!
 //! Two held-out sets (`eval/README.md`): `heldout2.jsonl`, written when the catalogue grew to 27
 //! starters and used for nothing but this measure, holds the issue's bar (no wrong pick at
-//! all); `heldout.jsonl`, older, was looked at once while the threshold rule was changed, so it
-//! is held to the same floor on fitting picks and its one known wrong pick is named.
+//! all); `heldout.jsonl`, older, was looked at once while the threshold rule was changed and
+//! again when starters got their near misses (`not_for`), and is held to the same bar.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // test code: a failed unwrap is a failed test
 
 use std::path::PathBuf;
@@ -42,6 +42,8 @@ fn held_out_requests_get_a_fitting_starter_or_none() {
     let set1 = load("heldout.jsonl");
     let set2 = load("heldout2.jsonl");
     assert!(set1.len() + set2.len() >= 120, "the held-out sets are the size the issue asks for");
+    // The set the model was fitted on, for the record beside the held-out ones.
+    measure("tune.jsonl", &load("tune.jsonl"), &lib, &meanings, &embed);
     let one = measure("heldout.jsonl", &set1, &lib, &meanings, &embed);
     let two = measure("heldout2.jsonl", &set2, &lib, &meanings, &embed);
     assert!(two.wrong.is_empty(), "starters that do not fit: {:?}", two.wrong);
@@ -52,9 +54,12 @@ fn held_out_requests_get_a_fitting_starter_or_none() {
         two.fitting,
         two.in_catalogue
     );
-    // A personality quiz has no right answers, and the quiz starter is all about them.
-    let known = ["\"a personality quiz: which animal are you\" -> quiz-game"];
-    assert!(one.wrong.iter().all(|w| known.contains(&w.as_str())), "starters that do not fit: {:?}", one.wrong);
+    // Its one wrong pick before starters could name their near misses ("a personality quiz:
+    // which animal are you" -> quiz-game) is gone: the quiz starter says it is not a
+    // personality test. (This set was looked at when that was written; `heldout2.jsonl` holds
+    // the bar untouched.)
+    assert!(one.wrong.is_empty(), "starters that do not fit: {:?}", one.wrong);
+    assert_eq!(one.refused, one.out_of_catalogue);
     assert!(
         one.fitting * 3 >= one.in_catalogue * 2,
         "{} of {} requests got their starter",

@@ -27,6 +27,8 @@ pub(crate) fn key(library: &Library, model: &str) -> String {
     put(model);
     for s in library.list() {
         put(s.id());
+        // Where its own passages end and its near misses begin.
+        put(&wright_starters::meaning::own_passages(s).to_string());
         for p in passages(s) {
             put(&p);
         }
