@@ -50,7 +50,10 @@ pub struct BuildRequest {
     pub browser: wright_browser::BrowserSettings,
     /// Where the browser check's screenshot is kept (overwritten each round, so it shows the
     /// final page); none is kept when `None`.
-    pub screenshot: Option<std::path::PathBuf>,
+    pub screenshot: Option<std::sync::Arc<dyn crate::Screenshots>>,
+    /// How the store names the workspace (relative to the artifacts' root when beneath it);
+    /// its path as it is when `None`.
+    pub workspace_record: Option<String>,
     /// The tested starter this build begins from (a new build only), and how.
     pub starter: Option<crate::StarterChoice>,
     /// Set when the built-in model has no starter that fits this new build: it ends at once,
@@ -85,6 +88,7 @@ impl Default for BuildRequest {
             history: Vec::new(),
             browser: wright_browser::BrowserSettings::default(),
             screenshot: None,
+            workspace_record: None,
             starter: None,
             no_fit: None,
             transpile_limit: wright_transpile::DEFAULT_LIMIT,
@@ -229,7 +233,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
             .to_string(),
             provider: deps.provider_label.clone(),
             model: req.model.clone(),
-            workspace: ctx.workspace.root().display().to_string(),
+            workspace: req.workspace_record.clone().unwrap_or_else(|| ctx.workspace.root().display().to_string()),
             started_at: wright_store::now(),
         };
         if let Err(e) = store.create_build(&record).await {

@@ -177,8 +177,8 @@ impl Ending<'_> {
         // Written only by this build's browser checks (the path carries its id).
         if let crate::verify::BrowserStatus::NotRun(why) = &p.browser {
             r.push_str(&format!("\n## In the browser\nThe page was not opened in a browser: {why}.\n"));
-        } else if let Some(shot) = req.screenshot.as_deref().filter(|s| s.is_file()) {
-            r.push_str(&format!("\n## In the browser\nScreenshot of the page as last checked: {}\n", shot.display()));
+        } else if let Some(shot) = req.screenshot.as_ref().and_then(|s| s.kept()) {
+            r.push_str(&format!("\n## In the browser\nScreenshot of the page as last checked: {shot}\n"));
         }
         if !p.applied.is_empty() {
             r.push_str("\n## Lessons used\n");

@@ -31,3 +31,4 @@ pub use prompts::{Lang, OutsideApi, Template};
 pub use starting::{StarterChoice, StarterMode};
 pub use stuck::StuckDetector;
 pub use verify::{Failure, Verification, verify};
+pub use verify_browser::Screenshots;

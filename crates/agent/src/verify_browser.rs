@@ -3,7 +3,6 @@
 
 use crate::prompts::Template;
 use crate::verify::{BrowserStatus, Failure, server_entry};
-use std::path::Path;
 use wright_browser::{
     BrowserError, BrowserMode, BrowserSettings, Finding, FindingKind, Launch, PageReport, PageSource,
 };
@@ -13,11 +12,20 @@ use wright_tools::ToolContext;
 /// Most findings handed to the fix loop per round (the rest are counted in `browser_check`).
 const MAX_FAILURES: usize = 8;
 
+/// Where the browser check keeps the page's screenshot: the run's artifacts (the engine's),
+/// which any server sharing them reads back, whatever path it mounts them at.
+pub trait Screenshots: Send + Sync + std::fmt::Debug {
+    /// Keep `png` as the build's screenshot, replacing the last one; where it is now.
+    fn keep(&self, png: &[u8]) -> Result<String, String>;
+    /// Where the kept screenshot is, if one was kept.
+    fn kept(&self) -> Option<String>;
+}
+
 /// How the browser check runs in a build.
 pub struct BrowserCheck<'a> {
     pub settings: &'a BrowserSettings,
     /// Where the screenshot goes; none is kept when `None`.
-    pub screenshot: Option<&'a Path>,
+    pub screenshot: Option<&'a dyn Screenshots>,
 }
 
 /// Load the page (for full-stack, the app's server) and report what breaks, and whether the
@@ -103,14 +111,11 @@ pub(crate) async fn check_in_browser(
             return (failures, BrowserStatus::NotRun(reason));
         }
     };
-    let shot = check.screenshot.zip(report.screenshot.as_deref()).and_then(|(path, png)| {
-        let saved = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|_| std::fs::write(path, png));
-        match saved {
-            Ok(()) => Some(path.display().to_string()),
-            Err(e) => {
-                ctx.emitter.status(Level::Warning, format!("The screenshot could not be saved: {e}"));
-                None
-            }
+    let shot = check.screenshot.zip(report.screenshot.as_deref()).and_then(|(keeper, png)| match keeper.keep(png) {
+        Ok(at) => Some(at),
+        Err(e) => {
+            ctx.emitter.status(Level::Warning, format!("The screenshot could not be saved: {e}"));
+            None
         }
     });
     emit_report(ctx, iteration, &report, shot);

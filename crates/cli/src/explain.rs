@@ -33,6 +33,7 @@ pub async fn explain(args: ExplainArgs, config_path: Option<PathBuf>) -> Result<
         base_url: args.llm.base_url,
         db: args.db.db,
         data_dir: args.db.data_dir,
+        artifacts: args.db.artifacts,
         no_stream: args.no_stream,
         notices: crate::notices::terminal(),
         ..Overrides::default()

@@ -237,7 +237,14 @@ pub async fn notes(cmd: NotesCommand, store: &dyn Store, out: &mut dyn Write) ->
 }
 
 /// Run a `wright builds` subcommand.
-pub async fn builds(cmd: BuildsCommand, store: &dyn Store, out: &mut dyn Write) -> Result<()> {
+/// `wright builds …`: `artifacts` says where a build's folder is on this host (the store keeps
+/// it relative to the artifacts' root).
+pub async fn builds(
+    cmd: BuildsCommand,
+    store: &dyn Store,
+    artifacts: &wright_engine::LocalArtifacts,
+    out: &mut dyn Write,
+) -> Result<()> {
     match cmd {
         BuildsCommand::List { limit, json } => {
             let mut builds = store.list_builds(limit.saturating_add(1)).await?;
@@ -278,7 +285,10 @@ pub async fn builds(cmd: BuildsCommand, store: &dyn Store, out: &mut dyn Write) 
             }
         }
         BuildsCommand::Show { id, json } => {
-            let build = find_build(store, &id).await?;
+            let mut build = find_build(store, &id).await?;
+            // Where its folder is on this host.
+            let folder = artifacts.resolve(std::path::Path::new(&build.start.workspace));
+            build.start.workspace = folder.display().to_string();
             let attempts = store.attempts(&build.start.id).await?;
             let mut note_ids = store.note_uses(&build.start.id).await?;
             for id in attempts.iter().flat_map(|a| &a.notes_applied) {
@@ -938,7 +948,8 @@ mod tests {
 
     async fn run_builds(store: &dyn Store, cmd: BuildsCommand) -> Result<String> {
         let mut out = Vec::new();
-        builds(cmd, store, &mut out).await?;
+        let here = wright_engine::LocalArtifacts::new("/data/wright");
+        builds(cmd, store, &here, &mut out).await?;
         Ok(String::from_utf8(out)?)
     }
 

@@ -135,6 +135,11 @@ pub struct DbArgs {
     /// Data folder [default: $XDG_DATA_HOME/wright].
     #[arg(long, global = true, env = "WRIGHT_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Where builds' files, screenshots and copies are kept; the store records paths relative
+    /// to it, so servers that mount the same shared folder at different paths all serve them
+    /// (docs/scale.md) [default: the data folder].
+    #[arg(long, global = true, env = "WRIGHT_ARTIFACTS", value_name = "DIR")]
+    pub artifacts: Option<PathBuf>,
 }
 
 /// Which model answers: shared by every command that talks to one.
@@ -336,8 +341,9 @@ fn main() -> ExitCode {
                 done(history::notes(command, store.as_ref(), &mut std::io::stdout()).await)
             }
             Command::Builds { db, command } => {
+                let artifacts = artifacts_of(&db, cli.config.as_deref())?;
                 let store = open_store(db, cli.config.as_deref()).await?;
-                done(history::builds(command, store.as_ref(), &mut std::io::stdout()).await)
+                done(history::builds(command, store.as_ref(), &artifacts, &mut std::io::stdout()).await)
             }
             Command::Stats { db, args } => {
                 let store = open_store(db, cli.config.as_deref()).await?;
@@ -395,6 +401,14 @@ async fn open_store(db: DbArgs, config_path: Option<&std::path::Path>) -> Result
     Ok(wright_engine::open_store(&wright_engine::database_url(db.db, &file, &file.data_dir(db.data_dir))).await?)
 }
 
+/// Where builds' folders are, for a history command's `--artifacts`/`--data-dir`.
+fn artifacts_of(db: &DbArgs, config_path: Option<&std::path::Path>) -> Result<wright_engine::LocalArtifacts, Exit> {
+    let (file, _) = FileConfig::load(config_path)?;
+    Ok(wright_engine::LocalArtifacts::new(
+        file.artifacts_root(db.artifacts.clone(), &file.data_dir(db.data_dir.clone())),
+    ))
+}
+
 /// A history command's result as an exit code: its errors (unknown id, bad file) exit 1.
 fn done(r: anyhow::Result<()>) -> Result<u8, Exit> {
     r.map(|_| 0).map_err(|e| Exit(1, e))
@@ -434,6 +448,7 @@ pub fn where_and_how(llm: &ModelArgs, sandbox: &sandbox::SandboxArgs, db: &DbArg
         network: sandbox.network.clone(),
         db: db.db.clone(),
         data_dir: db.data_dir.clone(),
+        artifacts: db.artifacts.clone(),
         notices: notices::terminal(),
         ..Overrides::default()
     }

@@ -7,9 +7,13 @@
 //! CLI depend on the engine, not the other way round. `wright-store` stays a database crate with
 //! no file-system or archive code, so a PostgreSQL backend of the store does not pull them in.
 //!
-//! [`LocalArtifacts`] reads today's on-disk layout: a build's workspace where the store recorded
-//! it, screenshots under `{root}/screenshots`. A shared backend (the PostgreSQL work) implements
-//! the same trait keyed on the run's id alone, so any server can answer for any run.
+//! [`LocalArtifacts`] keeps them in folders under one root (`[artifacts] root`, `--artifacts`;
+//! the data folder by default): builds under `{root}/builds`, screenshots under
+//! `{root}/screenshots`, the copies re-runs start from under `{root}/snapshots`. The store
+//! records a build's folder relative to that root ([`LocalArtifacts::record`]), so hosts that
+//! mount one shared folder at different paths each find it under their own root
+//! ([`LocalArtifacts::resolve`]); a folder outside the root (a `--workspace` of the user's own)
+//! is recorded as it is.
 //!
 //! Readers never create anything: a missing workspace is [`ArtifactError::NoFiles`], not a new
 //! folder. Every method of [`LocalArtifacts`] does its file work on the blocking pool.
@@ -19,8 +23,9 @@ use std::path::{Path, PathBuf};
 use wright_sandbox::{PathError, Workspace, WorkspaceLimits};
 use wright_store::BuildRecord;
 
-/// A run as its artifacts are found: its id and the workspace the store recorded for it. A
-/// shared backend needs only the id; the local one reads the workspace where it is.
+/// A run as its artifacts are found: its id and the workspace the store recorded for it
+/// (relative to the artifacts' root, or absolute). A shared backend needs only the id; the
+/// local one reads the workspace where it is under its root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunRef {
     pub id: String,
@@ -69,8 +74,13 @@ pub trait Artifacts: Send + Sync {
     async fn list(&self, run: &RunRef) -> Result<Vec<FileEntry>, ArtifactError>;
     /// One file's bytes; a path that leaves the project is refused.
     async fn read(&self, run: &RunRef, path: &str) -> Result<Vec<u8>, ArtifactError>;
-    /// The project (the files [`Artifacts::list`] names) as a `.zip`.
-    async fn archive(&self, run: &RunRef) -> Result<Vec<u8>, ArtifactError>;
+    /// The project (the files [`Artifacts::list`] names) as a `.zip`, written to `out` as it
+    /// is made (a large project is never held in memory whole); `out` may be a pipe. A
+    /// missing project is [`ArtifactError::NoFiles`] before anything is written.
+    async fn archive_to(&self, run: &RunRef, out: Box<dyn Write + Send>) -> Result<(), ArtifactError>;
+    /// The run's folder on this host, for what must run in it (a full-stack preview's own
+    /// server); `None` when it is not on this host.
+    fn local_folder(&self, run: &RunRef) -> Option<PathBuf>;
     /// The browser check's last screenshot (a PNG), if it took one.
     async fn screenshot(&self, run: &str) -> Result<Option<Vec<u8>>, ArtifactError>;
     /// Keep `png` as the run's screenshot, replacing an earlier one.
@@ -88,13 +98,47 @@ pub struct LocalArtifacts {
 }
 
 impl LocalArtifacts {
-    /// Artifacts kept under `root` (the engine's data directory).
+    /// Artifacts kept under `root` (made absolute against the current folder, not resolved:
+    /// the spelling given is the one the sandbox mounts).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        let root = root.into();
+        Self { root: std::path::absolute(&root).unwrap_or(root) }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The folder a new build works in.
+    pub fn build_folder(&self, id: &str) -> PathBuf {
+        self.root.join("builds").join(id)
+    }
+
+    /// Where the copies of folders that re-runs start from are kept.
+    pub fn snapshots(&self) -> PathBuf {
+        self.root.join("snapshots")
+    }
+
+    /// How the store records `folder`: relative to the root when it lies beneath it, so a host
+    /// that mounts the root at another path finds it ([`LocalArtifacts::resolve`]); absolute
+    /// (as given) otherwise.
+    pub fn record(&self, folder: &Path) -> String {
+        let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
+        match folder.strip_prefix(&self.root) {
+            Ok(rel) if plain(rel) => rel.to_string_lossy().into_owned(),
+            _ => folder.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// The folder a recorded path names on this host: a relative one under the root (only its
+    /// plain parts: never `..` out of it), an absolute one as it is.
+    pub fn resolve(&self, recorded: &Path) -> PathBuf {
+        if recorded.is_absolute() {
+            return recorded.to_path_buf();
+        }
+        let mut out = self.root.clone();
+        out.extend(recorded.components().filter(|c| matches!(c, std::path::Component::Normal(_))));
+        out
     }
 
     /// The file a run's screenshot is kept in (the agent's browser check writes it there).
@@ -109,7 +153,50 @@ impl LocalArtifacts {
     }
 }
 
-/// Where the screenshot of run `run` is kept under the data directory `root`.
+impl LocalArtifacts {
+    /// Keep `png` as run `run`'s screenshot, now (the browser check's step waits for it);
+    /// where it is.
+    pub fn keep_screenshot(&self, run: &str, png: &[u8]) -> Result<PathBuf, ArtifactError> {
+        let path = self.checked_screenshot_path(run)?;
+        let io = |e: std::io::Error| ArtifactError::Io(format!("saving the screenshot: {e}"));
+        let dir = path.parent().ok_or_else(|| ArtifactError::Io("no screenshot folder".into()))?;
+        std::fs::create_dir_all(dir).map_err(io)?;
+        // Written aside, then renamed: a reader sees the old picture or the new one, whole.
+        let tmp = dir.join(format!(".{}.{}.tmp", std::process::id(), fastrand::u64(..)));
+        std::fs::write(&tmp, png).map_err(io)?;
+        std::fs::rename(&tmp, &path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io(e)
+        })?;
+        Ok(path)
+    }
+}
+
+/// A build's screenshots, kept through its [`LocalArtifacts`] (the agent's browser check hands
+/// them over; it never writes by path).
+#[derive(Debug)]
+pub struct BuildScreenshots {
+    pub artifacts: LocalArtifacts,
+    pub run: String,
+}
+
+impl wright_agent::Screenshots for BuildScreenshots {
+    fn keep(&self, png: &[u8]) -> Result<String, String> {
+        self.artifacts.keep_screenshot(&self.run, png).map(|p| p.display().to_string()).map_err(|e| e.to_string())
+    }
+
+    fn kept(&self) -> Option<String> {
+        let path = self.artifacts.screenshot_path(&self.run);
+        path.is_file().then(|| path.display().to_string())
+    }
+}
+
+/// A non-empty relative path of plain names only (no `..`, `.`, root or prefix).
+fn plain(rel: &Path) -> bool {
+    rel.components().next().is_some() && rel.components().all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+/// Where the screenshot of run `run` is kept under the artifacts' `root`.
 pub fn screenshot_file(root: &Path, run: &str) -> PathBuf {
     root.join("screenshots").join(format!("{run}.png"))
 }
@@ -121,9 +208,10 @@ async fn off_workers<T: Send + 'static>(
     tokio::task::spawn_blocking(work).await.map_err(|e| ArtifactError::Io(e.to_string()))?
 }
 
-/// The run's folder as it is: never created by a reader.
-fn workspace(run: &RunRef) -> Result<Workspace, ArtifactError> {
-    Workspace::existing(&run.workspace, WorkspaceLimits::default()).map_err(|_| ArtifactError::NoFiles(run.id.clone()))
+/// The run's folder as it is, found under `root`: never created by a reader.
+fn workspace(root: &LocalArtifacts, run: &RunRef) -> Result<Workspace, ArtifactError> {
+    Workspace::existing(root.resolve(&run.workspace), WorkspaceLimits::default())
+        .map_err(|_| ArtifactError::NoFiles(run.id.clone()))
 }
 
 fn read_in(ws: &Workspace, path: &str) -> Result<Vec<u8>, ArtifactError> {
@@ -135,24 +223,28 @@ fn read_in(ws: &Workspace, path: &str) -> Result<Vec<u8>, ArtifactError> {
     })
 }
 
-fn zip_project(ws: &Workspace) -> Result<Vec<u8>, String> {
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+/// The project's files as a `.zip` written to `out` as it goes: each file is read and
+/// compressed in turn (no file is held whole beyond its own read), and the archive's entries
+/// carry their sizes after their data, so `out` need not seek (a pipe to an HTTP client).
+fn zip_project<W: Write + Send>(ws: &Workspace, out: W) -> Result<W, String> {
+    let mut zip = zip::ZipWriter::new_stream(out);
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated).large_file(false);
     for path in wright_tools::project_files(ws) {
         // Links and anything else that is not a plain file inside the project stay out.
         let Ok(bytes) = ws.read(&path) else { continue };
         zip.start_file(path.as_str(), options).map_err(|e| e.to_string())?;
         zip.write_all(&bytes).map_err(|e| e.to_string())?;
     }
-    zip.finish().map(|c| c.into_inner()).map_err(|e| e.to_string())
+    zip.finish().map(|w| w.into_inner()).map_err(|e| e.to_string())
 }
 
 #[async_trait::async_trait]
 impl Artifacts for LocalArtifacts {
     async fn list(&self, run: &RunRef) -> Result<Vec<FileEntry>, ArtifactError> {
-        let run = run.clone();
+        let (me, run) = (self.clone(), run.clone());
         off_workers(move || {
-            let ws = workspace(&run)?;
+            let ws = workspace(&me, &run)?;
             Ok(wright_tools::project_files(&ws)
                 .into_iter()
                 .map(|path| {
@@ -165,13 +257,22 @@ impl Artifacts for LocalArtifacts {
     }
 
     async fn read(&self, run: &RunRef, path: &str) -> Result<Vec<u8>, ArtifactError> {
-        let (run, path) = (run.clone(), path.to_string());
-        off_workers(move || read_in(&workspace(&run)?, &path)).await
+        let (me, run, path) = (self.clone(), run.clone(), path.to_string());
+        off_workers(move || read_in(&workspace(&me, &run)?, &path)).await
     }
 
-    async fn archive(&self, run: &RunRef) -> Result<Vec<u8>, ArtifactError> {
-        let run = run.clone();
-        off_workers(move || zip_project(&workspace(&run)?).map_err(ArtifactError::Io)).await
+    async fn archive_to(&self, run: &RunRef, out: Box<dyn Write + Send>) -> Result<(), ArtifactError> {
+        let (me, run) = (self.clone(), run.clone());
+        off_workers(move || {
+            let ws = workspace(&me, &run)?;
+            let mut out = zip_project(&ws, out).map_err(ArtifactError::Io)?;
+            out.flush().map_err(|e| ArtifactError::Io(e.to_string()))
+        })
+        .await
+    }
+
+    fn local_folder(&self, run: &RunRef) -> Option<PathBuf> {
+        Some(self.resolve(&run.workspace))
     }
 
     async fn screenshot(&self, run: &str) -> Result<Option<Vec<u8>>, ArtifactError> {
@@ -185,21 +286,8 @@ impl Artifacts for LocalArtifacts {
     }
 
     async fn put_screenshot(&self, run: &str, png: &[u8]) -> Result<(), ArtifactError> {
-        let path = self.checked_screenshot_path(run)?;
-        let png = png.to_vec();
-        off_workers(move || {
-            let io = |e: std::io::Error| ArtifactError::Io(format!("saving the screenshot: {e}"));
-            let dir = path.parent().ok_or_else(|| ArtifactError::Io("no screenshot folder".into()))?;
-            std::fs::create_dir_all(dir).map_err(io)?;
-            // Written aside, then renamed: a reader sees the old picture or the new one, whole.
-            let tmp = dir.join(format!(".{}.{}.tmp", std::process::id(), fastrand::u64(..)));
-            std::fs::write(&tmp, &png).map_err(io)?;
-            std::fs::rename(&tmp, &path).map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                io(e)
-            })
-        })
-        .await
+        let (me, run, png) = (self.clone(), run.to_string(), png.to_vec());
+        off_workers(move || me.keep_screenshot(&run, &png).map(drop)).await
     }
 
     async fn remove_screenshot(&self, run: &str) -> Result<bool, ArtifactError> {
@@ -219,6 +307,13 @@ mod tests {
     use super::*;
     use std::io::Read;
 
+    /// The run's archive, through a file.
+    async fn zipped(a: &LocalArtifacts, run: &RunRef) -> Result<Vec<u8>, ArtifactError> {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        a.archive_to(run, Box::new(file.reopen().unwrap())).await?;
+        Ok(std::fs::read(file.path()).unwrap())
+    }
+
     /// The names in a `.zip`, sorted.
     fn names(zip: &[u8]) -> Vec<String> {
         let mut z = zip::ZipArchive::new(std::io::Cursor::new(zip)).unwrap();
@@ -237,6 +332,44 @@ mod tests {
         std::fs::write(ws.join("node_modules/x/i.js"), "generated").unwrap();
         std::fs::write(dir.path().join("secret.txt"), "outside").unwrap();
         (dir, RunRef { id: "b1".into(), workspace: ws })
+    }
+
+    #[test]
+    fn folders_under_the_root_are_recorded_relative_to_it_and_found_under_another() {
+        let a = LocalArtifacts::new("/srv/worker-one/wright");
+        let b = LocalArtifacts::new("/mnt/shared/wright");
+        let folder = a.build_folder("20261128-1");
+        assert_eq!(a.record(&folder), "builds/20261128-1");
+        assert_eq!(b.resolve(Path::new(&a.record(&folder))), PathBuf::from("/mnt/shared/wright/builds/20261128-1"));
+        // A folder of the user's own, and rows from before, stay absolute.
+        assert_eq!(a.record(Path::new("/home/ana/site")), "/home/ana/site");
+        assert_eq!(b.resolve(Path::new("/home/ana/site")), PathBuf::from("/home/ana/site"));
+        // Not the root itself, nor a path that only starts with its name.
+        assert_eq!(a.record(Path::new("/srv/worker-one/wright")), "/srv/worker-one/wright");
+        assert_eq!(a.record(Path::new("/srv/worker-one/wright2/builds/x")), "/srv/worker-one/wright2/builds/x");
+        // A recorded path never leads out of the root.
+        assert_eq!(b.resolve(Path::new("../../etc")), PathBuf::from("/mnt/shared/wright/etc"));
+    }
+
+    proptest::proptest! {
+        /// Whatever folder beneath the root is recorded, another root finds it at the same
+        /// place beneath itself; whatever relative path is recorded, it resolves beneath the root.
+        #[test]
+        fn recorded_folders_round_trip_between_roots(
+            parts in proptest::collection::vec("[a-zA-Z0-9_.-]{1,12}", 1..5),
+            any in "[a-z./]{0,30}",
+        ) {
+            let parts: Vec<String> = parts.into_iter().filter(|p| p != "." && p != "..").collect();
+            proptest::prop_assume!(!parts.is_empty());
+            let (a, b) = (LocalArtifacts::new("/data/a"), LocalArtifacts::new("/other/b/c"));
+            let rel: PathBuf = parts.iter().collect();
+            let recorded = a.record(&a.root().join(&rel));
+            proptest::prop_assert_eq!(Path::new(&recorded), rel.as_path());
+            proptest::prop_assert_eq!(b.resolve(Path::new(&recorded)), b.root().join(&rel));
+            if !any.starts_with('/') {
+                proptest::prop_assert!(b.resolve(Path::new(&any)).starts_with(b.root()));
+            }
+        }
     }
 
     #[tokio::test]
@@ -260,7 +393,7 @@ mod tests {
         let run = RunRef { id: "gone".into(), workspace: dir.path().join("builds/gone") };
         assert_eq!(a.list(&run).await, Err(ArtifactError::NoFiles("gone".into())));
         assert_eq!(a.read(&run, "index.html").await, Err(ArtifactError::NoFiles("gone".into())));
-        assert_eq!(a.archive(&run).await, Err(ArtifactError::NoFiles("gone".into())));
+        assert_eq!(zipped(&a, &run).await, Err(ArtifactError::NoFiles("gone".into())));
         assert!(!dir.path().join("builds").exists());
     }
 
@@ -289,14 +422,14 @@ mod tests {
             }
         }
         // Links stay out of the archive too.
-        assert_eq!(names(&a.archive(&run).await.unwrap()), ["index.html", "src/app.js"]);
+        assert_eq!(names(&zipped(&a, &run).await.unwrap()), ["index.html", "src/app.js"]);
     }
 
     #[tokio::test]
     async fn archives_the_listed_files() {
         let (dir, run) = project();
         let a = LocalArtifacts::new(dir.path());
-        let zip = a.archive(&run).await.unwrap();
+        let zip = zipped(&a, &run).await.unwrap();
         assert_eq!(names(&zip), ["index.html", "src/app.js"]);
         let mut z = zip::ZipArchive::new(std::io::Cursor::new(zip)).unwrap();
         let mut text = String::new();

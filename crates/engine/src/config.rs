@@ -87,6 +87,9 @@ pub struct FileConfig {
     /// Where state is kept (`[store]`, `docs/scale.md`).
     #[serde(default)]
     pub store: StoreFile,
+    /// Where builds' files are kept (`[artifacts]`, `docs/scale.md`).
+    #[serde(default)]
+    pub artifacts: ArtifactsFile,
     /// `wright serve`'s periodic jobs (`[maintenance]`, `docs/api.md`).
     #[serde(default)]
     pub maintenance: MaintenanceFile,
@@ -144,6 +147,17 @@ pub struct StoreFile {
     /// `sqlite://PATH` or `postgres://user[:password]@host[:port]/database`; `--db` and
     /// `WRIGHT_DATABASE_URL` win over it.
     pub url: Option<String>,
+}
+
+/// The `[artifacts]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactsFile {
+    /// The folder builds' files (`builds/`), screenshots, the copies re-runs start from and the
+    /// package cache are kept in [default: the data folder]. The store records a build's folder
+    /// relative to it, so hosts may mount one shared folder at different paths; `--artifacts`
+    /// and `WRIGHT_ARTIFACTS` win over it.
+    pub root: Option<PathBuf>,
 }
 
 /// The `[maintenance]` table: the jobs `wright serve` runs, one server at a time.
@@ -276,6 +290,12 @@ impl FileConfig {
     /// The data folder: the flag (or `WRIGHT_DATA_DIR`), else wright.toml, else the XDG one.
     pub fn data_dir(&self, flag: Option<PathBuf>) -> PathBuf {
         flag.or(self.data_dir.clone()).unwrap_or_else(|| default_data_dir(&|k| std::env::var(k).ok()))
+    }
+
+    /// The artifacts' root: the flag (or `WRIGHT_ARTIFACTS`), else `[artifacts] root`, else the
+    /// data folder.
+    pub fn artifacts_root(&self, flag: Option<PathBuf>, data_dir: &Path) -> PathBuf {
+        flag.or(self.artifacts.root.clone()).unwrap_or_else(|| data_dir.to_path_buf())
     }
 
     /// Load `path` if given (it must exist), else `./wright.toml` if present.

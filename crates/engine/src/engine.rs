@@ -38,6 +38,8 @@ pub struct Overrides {
     pub network: Option<String>,
     pub db: Option<String>,
     pub data_dir: Option<PathBuf>,
+    /// `--artifacts DIR`: where builds' files, screenshots and copies are kept.
+    pub artifacts: Option<PathBuf>,
     pub max_fix_attempts: Option<u32>,
     pub max_turns: Option<u32>,
     pub timeout: Option<u64>,
@@ -104,6 +106,8 @@ pub struct Engine {
     file: FileConfig,
     o: Overrides,
     data_dir: PathBuf,
+    /// Builds' folders, screenshots and re-run copies (`[artifacts] root`, `--artifacts`).
+    artifacts: crate::LocalArtifacts,
     db_url: String,
     store: Arc<dyn Store>,
     sandbox_mode: Mode,
@@ -190,6 +194,7 @@ impl Engine {
         let network = sandbox::parse_network(o.network.as_deref().or(file.network.as_deref()).unwrap_or("deny"))?;
         let egress = crate::egress::configured(&file.egress, &env)?;
         let data_dir = file.data_dir(o.data_dir.clone());
+        let artifacts = crate::LocalArtifacts::new(file.artifacts_root(o.artifacts.clone(), &data_dir));
         let db_url = database_url(o.db.clone(), &file, &data_dir);
         let store = open_store(&db_url).await?;
         let model = o.model.clone().or(file.model.clone());
@@ -209,6 +214,7 @@ impl Engine {
             file,
             o,
             data_dir,
+            artifacts,
             db_url,
             store,
             sandbox_mode,
@@ -250,6 +256,12 @@ impl Engine {
 
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
+    }
+
+    /// Where builds' files, screenshots and re-run copies are kept, and how the store names
+    /// a build's folder.
+    pub fn artifacts(&self) -> &crate::LocalArtifacts {
+        &self.artifacts
     }
 
     pub fn db_url(&self) -> &str {
@@ -380,7 +392,8 @@ impl Engine {
             Some(p) => {
                 // A follow-up works in its parent's folder, or in the folder given: a server's
                 // claim after a lost one works in a copy of it, so the stale run keeps its own.
-                let path = job.workspace.clone().unwrap_or_else(|| PathBuf::from(&p.start.workspace));
+                let path =
+                    job.workspace.clone().unwrap_or_else(|| self.artifacts.resolve(Path::new(&p.start.workspace)));
                 if !path.is_dir() {
                     return Err(EngineError::Usage(format!(
                         "build {} had its files in {}, which no longer exists",
@@ -395,7 +408,7 @@ impl Engine {
                     .map_err(|e| EngineError::Usage(format!("reading build {}: {e}", p.start.id)))?;
                 (path, wright_agent::journal::conversation_from_turns(&turns))
             }
-            None => (job.workspace.clone().unwrap_or_else(|| self.data_dir.join("builds").join(&build_id)), Vec::new()),
+            None => (job.workspace.clone().unwrap_or_else(|| self.artifacts.build_folder(&build_id)), Vec::new()),
         };
         let workspace = Workspace::open(&ws_path, self.workspace_limits())
             .map_err(|e| EngineError::Usage(format!("workspace {}: {e}", ws_path.display())))?;
@@ -439,7 +452,11 @@ impl Engine {
                 outside: parts.egress.as_ref().map(crate::egress::BuildEgress::browser_access),
                 ..self.browser_settings(&parts.exec.env)?
             },
-            screenshot: Some(self.screenshot_path(&build_id)),
+            screenshot: Some(Arc::new(crate::artifacts::BuildScreenshots {
+                artifacts: self.artifacts.clone(),
+                run: build_id.clone(),
+            })),
+            workspace_record: Some(self.artifacts.record(&ws_path)),
             starter,
             no_fit,
             transpile_limit: file

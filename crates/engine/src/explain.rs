@@ -74,7 +74,8 @@ impl Engine {
         mut on_text: impl FnMut(&str),
         mut on_retry: impl FnMut(String),
     ) -> Result<String, EngineError> {
-        let ws = Workspace::open(&build.start.workspace, WorkspaceLimits::default()).map_err(|e| {
+        let folder = self.artifacts().resolve(std::path::Path::new(&build.start.workspace));
+        let ws = Workspace::existing(&folder, WorkspaceLimits::default()).map_err(|e| {
             EngineError::Usage(format!(
                 "the files of build {} ({}) cannot be read: {e}",
                 build.start.id, build.start.workspace

@@ -170,7 +170,7 @@ pub async fn create(
     let id = wright_engine::new_build_id();
     let workspace = match &parent {
         Some(p) => p.start.workspace.clone(),
-        None => state.engine.data_dir().join("builds").join(&id).display().to_string(),
+        None => state.engine.artifacts().record(&state.engine.artifacts().build_folder(&id)),
     };
     let ahead = state.store.queue_depth().await?;
     let now = wright_events::now();
@@ -297,7 +297,7 @@ pub async fn cancel(
             // its folder, and its interrupted run may have left the folder half-written.
             match state.store.build(&id).await {
                 Ok(b) => crate::queue::restore_and_discard(&state, &id, b.start.workspace).await,
-                Err(_) => crate::rerun::discard(state.engine.data_dir(), &id),
+                Err(_) => crate::rerun::discard(state.engine.artifacts().root(), &id),
             }
             state.metrics.build_ended("cancelled", "unknown");
             CancelState::Cancelled
@@ -450,12 +450,15 @@ pub async fn screenshot(State(state): State<AppState>, caller: Caller, Path(id):
     responses((status = 200, description = "application/zip"), (status = 404, body = crate::api::ErrorBody)))]
 pub async fn archive(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
     let b = visible(&state, &caller, &id).await?;
-    let bytes = state.artifacts.archive(&RunRef::from(&b)).await.map_err(|e| match e {
+    let run = RunRef::from(&b);
+    // Asked first, so a build without files is a 404 rather than a response cut short.
+    state.artifacts.list(&run).await.map_err(|e| match e {
         ArtifactError::NoFiles(_) => ApiError::not_found(format!("the files of build {id}")),
         e => ApiError::internal(format!("making the archive: {e}")),
     })?;
+    let body = crate::files::piped(move |out| async move { state.artifacts.archive_to(&run, out).await });
     let disposition = format!("attachment; filename=\"wright-{id}.zip\"");
-    let mut res = ([(header::CONTENT_TYPE, "application/zip")], bytes).into_response();
+    let mut res = ([(header::CONTENT_TYPE, "application/zip")], body).into_response();
     if let Ok(v) = HeaderValue::from_str(&disposition) {
         res.headers_mut().insert(header::CONTENT_DISPOSITION, v);
     }

@@ -135,7 +135,7 @@ pub async fn serve(
     let (api_addr, preview_addr) = (cfg.bind, cfg.preview_bind);
     // Files, archives and screenshots are kept under the engine's data directory, where its
     // builds write them.
-    let artifacts = Arc::new(wright_engine::LocalArtifacts::new(engine.data_dir()));
+    let artifacts = Arc::new(engine.artifacts().clone());
     let metrics = metrics::Metrics::new();
     let shared = Arc::new(Shared {
         engine: engine.clone(),

@@ -122,7 +122,8 @@ async fn retention(shared: &AppState, keep: Duration) -> Result<String, String> 
         .checked_sub_signed(keep)
         .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC)
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let data_dir = shared.engine.data_dir().to_path_buf();
+    let artifacts = shared.engine.artifacts().clone();
+    let data_dir = artifacts.root().to_path_buf();
     let (mut removed, mut gone, mut kept, mut unpublished) = (0usize, 0usize, 0usize, 0usize);
     let mut failed: HashSet<String> = HashSet::new();
     let mut first_error = None;
@@ -136,8 +137,8 @@ async fn retention(shared: &AppState, keep: Duration) -> Result<String, String> 
                 continue;
             }
             shared.apps.stop(&id);
-            let (data, run) = (data_dir.clone(), id.clone());
-            let done = tokio::task::spawn_blocking(move || prune(&data, &run, Path::new(&workspace)))
+            let (data, run, folder) = (data_dir.clone(), id.clone(), artifacts.resolve(Path::new(&workspace)));
+            let done = tokio::task::spawn_blocking(move || prune(&data, &run, &folder))
                 .await
                 .unwrap_or_else(|e| Err(io::Error::other(e.to_string())));
             // Its browser check's screenshot is wright's own file (outside the project), so it

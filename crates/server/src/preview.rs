@@ -169,7 +169,7 @@ async fn serve_build(
     let run = RunRef::from(build);
     // Only a full-stack build with a package.json runs its own server; its folder must be here.
     let app = if build.start.template == "fullstack" {
-        let folder = run.workspace.clone();
+        let folder = state.artifacts.local_folder(&run).ok_or_else(missing)?;
         on_disk(move || {
             let ws = Workspace::existing(&folder, WorkspaceLimits::default()).map_err(|_| missing())?;
             Ok(ws.is_file("package.json").then_some(ws))

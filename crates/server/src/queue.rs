@@ -9,6 +9,7 @@ use crate::api::BuildBody;
 use crate::metrics::UsageSink;
 use crate::running::Handles;
 use crate::state::AppState;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -172,18 +173,17 @@ pub async fn end_build(shared: &AppState, build: &str, holder: &str, message: &s
     // No run finished: a follow-up build's folder goes back to how its parent left it.
     match record {
         Some(r) => restore_and_discard(shared, build, r.start.workspace).await,
-        None => crate::rerun::discard(shared.engine.data_dir(), build),
+        None => crate::rerun::discard(shared.engine.artifacts().root(), build),
     }
     shared.metrics.build_ended(reason.as_str(), "unknown");
 }
 
 /// [`crate::rerun::restore_and_discard`] on the blocking pool, errors logged.
 pub async fn restore_and_discard(shared: &AppState, build: &str, workspace: String) {
-    let data_dir = shared.engine.data_dir().to_path_buf();
+    let artifacts = shared.engine.artifacts();
+    let (root, folder) = (artifacts.root().to_path_buf(), artifacts.resolve(Path::new(&workspace)));
     let id = build.to_string();
-    let done =
-        tokio::task::spawn_blocking(move || crate::rerun::restore_and_discard(&data_dir, &id, workspace.as_ref()))
-            .await;
+    let done = tokio::task::spawn_blocking(move || crate::rerun::restore_and_discard(&root, &id, &folder)).await;
     match done {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::warn!(build, "putting back the folder the build started from: {e}"),
@@ -264,17 +264,18 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
         Ok(body) => {
             append(shared, &id, Some(worker), vec![EventKind::Started { worker: worker.to_string() }]).await;
             let continuing = body.r#continue.is_some();
-            let data_dir = shared.engine.data_dir().to_path_buf();
+            let artifacts = shared.engine.artifacts().clone();
+            let recorded = artifacts.resolve(Path::new(&record.start.workspace));
             let reset = {
-                let record = record.clone();
-                tokio::task::spawn_blocking(move || crate::rerun::prepare(&data_dir, &record, continuing)).await
+                let (artifacts, record) = (artifacts.clone(), record.clone());
+                tokio::task::spawn_blocking(move || crate::rerun::prepare(&artifacts, &record, continuing)).await
             };
             // A claim after a lost one works in a folder of its own, recorded on the build
             // while this worker holds it: files, archive, previews and follow-ups follow it.
             let folder = match reset {
                 Ok(Ok(folder)) => {
-                    let path = folder.display().to_string();
-                    if path == record.start.workspace {
+                    let path = artifacts.record(&folder);
+                    if folder == recorded {
                         Ok(Some(folder))
                     } else {
                         let lease = shared.cfg.lease;
@@ -353,7 +354,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                             } else {
                                 let outcome = finished.report.end.reason().map_or("published", EndReason::as_str);
                                 shared.metrics.build_ended(outcome, template);
-                                crate::rerun::discard(shared.engine.data_dir(), &id);
+                                crate::rerun::discard(shared.engine.artifacts().root(), &id);
                                 tracing::info!(outcome, "build ended");
                             }
                         }
@@ -396,7 +397,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
         if let Ok(Ok(b)) = tokio::time::timeout(shared.cfg.lease, shared.store.build(&id)).await
             && b.status.is_final()
         {
-            crate::rerun::discard(shared.engine.data_dir(), &id);
+            crate::rerun::discard(shared.engine.artifacts().root(), &id);
         }
     }
     shared.queue.with(|m| m.remove(&id));
@@ -514,7 +515,7 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
 
 /// Remove the folder copies of builds that have ended (a kill between the end and the removal).
 async fn sweep_snapshots(shared: &AppState) {
-    for (build, path) in crate::rerun::kept(shared.engine.data_dir()) {
+    for (build, path) in crate::rerun::kept(shared.engine.artifacts().root()) {
         let ended = match shared.store.build(&build).await {
             Ok(b) => b.status.is_final(),
             Err(wright_store::StoreError::NotFound(_)) => true,

@@ -17,6 +17,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use wright_engine::LocalArtifacts;
 use wright_sandbox::{Dir, DirError, Links};
 use wright_store::BuildRecord;
 
@@ -61,9 +62,11 @@ fn is_own(data_dir: &Path, build: &str, folder: &Path) -> bool {
 /// The workspace is the generated code's: every step in it goes through a `wright-beneath`
 /// capability, so links it holds are copied as links (never followed) and a link met where a
 /// folder or file is to be written stops the step.
-pub fn prepare(data_dir: &Path, record: &BuildRecord, continuing: bool) -> io::Result<PathBuf> {
+pub fn prepare(artifacts: &LocalArtifacts, record: &BuildRecord, continuing: bool) -> io::Result<PathBuf> {
+    let data_dir = artifacts.root();
     let id = &record.start.id;
-    let before = Path::new(&record.start.workspace);
+    let recorded = artifacts.resolve(Path::new(&record.start.workspace));
+    let before = recorded.as_path();
     let snap = snapshot_of(data_dir, id);
     let parents = continuing && !is_own(data_dir, id, before);
     if parents && before.is_dir() && !snap.is_dir() {
@@ -264,7 +267,7 @@ mod tests {
         std::os::unix::fs::symlink("index.html", ws.join("home.html")).unwrap();
 
         // First run: the copy is taken; the run then changes the folder and is interrupted.
-        prepare(data.path(), &record("child", &ws, 1), true).unwrap();
+        prepare(&LocalArtifacts::new(data.path()), &record("child", &ws, 1), true).unwrap();
         assert!(snapshot_of(data.path(), "child").join("src/app.js").is_file());
         assert!(!snapshot_of(data.path(), "child").join("node_modules").exists(), "regenerated folders stay out");
         write(&ws.join("index.html"), "half written");
@@ -273,7 +276,7 @@ mod tests {
         write(&ws.join("node_modules/dep2/index.js"), "dep2");
 
         // The re-run starts from the parent's state.
-        prepare(data.path(), &record("child", &ws, 2), true).unwrap();
+        prepare(&LocalArtifacts::new(data.path()), &record("child", &ws, 2), true).unwrap();
         assert_eq!(std::fs::read_to_string(ws.join("index.html")).unwrap(), "v1");
         assert_eq!(std::fs::read_to_string(ws.join("src/app.js")).unwrap(), "app v1");
         assert!(!ws.join("new").exists());
@@ -298,7 +301,7 @@ mod tests {
         std::os::unix::fs::symlink(&outside, ws.join("out")).unwrap();
         std::os::unix::fs::symlink(outside.join("secret.txt"), ws.join("leak.txt")).unwrap();
 
-        prepare(data.path(), &record("child", &ws, 1), true).unwrap();
+        prepare(&LocalArtifacts::new(data.path()), &record("child", &ws, 1), true).unwrap();
         let snap = snapshot_of(data.path(), "child");
         assert_eq!(std::fs::read_link(snap.join("out")).unwrap(), outside, "a link is copied as a link");
         assert!(std::fs::symlink_metadata(snap.join("leak.txt")).unwrap().file_type().is_symlink());
@@ -309,7 +312,7 @@ mod tests {
         std::os::unix::fs::symlink(&outside, ws.join("docs")).unwrap();
         std::fs::remove_file(ws.join("index.html")).unwrap();
         std::os::unix::fs::symlink(outside.join("secret.txt"), ws.join("index.html")).unwrap();
-        prepare(data.path(), &record("child", &ws, 2), true).unwrap();
+        prepare(&LocalArtifacts::new(data.path()), &record("child", &ws, 2), true).unwrap();
         assert_eq!(std::fs::read_to_string(ws.join("index.html")).unwrap(), "v1");
         assert!(std::fs::symlink_metadata(ws.join("docs")).unwrap().is_dir());
         assert_eq!(std::fs::read_to_string(ws.join("docs/a.md")).unwrap(), "a");
@@ -327,7 +330,7 @@ mod tests {
         let data = tempfile::tempdir().unwrap();
         let ws = data.path().join("builds").join("parent");
         write(&ws.join("index.html"), "v1");
-        prepare(data.path(), &record("child", &ws, 1), true).unwrap();
+        prepare(&LocalArtifacts::new(data.path()), &record("child", &ws, 1), true).unwrap();
         // The interrupted run left the folder half-written; the build is then cancelled.
         write(&ws.join("index.html"), "half written");
         write(&ws.join("new.js"), "extra");
@@ -352,7 +355,7 @@ mod tests {
         lock(&ws.join("docs/a"));
         lock(&ws.join("docs"));
 
-        prepare(data.path(), &record("child", &ws, 1), true).unwrap();
+        prepare(&LocalArtifacts::new(data.path()), &record("child", &ws, 1), true).unwrap();
         let snap = snapshot_of(data.path(), "child");
         assert_eq!(std::fs::read_to_string(snap.join("docs/a/readme.md")).unwrap(), "v1");
         assert_eq!((mode(&snap.join("docs")), mode(&snap.join("docs/a"))), (0o555, 0o555));
@@ -360,7 +363,7 @@ mod tests {
         // The run adds a file to the read-only folders; the re-run clears it and copies back.
         std::fs::set_permissions(ws.join("docs/a"), std::fs::Permissions::from_mode(0o755)).unwrap();
         write(&ws.join("docs/a/extra.md"), "x");
-        prepare(data.path(), &record("child", &ws, 2), true).unwrap();
+        prepare(&LocalArtifacts::new(data.path()), &record("child", &ws, 2), true).unwrap();
         assert!(!ws.join("docs/a/extra.md").exists());
         assert_eq!(std::fs::read_to_string(ws.join("docs/a/readme.md")).unwrap(), "v1");
         assert_eq!((mode(&ws.join("docs")), mode(&ws.join("docs/a"))), (0o555, 0o555));
@@ -378,13 +381,13 @@ mod tests {
         let data = tempfile::tempdir().unwrap();
         let own = data.path().join("builds").join("b1");
         write(&own.join("index.html"), "half");
-        prepare(data.path(), &record("b1", &own, 1), false).unwrap();
+        prepare(&LocalArtifacts::new(data.path()), &record("b1", &own, 1), false).unwrap();
         assert!(own.join("index.html").exists(), "a first run keeps what is there");
-        prepare(data.path(), &record("b1", &own, 2), false).unwrap();
+        prepare(&LocalArtifacts::new(data.path()), &record("b1", &own, 2), false).unwrap();
         assert!(!own.exists());
         let elsewhere = data.path().join("mine");
         write(&elsewhere.join("keep.txt"), "x");
-        prepare(data.path(), &record("b2", &elsewhere, 3), false).unwrap();
+        prepare(&LocalArtifacts::new(data.path()), &record("b2", &elsewhere, 3), false).unwrap();
         assert!(elsewhere.join("keep.txt").exists(), "only the server's own folder for the build");
     }
 
@@ -395,7 +398,7 @@ mod tests {
         let data = tempfile::tempdir().unwrap();
         let own = data.path().join("builds").join("b1");
         write(&own.join("index.html"), "stale");
-        let second = prepare(data.path(), &record("b1", &own, 2), false).unwrap();
+        let second = prepare(&LocalArtifacts::new(data.path()), &record("b1", &own, 2), false).unwrap();
         assert_eq!(second, claim_folder(data.path(), "b1", 2));
         assert!(second.is_dir() && std::fs::read_dir(&second).unwrap().next().is_none(), "it starts empty");
         assert!(!own.exists(), "the lost run's folder is removed");
@@ -404,9 +407,9 @@ mod tests {
         // parent's folder, which the lost run half wrote, is put back too.
         let parent = data.path().join("builds").join("parent");
         write(&parent.join("index.html"), "v1");
-        prepare(data.path(), &record("child", &parent, 1), true).unwrap();
+        prepare(&LocalArtifacts::new(data.path()), &record("child", &parent, 1), true).unwrap();
         write(&parent.join("index.html"), "half written by the lost run");
-        let mine = prepare(data.path(), &record("child", &parent, 2), true).unwrap();
+        let mine = prepare(&LocalArtifacts::new(data.path()), &record("child", &parent, 2), true).unwrap();
         assert_eq!(mine, claim_folder(data.path(), "child", 2));
         assert_eq!(std::fs::read_to_string(mine.join("index.html")).unwrap(), "v1");
         assert_eq!(std::fs::read_to_string(parent.join("index.html")).unwrap(), "v1");
@@ -414,7 +417,7 @@ mod tests {
         write(&parent.join("late.txt"), "stale");
         assert!(!mine.join("late.txt").exists());
         // A third run: the second's folder is removed, the parent's kept.
-        let third = prepare(data.path(), &record("child", &mine, 3), true).unwrap();
+        let third = prepare(&LocalArtifacts::new(data.path()), &record("child", &mine, 3), true).unwrap();
         assert!(!mine.exists() && parent.is_dir());
         assert_eq!(std::fs::read_to_string(third.join("index.html")).unwrap(), "v1");
         remove_claim_folders(data.path(), "child", Path::new("/"));

@@ -901,9 +901,11 @@ fn remove_stale_staging(npm_root: &Path) {
     }
 }
 
-/// Point `link` at `target`, replacing an older link atomically (a new link renamed over it).
+/// Point `link` at `target` (relative when they share a folder, [`crate::relative::link_target`]), replacing an
+/// older link atomically (a new link renamed over it).
 fn link_node_modules(link: &Path, target: &Path) -> Result<(), DepsError> {
-    if std::fs::read_link(link).is_ok_and(|t| t == target) {
+    let target = &link.parent().map_or_else(|| target.to_path_buf(), |from| crate::relative::link_target(from, target));
+    if std::fs::read_link(link).is_ok_and(|t| &t == target) {
         return Ok(());
     }
     let parent = link.parent().unwrap_or(link);

@@ -8,6 +8,7 @@ mod deps;
 mod exec;
 mod files;
 mod registry;
+mod relative;
 pub mod schema;
 mod status;
 pub mod testing;

@@ -94,7 +94,9 @@ async fn local_package_is_installed_once_and_linked_from_the_cache() {
     assert_eq!((entries.len(), staging), (1, 0));
     let link = a.ctx.workspace.root().join("node_modules");
     let target = std::fs::read_link(&link).expect("node_modules is a symlink");
-    assert_eq!(target, entries[0].join("node_modules"));
+    // Relative, as the project and the cache share a folder: it holds wherever that is mounted.
+    assert!(target.is_relative(), "{}", target.display());
+    assert_eq!(std::fs::canonicalize(&link).unwrap(), std::fs::canonicalize(entries[0].join("node_modules")).unwrap());
     assert!(a.ctx.workspace.root().join("package-lock.json").is_file());
     let lock: Value =
         serde_json::from_slice(&std::fs::read(a.ctx.workspace.root().join("package-lock.json")).unwrap()).unwrap();

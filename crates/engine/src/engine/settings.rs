@@ -86,7 +86,7 @@ impl Engine {
     /// of the project or its archive): the file [`LocalArtifacts`](crate::LocalArtifacts) over
     /// the data directory reads back.
     pub fn screenshot_path(&self, build_id: &str) -> PathBuf {
-        crate::artifacts::screenshot_file(&self.data_dir, build_id)
+        self.artifacts.screenshot_path(build_id)
     }
 
     /// How commands run for a workspace: their environment (HOME and TMPDIR in `scratch`,
@@ -135,7 +135,7 @@ impl Engine {
         // the host's home folder (builds get a private HOME, so only wright knows the real one).
         exec.redactor = host_redactor(true);
         // npm installs are served from this cache, filled outside the sandbox and mounted read-only.
-        let cache = file.package_cache.clone().unwrap_or_else(|| self.data_dir.join("deps"));
+        let cache = file.package_cache.clone().unwrap_or_else(|| self.artifacts.root().join("deps"));
         let deps_cache = std::path::absolute(cache)
             .and_then(|p| std::fs::create_dir_all(&p).map(|_| p))
             .map_err(|e| io("creating the package cache", e))?;

@@ -155,7 +155,8 @@ impl Engine {
         if run.start.kind != RunKind::Task {
             return Err(usage(format!("--resume {id}: {} is a build, not a task run", run.start.id)));
         }
-        let same = Path::new(&run.start.workspace).canonicalize().ok().as_deref() == Some(workspace.root());
+        let same = self.artifacts().resolve(Path::new(&run.start.workspace)).canonicalize().ok().as_deref()
+            == Some(workspace.root());
         if !same {
             return Err(usage(format!(
                 "--resume {id}: that run worked on {}, not {}",
