@@ -24,7 +24,6 @@
 //! and nothing may follow `complete`, so a preview's `outside_request` events are stored in
 //! the build's preview log instead (`GET /api/builds/{id}/preview-events`, docs/egress.md).
 
-use crate::api::BuildBody;
 use crate::error::ApiError;
 use axum::body::Body;
 use axum::extract::Request;
@@ -170,8 +169,8 @@ impl Doors {
 /// What the build asked for, from its stored request (`allow_hosts`); `None`: the admin's
 /// list as it is (a build that narrowed nothing, or one made with `wright run`).
 fn asked(build: &BuildRecord) -> Option<Vec<String>> {
-    let body: BuildBody = serde_json::from_str(build.request.as_deref()?).ok()?;
-    body.allow_hosts
+    let wright_store::QueuedJob::Build(args) = build.queued_job().ok()?;
+    args.allow_hosts.clone()
 }
 
 /// Stores a preview's `outside_request` events in the build's preview log.

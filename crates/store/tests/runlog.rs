@@ -23,8 +23,8 @@ fn new_run(id: &str) -> NewBuild {
         kind: RunKind::Build,
         parent_id: None,
         prompt: "a countdown timer".into(),
-        template: "static".into(),
-        lang: "en".into(),
+        template: Some(Template::Static),
+        lang: Lang::En,
         provider: "openai".into(),
         model: "m".into(),
         workspace: format!("/tmp/{id}"),
@@ -102,7 +102,7 @@ async fn a_stale_writer_is_refused(s: Arc<dyn Store>) {
     let queued = QueuedBuild {
         build: new_run("rq"),
         owner: "u1".into(),
-        request: "{}".into(),
+        job: QueuedJob::Build(BuildArgs { prompt: "{}".into(), ..Default::default() }),
         idempotency_key: None,
         dedup_key: "u1:rq".into(),
         preview_key: "pk".into(),
@@ -375,7 +375,7 @@ mod postgres {
         let queued = QueuedBuild {
             build: new_run("sig"),
             owner: "u".into(),
-            request: "{}".into(),
+            job: QueuedJob::Build(BuildArgs { prompt: "{}".into(), ..Default::default() }),
             idempotency_key: None,
             dedup_key: "u:sig".into(),
             preview_key: "pk".into(),
@@ -455,7 +455,7 @@ mod postgres {
         let queued = QueuedBuild {
             build: new_run("fz"),
             owner: "u".into(),
-            request: "{}".into(),
+            job: QueuedJob::Build(BuildArgs { prompt: "{}".into(), ..Default::default() }),
             idempotency_key: None,
             dedup_key: "u:fz".into(),
             preview_key: "pk".into(),
@@ -469,7 +469,10 @@ mod postgres {
         tokio::time::sleep(lease * 2).await;
         let taken = other.take_expired("b-reaper", std::time::Duration::from_secs(60), "b-w").await.unwrap();
         assert_eq!(taken.len(), 1);
-        assert!(matches!(other.restart_build("fz", "b-reaper", 3, "worker_lost").await.unwrap(), Restart::Requeued(_)));
+        assert!(matches!(
+            other.restart_build("fz", "b-reaper", 3, RestartReason::WorkerLost).await.unwrap(),
+            Restart::Requeued(_)
+        ));
         assert!(other.claim_build("b-w0", std::time::Duration::from_secs(60)).await.unwrap().is_some());
         other.append("fz", Some("b-w0"), vec![say("after")]).await.unwrap();
         assert!(!frozen.renew_lease("fz", "a-w0", lease).await.unwrap(), "the renewal tells it");
@@ -588,7 +591,7 @@ async fn the_migration_carries_old_runs_over() {
     sqlx::raw_sql(&steps).execute(&raw).await.unwrap();
 
     let task = s.build("old-task").await.unwrap();
-    assert_eq!((task.start.kind, task.start.template.as_str(), task.shown_template()), (RunKind::Task, "", "task"));
+    assert_eq!((task.start.kind, task.start.template, task.shown_template()), (RunKind::Task, None, "task"));
     let events = s.events("old-build", 0).await.unwrap();
     assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
     match &events[1].kind {
