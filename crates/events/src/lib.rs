@@ -408,7 +408,7 @@ impl PartialEq<u64> for Seq {
 /// A stamped event: what sinks receive and what goes over the wire.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
-    pub seq: u64,
+    pub seq: Seq,
     pub build: String,
     pub ts: String,
     #[serde(flatten)]
@@ -513,7 +513,7 @@ impl Emitter {
             return;
         }
         let is_complete = matches!(kind, EventKind::Complete { .. });
-        let event = Event { seq: state.next_seq, build: self.build.to_string(), ts: now(), kind };
+        let event = Event { seq: Seq(state.next_seq), build: self.build.to_string(), ts: now(), kind };
         state.next_seq += 1;
         state.closed = is_complete;
         for sink in self.sinks.iter() {

@@ -6,7 +6,8 @@ use serde_json::json;
 use wright_events::{BrowserOutcome, Event, EventKind, Lang, RestartReason, Seq, Template};
 
 fn event(seq: u64, kind: EventKind) -> serde_json::Value {
-    serde_json::to_value(Event { seq, build: "b1".into(), ts: "2026-11-28T00:00:00.000Z".into(), kind }).unwrap()
+    serde_json::to_value(Event { seq: Seq(seq), build: "b1".into(), ts: "2026-11-28T00:00:00.000Z".into(), kind })
+        .unwrap()
 }
 
 #[test]

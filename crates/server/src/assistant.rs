@@ -255,7 +255,7 @@ pub async fn tool_results(
         .await?
         .iter()
         .filter(|e| matches!(e.kind, EventKind::ClientToolCalls { .. }))
-        .map(|e| e.seq)
+        .map(|e| e.seq.0)
         .next_back()
         .unwrap_or(0);
     if let Answered::RoundComplete { run } = answered {

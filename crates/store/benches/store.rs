@@ -145,7 +145,7 @@ fn main() {
     );
     for r in 0..RUNS {
         let seqs: Vec<u64> =
-            rt.block_on(store.events(&format!("run-{r}"), 0)).expect("read back").iter().map(|e| e.seq).collect();
+            rt.block_on(store.events(&format!("run-{r}"), 0)).expect("read back").iter().map(|e| e.seq.0).collect();
         assert_eq!(seqs, (1..=PER_RUN).collect::<Vec<_>>(), "run {r}: every event stored once, in order");
     }
 }

@@ -94,7 +94,7 @@ async fn live(s: &Arc<dyn Store>, id: &str, life: &Life) -> u64 {
 
 async fn check(s: Arc<dyn Store>, life: Life, id: &str) {
     let want = live(&s, id, &life).await;
-    let seqs: Vec<u64> = s.events(id, 0).await.unwrap().iter().map(|e| e.seq).collect();
+    let seqs: Vec<u64> = s.events(id, 0).await.unwrap().iter().map(|e| e.seq.0).collect();
     assert_eq!(seqs, (1..=want).collect::<Vec<_>>(), "{life:?}");
 }
 

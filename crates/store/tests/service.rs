@@ -391,7 +391,7 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit(s: Arc<dyn Store
         let last = s.events("b1", 0).await.unwrap().last().unwrap().seq;
         assert_eq!(event.seq, last);
         assert_eq!(event.kind, EventKind::Restarted { attempt, reason: RestartReason::WorkerLost });
-        assert_eq!(s.events("b1", last - 1).await.unwrap(), vec![*event]);
+        assert_eq!(s.events("b1", last.0 - 1).await.unwrap(), vec![*event]);
         let b = s.build("b1").await.unwrap();
         assert_eq!((b.status, b.attempt), (RunStatus::Queued, attempt));
         assert!(s.turns("b1").await.unwrap().is_empty(), "the re-run writes its conversation anew");
