@@ -1,7 +1,7 @@
 //! A preview's outside access: the build's own filtering proxy, and the page's way to it.
 //!
 //! **Which hosts.** A preview gets its build's narrowed list, never more: the `allow_hosts`
-//! stored with the build's request (`builds.request`, on SQLite and PostgreSQL alike),
+//! stored with the build's queued job (`builds.request`, on SQLite and PostgreSQL alike),
 //! narrowed again against the admin's `[egress]` as it is now (so a later narrowing of the
 //! admin's list applies too), with only the APIs the build named. A build that asked for
 //! nothing in particular has the admin's list, as it had while it ran.

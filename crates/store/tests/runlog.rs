@@ -241,7 +241,7 @@ async fn a_refused_writer_tells_its_owner(s: Arc<dyn Store>) {
     let queued = |id: &str| QueuedBuild {
         build: new_run(id),
         owner: "u1".into(),
-        request: "{}".into(),
+        job: QueuedJob::Build(BuildArgs { prompt: "{}".into(), ..Default::default() }),
         idempotency_key: None,
         dedup_key: format!("u1:{id}"),
         preview_key: format!("pk-{id}"),
@@ -255,7 +255,7 @@ async fn a_refused_writer_tells_its_owner(s: Arc<dyn Store>) {
         let refused = tokio_util::sync::CancellationToken::new();
         let writer = LogWriter::fenced(s.clone(), id, Some("w1"), vec![], refused.clone());
         writer.accept(&wright_events::Event {
-            seq: 0,
+            seq: wright_events::Seq(0),
             build: id.into(),
             ts: now(),
             kind: EventKind::Status { message: "while held".into(), level: Level::Info },
@@ -268,7 +268,7 @@ async fn a_refused_writer_tells_its_owner(s: Arc<dyn Store>) {
             assert!(matches!(writer.finish(end(RunStatus::Published)).await, Err(StoreError::NotHolder(_))));
         } else {
             writer.accept(&wright_events::Event {
-                seq: 0,
+                seq: wright_events::Seq(0),
                 build: id.into(),
                 ts: now(),
                 kind: EventKind::Status { message: "past the lease".into(), level: Level::Info },
@@ -282,7 +282,7 @@ async fn a_refused_writer_tells_its_owner(s: Arc<dyn Store>) {
     }
     // The holder, though past its lease, may still give its builds back to the queue.
     for id in ["ra", "rf"] {
-        assert!(matches!(s.restart_build(id, "w1", 3, "worker_lost").await.unwrap(), Restart::Requeued(_)));
+        assert!(matches!(s.restart_build(id, "w1", 3, RestartReason::WorkerLost).await.unwrap(), Restart::Requeued(_)));
     }
 }
 
