@@ -225,12 +225,8 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
             kind: wright_events::RunKind::Build,
             parent_id: req.parent.clone(),
             prompt: req.prompt.clone(),
-            template: template.as_str().to_string(),
-            lang: match req.lang {
-                Lang::En => "en",
-                Lang::Pt => "pt",
-            }
-            .to_string(),
+            template: Some(template),
+            lang: req.lang,
             provider: deps.provider_label.clone(),
             model: req.model.clone(),
             workspace: req.workspace_record.clone().unwrap_or_else(|| ctx.workspace.root().display().to_string()),

@@ -40,7 +40,7 @@ pub async fn publish(
         title: clip(&meta.title.unwrap_or_else(|| title_from(prompt)), TITLE_CHARS),
         description: clip(&meta.description.unwrap_or_else(|| prompt.to_string()), DESCRIPTION_CHARS),
         prompt: prompt.to_string(),
-        template: template.as_str().to_string(),
+        template,
     };
     match store.publish_app(&app).await {
         Ok(app) => Some(app.to_ref()),
@@ -101,8 +101,8 @@ mod tests {
             kind: wright_events::RunKind::Build,
             parent_id: parent.map(String::from),
             prompt: "p".into(),
-            template: "static".into(),
-            lang: "en".into(),
+            template: Some(wright_events::Template::Static),
+            lang: wright_events::Lang::En,
             provider: "scripted".into(),
             model: "m".into(),
             workspace: "/tmp/x".into(),

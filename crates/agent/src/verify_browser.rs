@@ -6,7 +6,7 @@ use crate::verify::{BrowserStatus, Failure, server_entry};
 use wright_browser::{
     BrowserError, BrowserMode, BrowserSettings, Finding, FindingKind, Launch, PageReport, PageSource,
 };
-use wright_events::{EventKind, Level};
+use wright_events::{BrowserOutcome, EventKind, Level};
 use wright_tools::ToolContext;
 
 /// Most findings handed to the fix loop per round (the rest are counted in `browser_check`).
@@ -52,10 +52,10 @@ pub(crate) async fn check_in_browser(
     } else {
         PageSource::Static { entry: entry.to_string() }
     };
-    let skipped = |outcome: &str, reason: &str| {
+    let skipped = |outcome: BrowserOutcome, reason: &str| {
         ctx.emitter.emit(EventKind::BrowserCheck {
             iteration,
-            outcome: outcome.into(),
+            outcome,
             reason: Some(reason.to_string()),
             console_errors: 0,
             exceptions: 0,
@@ -70,7 +70,7 @@ pub(crate) async fn check_in_browser(
     if let Err(e) = wright_browser::find_chromium(check.settings.chromium.as_deref(), &ctx.exec.env) {
         // Said once per build, not on every round.
         if iteration == 0 {
-            skipped("skipped", &e.to_string());
+            skipped(BrowserOutcome::Skipped, &e.to_string());
         }
         return (Vec::new(), BrowserStatus::NotRun(e.to_string()));
     }
@@ -106,7 +106,7 @@ pub(crate) async fn check_in_browser(
         Err(e) => {
             let reason = e.to_string();
             ctx.emitter.status(Level::Warning, format!("The browser check could not run: {reason}"));
-            skipped("failed", &reason);
+            skipped(BrowserOutcome::Failed, &reason);
             let failures = if check.settings.mode == BrowserMode::On { vec![unavailable(&reason)] } else { Vec::new() };
             return (failures, BrowserStatus::NotRun(reason));
         }
@@ -141,7 +141,7 @@ fn emit_report(ctx: &ToolContext, iteration: u32, r: &PageReport, screenshot: Op
     let stopped = r.findings.iter().find(|f| f.kind == FindingKind::OutOfMemory).map(|f| f.message.clone());
     ctx.emitter.emit(EventKind::BrowserCheck {
         iteration,
-        outcome: if stopped.is_some() { "failed" } else { "checked" }.into(),
+        outcome: if stopped.is_some() { BrowserOutcome::Failed } else { BrowserOutcome::Checked },
         reason: stopped,
         console_errors: n(FindingKind::ConsoleError),
         exceptions: n(FindingKind::Exception) + n(FindingKind::UnhandledRejection),

@@ -183,7 +183,7 @@ fn print_message(m: &ChatMessage, lang: Lang, with_text: bool) {
 
 pub async fn chat(args: ChatArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let (file, _) = FileConfig::load(config_path.as_deref())?;
-    let lang = parse_lang(&args.lang.clone().or(file.lang.clone()).unwrap_or_else(|| "en".into()))?;
+    let lang = args.lang.as_deref().or(file.lang.as_deref()).map(parse_lang).transpose()?.unwrap_or_default();
     let overrides = Overrides {
         provider: args.llm.provider,
         model: args.llm.model,

@@ -41,7 +41,10 @@ pub async fn explain(args: ExplainArgs, config_path: Option<PathBuf>) -> Result<
     let engine = Engine::new(file, overrides).await?;
     let build =
         engine.store().resolve_build(&args.id).await.map_err(|e| Exit(1, anyhow!("{e}; see `wright builds list`")))?;
-    let lang = parse_lang(&lang_setting.unwrap_or_else(|| build.start.lang.clone()))?;
+    let lang = match lang_setting {
+        Some(l) => parse_lang(&l)?,
+        None => build.start.lang,
+    };
     let mut out = std::io::stdout();
     let cancel = CancellationToken::new();
     let explained = engine

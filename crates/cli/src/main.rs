@@ -489,18 +489,14 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         return Err(usage(anyhow!("--continue works in the earlier build's folder; leave out --workspace")));
     }
     // Names the user typed are checked before anything is opened or created.
-    if let Some(t) = &args.template {
-        wright_engine::parse_template(t)?;
-    }
-    if let Some(l) = &args.lang {
-        parse_lang(l)?;
-    }
+    let template = args.template.as_deref().map(wright_engine::parse_template).transpose()?;
+    let lang = args.lang.as_deref().map(parse_lang).transpose()?;
     let engine = Engine::new(file, args.overrides()).await?;
     let job = Job {
         id: wright_engine::new_build_id(),
         prompt: args.prompt,
-        template: args.template,
-        lang: args.lang,
+        template,
+        lang,
         checks: args.checks,
         continue_from: args.continue_from,
         workspace: args.workspace,

@@ -184,7 +184,7 @@ impl HumanSink {
                 duration_ms,
                 ..
             } => {
-                let line = if outcome == "checked" {
+                let line = if *outcome == wright_events::BrowserOutcome::Checked {
                     let problems = console_errors + exceptions + failed_requests + blocked_requests + u32::from(*blank);
                     let verdict = if problems == 0 {
                         self.t("no errors", "nenhum erro").to_string()
@@ -202,7 +202,7 @@ impl HumanSink {
                     format!(
                         "   🌐 {}: {}",
                         self.t("Browser check not run", "Verificação no navegador não executada"),
-                        reason.as_deref().unwrap_or(outcome)
+                        reason.as_deref().unwrap_or(outcome.as_str())
                     )
                 };
                 (vec![line], None)
@@ -264,7 +264,7 @@ impl HumanSink {
                 None,
             ),
             EventKind::Restarted { attempt, reason } => {
-                (vec![format!("🔁 {}", say(self.lang, Said::Restarted { attempt: *attempt, reason }))], None)
+                (vec![format!("🔁 {}", say(self.lang, Said::Restarted { attempt: *attempt, reason: *reason }))], None)
             }
             EventKind::TaskStarted { task, kind, description, position, total } => (
                 vec![String::new(), format!("▶ [{position}/{total}] {task} ({kind}): {description}")],

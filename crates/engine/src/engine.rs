@@ -70,8 +70,10 @@ pub struct Overrides {
 pub struct Job {
     pub id: String,
     pub prompt: String,
-    pub template: Option<String>,
-    pub lang: Option<String>,
+    /// `None`: the continued build's, else the configured one, else `auto`.
+    pub template: Option<Template>,
+    /// `None`: the configured one, else the continued build's, else English.
+    pub lang: Option<Lang>,
     /// Extra acceptance commands, after the configured ones.
     pub checks: Vec<String>,
     /// Keep working on this earlier build (id or prefix), in its folder and conversation.
@@ -146,13 +148,6 @@ pub fn parse_template(name: &str) -> Result<Template, EngineError> {
 /// A narration language as users type it.
 pub fn parse_lang(name: &str) -> Result<Lang, EngineError> {
     Lang::parse_loose(name).ok_or_else(|| EngineError::Usage(format!("unknown language `{name}`; use en or pt")))
-}
-
-fn lang_code(lang: Lang) -> &'static str {
-    match lang {
-        Lang::En => "en",
-        Lang::Pt => "pt",
-    }
 }
 
 /// A fresh scratch folder named after `name` under `data_dir/tmp`, where every build's lives
@@ -323,12 +318,6 @@ impl Engine {
                 "the prompt is empty; say what to build, e.g. wright run \"a counter app\"".into(),
             ));
         }
-        if let Some(t) = &job.template {
-            parse_template(t)?;
-        }
-        if let Some(l) = &job.lang {
-            parse_lang(l)?;
-        }
         let parent = match &job.continue_from {
             Some(id) => Some(
                 self.store
@@ -338,13 +327,12 @@ impl Engine {
             ),
             None => None,
         };
-        let template = parse_template(
-            &job.template
-                .clone()
-                .or(parent.as_ref().map(|p| p.start.template.clone()))
-                .or(file.template.clone())
-                .unwrap_or_else(|| "auto".into()),
-        )?;
+        let configured_template = file.template.as_deref().map(parse_template).transpose()?;
+        let template = job
+            .template
+            .or(parent.as_ref().and_then(|p| p.start.template))
+            .or(configured_template)
+            .unwrap_or(Template::Auto);
         // The built-in model cannot write a React app (it fills tested starters, which are plain
         // pages); a request that merely names React gets a working plain app instead, said so.
         // Asked for explicitly (`--template react`), react it is.
@@ -362,13 +350,8 @@ impl Engine {
         } else {
             template
         };
-        let lang = parse_lang(
-            &job.lang
-                .clone()
-                .or(file.lang.clone())
-                .or(parent.as_ref().map(|p| p.start.lang.clone()))
-                .unwrap_or_else(|| "en".into()),
-        )?;
+        let configured_lang = file.lang.as_deref().map(parse_lang).transpose()?;
+        let lang = job.lang.or(configured_lang).or(parent.as_ref().map(|p| p.start.lang)).unwrap_or_default();
         // The model first: a provider that cannot be used is said before anything else is
         // fetched (picking a starter by meaning loads the embedding model).
         let connected = self.connect().await?;
@@ -600,10 +583,6 @@ impl Prepared {
     /// The template this build will use, once `auto` is resolved from the prompt.
     pub fn template(&self) -> Template {
         self.req.template.resolve(&self.req.prompt)
-    }
-
-    pub fn lang_code(&self) -> &'static str {
-        lang_code(self.lang)
     }
 
     /// A token cancelled when the store refuses this run's holder an event or its ending: the

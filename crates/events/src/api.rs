@@ -82,7 +82,7 @@ pub struct BuildView {
     pub prompt: String,
     /// The template of a build; for other kinds of run, the kind.
     pub template: String,
-    pub lang: String,
+    pub lang: crate::Lang,
     pub model: String,
     pub status: RunStatus,
     /// Why a failed build stopped.
@@ -192,7 +192,7 @@ pub struct AppView {
     pub url: String,
     pub build_id: RunId,
     pub owner: Option<UserId>,
-    pub template: String,
+    pub template: crate::Template,
     /// The request the build was made from.
     pub prompt: String,
     pub created_at: String,

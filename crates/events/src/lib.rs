@@ -11,10 +11,11 @@ use std::sync::{Arc, Mutex};
 pub mod api;
 mod app;
 pub mod chat;
+pub mod job;
 mod run;
 pub mod words;
 pub use app::AppRef;
-pub use run::{EndReason, Lang, RunKind, RunStatus, TaskStatus, Template};
+pub use run::{BrowserOutcome, EndReason, Lang, RestartReason, RunKind, RunStatus, TaskStatus, Template};
 
 /// The build state machine's phases; serialised in upper case as the contract shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,7 +142,7 @@ pub enum EventKind {
     BrowserCheck {
         iteration: u32,
         /// `checked`, or `skipped` / `failed` with `reason`.
-        outcome: String,
+        outcome: BrowserOutcome,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
         console_errors: u32,
@@ -258,7 +259,7 @@ pub enum EventKind {
         /// Which run of the build comes next: 2 for the first re-run.
         attempt: u32,
         /// `worker_lost` (the server died: crash, kill -9) or `shutdown` (stopped past its grace time).
-        reason: String,
+        reason: RestartReason,
     },
     /// Every tool's relevance to a chat message and what was decided (logged each turn).
     ToolScores {
@@ -372,10 +373,42 @@ impl EventKind {
     }
 }
 
+/// An event's place in its run's stream: 1, 2, 3… per run with no gaps (the SSE `id:` and
+/// `Last-Event-ID`). A number on the wire, as it always was; typed so a count, a position in
+/// the queue or a row id is never taken for one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Seq(pub u64);
+
+impl Seq {
+    /// The seq after this one.
+    pub fn next(self) -> Seq {
+        Seq(self.0 + 1)
+    }
+}
+
+impl std::fmt::Display for Seq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<u64> for Seq {
+    fn from(n: u64) -> Self {
+        Seq(n)
+    }
+}
+
+impl PartialEq<u64> for Seq {
+    fn eq(&self, other: &u64) -> bool {
+        self.0 == *other
+    }
+}
+
 /// A stamped event: what sinks receive and what goes over the wire.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
-    pub seq: u64,
+    pub seq: Seq,
     pub build: String,
     pub ts: String,
     #[serde(flatten)]
@@ -480,7 +513,7 @@ impl Emitter {
             return;
         }
         let is_complete = matches!(kind, EventKind::Complete { .. });
-        let event = Event { seq: state.next_seq, build: self.build.to_string(), ts: now(), kind };
+        let event = Event { seq: Seq(state.next_seq), build: self.build.to_string(), ts: now(), kind };
         state.next_seq += 1;
         state.closed = is_complete;
         for sink in self.sinks.iter() {

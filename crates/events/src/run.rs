@@ -248,6 +248,28 @@ impl Lang {
     }
 }
 
+named! {
+    /// How a verification round's browser check went (`browser_check.outcome`).
+    BrowserOutcome {
+        /// The page was opened, exercised and looked at; the counts say what was seen.
+        Checked = "checked",
+        /// Not run this round (`reason` says why): no browser here, or nothing to open.
+        Skipped = "skipped",
+        /// Started but did not finish (`reason` says why, e.g. out of memory).
+        Failed = "failed",
+    }
+}
+
+named! {
+    /// Why an interrupted run went back to the queue (`restarted.reason`).
+    RestartReason {
+        /// Its worker vanished (crash, kill -9): the lease ran out unrenewed.
+        WorkerLost = "worker_lost",
+        /// The server stopped while it ran past the grace time.
+        Shutdown = "shutdown",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +294,8 @@ mod tests {
         round_trip(TaskStatus::ALL, TaskStatus::as_str, TaskStatus::parse);
         round_trip(Template::ALL, Template::as_str, Template::parse);
         round_trip(Lang::ALL, Lang::as_str, Lang::parse);
+        round_trip(BrowserOutcome::ALL, BrowserOutcome::as_str, BrowserOutcome::parse);
+        round_trip(RestartReason::ALL, RestartReason::as_str, RestartReason::parse);
     }
 
     #[test]

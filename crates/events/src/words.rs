@@ -4,7 +4,7 @@
 //! (`wright_webui` serves them as `words.js`). A message is a [`Said`]; each front end picks
 //! the language, and the event itself stays typed.
 
-use crate::Lang;
+use crate::{Lang, RestartReason};
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -19,13 +19,13 @@ static TABLES: LazyLock<[HashMap<String, String>; 2]> =
 
 /// Something a front end says about a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Said<'a> {
+pub enum Said {
     /// `queued {position}`.
     Queued { position: u64 },
     /// `started {worker}`.
     Started,
     /// `restarted {attempt, reason}`.
-    Restarted { attempt: u32, reason: &'a str },
+    Restarted { attempt: u32, reason: RestartReason },
     /// A build cancelled while it waited.
     CancelledWhileQueued,
     /// A build interrupted once more than the server may run it again.
@@ -34,7 +34,7 @@ pub enum Said<'a> {
     StoppedWhileCancelling,
 }
 
-impl Said<'_> {
+impl Said {
     /// The table's key, and the values of its placeholders.
     pub fn key(&self) -> (&'static str, Vec<(&'static str, String)>) {
         match *self {
@@ -42,7 +42,10 @@ impl Said<'_> {
             Said::Queued { position } => ("queue.behind", vec![("n", position.to_string())]),
             Said::Started => ("queue.started", vec![]),
             Said::Restarted { attempt, reason } => {
-                let key = if reason == "shutdown" { "restarted.shutdown" } else { "restarted.worker_lost" };
+                let key = match reason {
+                    RestartReason::Shutdown => "restarted.shutdown",
+                    RestartReason::WorkerLost => "restarted.worker_lost",
+                };
                 (key, vec![("attempt", attempt.to_string())])
             }
             Said::CancelledWhileQueued => ("queue.cancelled", vec![]),
@@ -53,7 +56,7 @@ impl Said<'_> {
 }
 
 /// `said` in `lang`.
-pub fn say(lang: Lang, said: Said<'_>) -> String {
+pub fn say(lang: Lang, said: Said) -> String {
     let (key, vars) = said.key();
     let table = match lang {
         Lang::En => &TABLES[0],
@@ -88,8 +91,8 @@ mod tests {
             Said::Queued { position: 0 },
             Said::Queued { position: 3 },
             Said::Started,
-            Said::Restarted { attempt: 2, reason: "worker_lost" },
-            Said::Restarted { attempt: 3, reason: "shutdown" },
+            Said::Restarted { attempt: 2, reason: RestartReason::WorkerLost },
+            Said::Restarted { attempt: 3, reason: RestartReason::Shutdown },
             Said::CancelledWhileQueued,
             Said::ServerStopped,
             Said::StoppedWhileCancelling,
@@ -102,7 +105,7 @@ mod tests {
         }
         assert_eq!(say(Lang::En, Said::Queued { position: 3 }), "Queued behind 3 other build(s).");
         assert_eq!(
-            say(Lang::Pt, Said::Restarted { attempt: 2, reason: "shutdown" }),
+            say(Lang::Pt, Said::Restarted { attempt: 2, reason: RestartReason::Shutdown }),
             "O servidor foi parado durante esta construção; ela roda de novo do início (tentativa 2)."
         );
     }

@@ -7,7 +7,7 @@ use crate::auth::{Caller, hash_token};
 use crate::error::{ApiError, ApiJson, ApiResult};
 use crate::metrics::ChatSink;
 use crate::state::AppState;
-use crate::turns::{lang_of, owned_by, sse};
+use crate::turns::{owned_by, sse};
 use crate::visitor::{ChatCaller, embed_key_of, new_embed_key, new_visitor_token, origin_allowed, wrong_origin};
 use axum::Json;
 use axum::extract::{Path, State};
@@ -209,7 +209,6 @@ pub async fn tool_results(
     State(state): State<AppState>,
     caller: ChatCaller,
     Path(id): Path<String>,
-    headers: HeaderMap,
     ApiJson(body): ApiJson<ToolResultsBody>,
 ) -> ApiResult<Response> {
     owned_by(&state, &caller.owner(), &id).await?;
@@ -256,7 +255,7 @@ pub async fn tool_results(
         .await?
         .iter()
         .filter(|e| matches!(e.kind, EventKind::ClientToolCalls { .. }))
-        .map(|e| e.seq)
+        .map(|e| e.seq.0)
         .next_back()
         .unwrap_or(0);
     if let Answered::RoundComplete { run } = answered {
@@ -279,7 +278,7 @@ pub async fn tool_results(
             state.engine.fail_chat_turn(&run, &format!("This turn could not go on: {}", refused.message)).await;
             return Err(refused);
         }
-        let lang = Lang::parse_loose(&turn.lang).unwrap_or_else(|| lang_of(&headers));
+        let lang = turn.lang;
         let (engine, metrics, stop) = (state.engine.clone(), state.metrics.clone(), state.streams_stop.clone());
         tokio::spawn(async move {
             let sinks: Vec<Arc<dyn wright_events::EventSink>> = vec![Arc::new(ChatSink(metrics))];

@@ -18,10 +18,10 @@ use std::convert::Infallible;
 use wright_engine::{ArtifactError, RunRef};
 use wright_events::api::{CancelState, RunId};
 use wright_events::words::{Said, say};
-use wright_events::{EventKind, Lang, Level};
+use wright_events::{EventKind, Lang, Level, Template};
 use wright_store::{
-    BuildFinish, BuildRecord, CancelOutcome, Enqueued, LimitKind, Limits, NewBuild, QueuedBuild, RunEnd, RunStatus,
-    Tokens,
+    BuildArgs, BuildFinish, BuildRecord, CancelOutcome, Enqueued, LimitKind, Limits, NewBuild, QueuedBuild, QueuedJob,
+    RunEnd, RunStatus, Tokens,
 };
 
 /// Most acceptance commands one request may add, and the longest one.
@@ -42,12 +42,6 @@ pub async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<B
 
 fn validate(state: &AppState, body: &BuildBody) -> ApiResult<()> {
     crate::checks::check_prompt(&body.prompt, state.cfg.prompt_chars, &state.redactor)?;
-    if let Some(t) = &body.template {
-        wright_engine::parse_template(t).map_err(|e| ApiError::invalid("invalid_fields", e.to_string()))?;
-    }
-    if let Some(l) = &body.lang {
-        wright_engine::parse_lang(l).map_err(|e| ApiError::invalid("invalid_fields", e.to_string()))?;
-    }
     if let Some(m) = &body.model
         && *m != state.default_model
         && !state.cfg.allowed_models.contains(m)
@@ -135,12 +129,15 @@ pub async fn create(
                 .to_string(),
         ),
     };
-    let request = serde_json::to_string(&body).map_err(|e| ApiError::internal(e.to_string()))?;
-    let dedup_key = hash_token(&format!("{}\n{request}", caller.0.id));
+    // The body is read once, here: the queue stores the typed job, and a retry is the same
+    // request when it asks for the same job (spelling, spacing and key order do not count).
+    let args = BuildArgs::from_body(&body).map_err(|e| ApiError::invalid("invalid_fields", e.to_string()))?;
+    let job = QueuedJob::Build(args.clone());
+    let dedup_key = hash_token(&format!("{}\n{}", caller.0.id, job.encode()));
     // A retry (same key, or the same request while it is active) is the build it names: known
     // before any limit or check, so it is answered even at the limit and never counted again.
     if let Some(b) = state.store.existing_build(&caller.0.id, key.as_deref(), &dedup_key).await? {
-        return existing(b, &request);
+        return existing(b, &job);
     }
     if state.is_stopping() {
         return Err(ApiError::unavailable(
@@ -181,12 +178,8 @@ pub async fn create(
             kind: wright_events::RunKind::Build,
             parent_id: parent.as_ref().map(|p| p.start.id.clone()),
             prompt: body.prompt.clone(),
-            template: body
-                .template
-                .clone()
-                .or(parent.as_ref().map(|p| p.start.template.clone()))
-                .unwrap_or_else(|| "auto".into()),
-            lang: body.lang.clone().unwrap_or_else(|| "en".into()),
+            template: Some(args.template.or(parent.as_ref().and_then(|p| p.start.template)).unwrap_or(Template::Auto)),
+            lang: args.lang.unwrap_or_default(),
             provider: state.engine.provider_kind().as_str().to_string(),
             model: body.model.clone().unwrap_or_else(|| state.default_model.clone()),
             workspace,
@@ -194,7 +187,7 @@ pub async fn create(
         },
         owner: caller.0.id.clone(),
         dedup_key,
-        request,
+        job,
         idempotency_key: key,
         // 128 random bits: the preview address is the capability to see the build's files.
         preview_key: uuid::Uuid::new_v4().simple().to_string(),
@@ -216,7 +209,7 @@ pub async fn create(
             let created = Created { id: RunId(id), status: RunStatus::Queued, events_url, deduplicated: false };
             Ok((StatusCode::ACCEPTED, Json(created)))
         }
-        Enqueued::Existing(b) => existing(*b, &queued.request),
+        Enqueued::Existing(b) => existing(*b, &queued.job),
         Enqueued::Limited { kind, count, oldest } => Err(refuse(&state, &caller.0.id, kind, count, oldest).await),
         Enqueued::FolderBusy(other) => Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -226,15 +219,16 @@ pub async fn create(
     }
 }
 
-/// The answer to a request (`request`, its body as stored) that names build `b` already
+/// The answer to a request (`job`, what its body asks for) that names build `b` already
 /// there: that build, unless the request only shares its `Idempotency-Key` and asks for
 /// something else. A key names one request, so that is refused with 422 (as Stripe does)
-/// rather than answered with a build the client did not ask for. The stored body is the
-/// build's own `request` (the body as parsed and written again, so spacing and key order do
-/// not count); an identical twin found without the key has the same body by construction.
-fn existing(b: BuildRecord, request: &str) -> ApiResult<(StatusCode, Json<Created>)> {
+/// rather than answered with a build the client did not ask for. The requests are compared
+/// as the typed jobs they ask for, so spacing, key order and spelling (`Full-Stack`) do not
+/// count; an identical twin found without the key asks for the same job by construction.
+fn existing(b: BuildRecord, job: &QueuedJob) -> ApiResult<(StatusCode, Json<Created>)> {
+    let differs = b.job.as_ref().is_some_and(|first| first.as_ref() != Ok(job));
     let id = b.start.id;
-    if b.request.as_deref().is_some_and(|first| first != request) {
+    if differs {
         return Err(ApiError::invalid(
             "idempotency_key_reused",
             format!(
@@ -290,7 +284,7 @@ pub async fn cancel(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Cancelled>> {
     let b = visible(&state, &caller, &id).await?;
-    let lang = Lang::parse_loose(&b.start.lang).unwrap_or_default();
+    let lang = b.start.lang;
     let status = match state.store.request_cancel(&id, cancelled_while_queued(lang)).await? {
         CancelOutcome::WasQueued => {
             // A follow-up build cancelled while queued again after an interruption has a copy of
@@ -299,7 +293,7 @@ pub async fn cancel(
                 Ok(b) => crate::queue::restore_and_discard(&state, &id, b.start.workspace).await,
                 Err(_) => crate::rerun::discard(state.engine.artifacts().root(), &id),
             }
-            state.metrics.build_ended("cancelled", "unknown");
+            state.metrics.build_ended(Some(wright_events::EndReason::Cancelled), None);
             CancelState::Cancelled
         }
         CancelOutcome::Running => {

@@ -52,8 +52,10 @@ pub async fn explain(
             format!("build {id} is still running; ask for an explanation once it has ended"),
         ));
     }
-    let lang = wright_engine::parse_lang(body.lang.as_deref().unwrap_or(&build.start.lang))
-        .map_err(|e| ApiError::invalid("bad_lang", e.to_string()))?;
+    let lang = match body.lang.as_deref() {
+        Some(l) => wright_engine::parse_lang(l).map_err(|e| ApiError::invalid("bad_lang", e.to_string()))?,
+        None => build.start.lang,
+    };
     // The client going away drops this future, and the model call with it.
     let cancel = CancellationToken::new();
     let text = state

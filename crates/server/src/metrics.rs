@@ -15,13 +15,16 @@ use prometheus_client::registry::Registry;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
-use wright_events::{Event, EventKind, EventSink};
+use wright_events::{EndReason, Event, EventKind, EventSink, RestartReason, Template};
 use wright_store::{JobRun, WorkerRow};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct BuildLabels {
-    pub outcome: String,
-    pub template: String,
+    /// `published`, or the failed build's end reason.
+    pub outcome: &'static str,
+    /// The build's template; `unknown` when it ended before one was known (cancelled while
+    /// queued, or ended by the server).
+    pub template: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -192,12 +195,17 @@ impl Metrics {
         }
     }
 
-    pub fn build_ended(&self, outcome: &str, template: &str) {
-        self.builds.get_or_create(&BuildLabels { outcome: outcome.into(), template: template.into() }).inc();
+    /// A build ended: published when `reason` is `None`.
+    pub fn build_ended(&self, reason: Option<EndReason>, template: Option<Template>) {
+        let labels = BuildLabels {
+            outcome: reason.map_or("published", EndReason::as_str),
+            template: template.map_or("unknown", Template::as_str),
+        };
+        self.builds.get_or_create(&labels).inc();
     }
 
-    pub fn build_restarted(&self, reason: &str) {
-        self.restarted.get_or_create(&KindLabels { kind: reason.into() }).inc();
+    pub fn build_restarted(&self, reason: RestartReason) {
+        self.restarted.get_or_create(&KindLabels { kind: reason.as_str().into() }).inc();
     }
 
     pub fn refused(&self, reason: &str) {

@@ -1,7 +1,7 @@
 //! A preview's outside access: the build's own filtering proxy, and the page's way to it.
 //!
 //! **Which hosts.** A preview gets its build's narrowed list, never more: the `allow_hosts`
-//! stored with the build's request (`builds.request`, on SQLite and PostgreSQL alike),
+//! stored with the build's queued job (`builds.request`, on SQLite and PostgreSQL alike),
 //! narrowed again against the admin's `[egress]` as it is now (so a later narrowing of the
 //! admin's list applies too), with only the APIs the build named. A build that asked for
 //! nothing in particular has the admin's list, as it had while it ran.
@@ -24,7 +24,6 @@
 //! and nothing may follow `complete`, so a preview's `outside_request` events are stored in
 //! the build's preview log instead (`GET /api/builds/{id}/preview-events`, docs/egress.md).
 
-use crate::api::BuildBody;
 use crate::error::ApiError;
 use axum::body::Body;
 use axum::extract::Request;
@@ -170,8 +169,8 @@ impl Doors {
 /// What the build asked for, from its stored request (`allow_hosts`); `None`: the admin's
 /// list as it is (a build that narrowed nothing, or one made with `wright run`).
 fn asked(build: &BuildRecord) -> Option<Vec<String>> {
-    let body: BuildBody = serde_json::from_str(build.request.as_deref()?).ok()?;
-    body.allow_hosts
+    let wright_store::QueuedJob::Build(args) = build.queued_job().ok()?;
+    args.allow_hosts.clone()
 }
 
 /// Stores a preview's `outside_request` events in the build's preview log.

@@ -168,7 +168,7 @@ async fn serve_build(
     };
     let run = RunRef::from(build);
     // Only a full-stack build with a package.json runs its own server; its folder must be here.
-    let app = if build.start.template == "fullstack" {
+    let app = if build.start.template == Some(wright_events::Template::Fullstack) {
         let folder = state.artifacts.local_folder(&run).ok_or_else(missing)?;
         on_disk(move || {
             let ws = Workspace::existing(&folder, WorkspaceLimits::default()).map_err(|_| missing())?;
@@ -193,7 +193,9 @@ async fn serve_build(
         }
     } else {
         // A template with a build step is shown from its bundled page's folder (`dist/`).
-        let bundled = wright_events::Template::parse(&build.start.template)
+        let bundled = build
+            .start
+            .template
             .filter(|t| t.has_build_step())
             .and_then(|t| t.entry_page().rsplit_once('/').map(|(dir, _)| dir));
         let asked = match bundled {

@@ -5,7 +5,6 @@
 //! with a `restarted` event; only past the server's limit of re-runs does it end failed
 //! (`server_stopped`).
 
-use crate::api::BuildBody;
 use crate::metrics::UsageSink;
 use crate::running::Handles;
 use crate::state::AppState;
@@ -19,13 +18,10 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wright_engine::Job;
 use wright_events::words::{Said, say};
-use wright_events::{EndReason, EventKind, Lang, Level};
-use wright_store::{BuildFinish, Draft, Finished, Restart, RunEnd, RunStatus, SAFETY_NET, Signal, StoreError, Tokens};
-
-/// `restarted` reasons: the worker vanished (crash, kill -9: its lease ran out), or the server
-/// stopped while the build ran past the grace time.
-pub const WORKER_LOST: &str = "worker_lost";
-pub const SHUTDOWN: &str = "shutdown";
+use wright_events::{EndReason, EventKind, Lang, Level, RestartReason};
+use wright_store::{
+    BuildFinish, Draft, Finished, QueuedJob, Restart, RunEnd, RunStatus, SAFETY_NET, Signal, StoreError, Tokens,
+};
 
 /// The longest a claim, a reaper's pass or a restart waits on the store. PostgreSQL's own
 /// statement timeout (`wright_store::PG_STATEMENT_TIMEOUT`, 30 s) ends a statement that waits
@@ -175,7 +171,7 @@ pub async fn end_build(shared: &AppState, build: &str, holder: &str, message: &s
         Some(r) => restore_and_discard(shared, build, r.start.workspace).await,
         None => crate::rerun::discard(shared.engine.artifacts().root(), build),
     }
-    shared.metrics.build_ended(reason.as_str(), "unknown");
+    shared.metrics.build_ended(Some(reason), None);
 }
 
 /// [`crate::rerun::restore_and_discard`] on the blocking pool, errors logged.
@@ -194,11 +190,11 @@ pub async fn restore_and_discard(shared: &AppState, build: &str, workspace: Stri
 /// An interrupted build that `holder` holds: back to the queue for another run, or, past the
 /// limit of re-runs (or when a cancel was asked for), ended with `error` and `complete`.
 /// False when the store could not be asked, so nothing was settled.
-pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason: &str) -> bool {
+pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason: RestartReason) -> bool {
     let runs = shared.cfg.max_restarts.saturating_add(1);
     match bounded(shared.store.restart_build(build, holder, runs, reason)).await {
         Ok(Restart::Requeued(_)) => {
-            tracing::warn!(build, reason, "interrupted; it runs again");
+            tracing::warn!(build, reason = reason.as_str(), "interrupted; it runs again");
             shared.metrics.build_restarted(reason);
             shared.queue.wake.notify_one();
         }
@@ -223,7 +219,7 @@ pub async fn restart_or_end(shared: &AppState, build: &str, holder: &str, reason
 
 /// The language a build is narrated in, for what the server says in its stream.
 async fn lang_of(shared: &AppState, build: &str) -> Lang {
-    shared.store.build(build).await.ok().and_then(|b| Lang::parse_loose(&b.start.lang)).unwrap_or_default()
+    shared.store.build(build).await.map(|b| b.start.lang).unwrap_or_default()
 }
 
 /// Why a build could not run, as its `end_reason`.
@@ -249,21 +245,12 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     let keeper =
         tokio::spawn(keep_lease(shared.clone(), id.clone(), worker.to_string(), handles.clone(), leash.clone(), asked));
     let mut interrupted = false;
-    let body: Result<BuildBody, _> = serde_json::from_str(record.request.as_deref().unwrap_or("{}"));
-    match body {
-        Err(e) => {
-            end_build(
-                shared,
-                &id,
-                worker,
-                &format!("the stored request cannot be read: {e}"),
-                EndReason::InvalidRequest,
-            )
-            .await
-        }
-        Ok(body) => {
+    match record.queued_job() {
+        Err(e) => end_build(shared, &id, worker, &e.to_string(), EndReason::InvalidRequest).await,
+        Ok(QueuedJob::Build(args)) => {
+            let args = args.clone();
             append(shared, &id, Some(worker), vec![EventKind::Started { worker: worker.to_string() }]).await;
-            let continuing = body.r#continue.is_some();
+            let continuing = args.continue_from.is_some();
             let artifacts = shared.engine.artifacts().clone();
             let recorded = artifacts.resolve(Path::new(&record.start.workspace));
             let reset = {
@@ -297,15 +284,15 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                 Ok(Some(folder)) => {
                     let job = Job {
                         id: id.clone(),
-                        prompt: body.prompt,
-                        template: body.template,
-                        lang: body.lang,
-                        checks: body.checks,
-                        continue_from: body.r#continue,
+                        prompt: args.prompt,
+                        template: args.template,
+                        lang: args.lang,
+                        checks: args.checks,
+                        continue_from: args.continue_from.map(|id| id.0),
                         workspace: Some(folder),
-                        model: body.model,
+                        model: args.model,
                         holder: Some(worker.to_string()),
-                        allow_hosts: body.allow_hosts,
+                        allow_hosts: args.allow_hosts,
                         leash: leash.clone(),
                     };
                     shared
@@ -336,7 +323,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                     if !warnings.is_empty() {
                         append(shared, &id, Some(worker), warnings).await;
                     }
-                    let template = prepared.template().as_str();
+                    let template = prepared.template();
                     shared.metrics.running.inc();
                     let usage = Arc::new(UsageSink::new(shared.metrics.clone()));
                     // An interrupt drops the run where it is, as a crash would (its commands
@@ -352,10 +339,10 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                                 handles.lost.store(true, Ordering::SeqCst);
                                 interrupted = true;
                             } else {
-                                let outcome = finished.report.end.reason().map_or("published", EndReason::as_str);
-                                shared.metrics.build_ended(outcome, template);
+                                let reason = finished.report.end.reason();
+                                shared.metrics.build_ended(reason, Some(template));
                                 crate::rerun::discard(shared.engine.artifacts().root(), &id);
-                                tracing::info!(outcome, "build ended");
+                                tracing::info!(outcome = reason.map_or("published", EndReason::as_str), "build ended");
                             }
                         }
                         _ = handles.interrupt.cancelled() => interrupted = true,
@@ -379,7 +366,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
         // After a lost lease this worker no longer holds the build: this finds it `NotHeld`
         // and leaves it to whoever holds it now.
         let lost = handles.lost.load(Ordering::SeqCst);
-        let reason = if lost { WORKER_LOST } else { SHUTDOWN };
+        let reason = if lost { RestartReason::WorkerLost } else { RestartReason::Shutdown };
         // This process's reaper spares its own workers' builds (they are alive), so a build
         // whose run was dropped for a lost lease is put back here, asked again while the store
         // is busy; after a shutdown the next start's reaper (another name) takes it.
@@ -501,7 +488,7 @@ async fn reaper(shared: AppState, stop: CancellationToken) {
             Ok(lost) => {
                 for b in lost {
                     // Not settled: the lease runs out again and the next pass tries once more.
-                    let _settled = restart_or_end(&shared, &b.start.id, &name, WORKER_LOST).await;
+                    let _settled = restart_or_end(&shared, &b.start.id, &name, RestartReason::WorkerLost).await;
                 }
             }
             Err(e) => tracing::warn!("looking for lost builds: {e}"),

@@ -229,8 +229,8 @@ mod tests {
                 id: id.into(),
                 parent_id: None,
                 prompt: "p".into(),
-                template: "static".into(),
-                lang: "en".into(),
+                template: Some(wright_events::Template::Static),
+                lang: wright_events::Lang::En,
                 provider: "openai".into(),
                 model: "m".into(),
                 workspace: workspace.display().to_string(),
@@ -247,7 +247,7 @@ mod tests {
             finished_at: None,
             owner: Some("u".into()),
             preview_key: None,
-            request: None,
+            job: None,
             attempt,
         }
     }

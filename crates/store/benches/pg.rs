@@ -18,7 +18,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use wright_events::{EventKind, Level, RunKind};
-use wright_store::{Draft, Enqueued, NewBuild, PgStore, QueuedBuild, RunLog, Store};
+use wright_store::{
+    BuildArgs, Draft, Enqueued, Lang, NewBuild, PgStore, QueuedBuild, QueuedJob, RunLog, Store, Template,
+};
 
 const QUEUED: usize = 2_000;
 const CLAIMERS: usize = 8;
@@ -32,8 +34,8 @@ fn new_build(id: &str) -> NewBuild {
         kind: RunKind::Build,
         parent_id: None,
         prompt: format!("bench {id}"),
-        template: "static".into(),
-        lang: "en".into(),
+        template: Some(Template::Static),
+        lang: Lang::En,
         provider: "scripted".into(),
         model: "m".into(),
         workspace: format!("/tmp/bench/{id}"),
@@ -46,7 +48,11 @@ fn queued(i: usize) -> QueuedBuild {
     QueuedBuild {
         build: new_build(&id),
         owner: format!("u-{}", i % 50),
-        request: r#"{"prompt":"bench","template":"static"}"#.into(),
+        job: QueuedJob::Build(BuildArgs {
+            prompt: "bench".into(),
+            template: Some(Template::Static),
+            ..Default::default()
+        }),
         idempotency_key: None,
         dedup_key: format!("d-{i}"),
         preview_key: format!("k-{i}"),

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wright_events::{Emitter, EventKind, Level, RunKind, Stream};
-use wright_store::{Draft, LogWriter, NewBuild, Store};
+use wright_store::{Draft, Lang, LogWriter, NewBuild, Store, Template};
 
 const EVENTS: u64 = 20_000;
 const RUNS: usize = 16;
@@ -25,8 +25,8 @@ fn new_run(id: &str) -> NewBuild {
         kind: RunKind::Build,
         parent_id: None,
         prompt: "bench".into(),
-        template: "static".into(),
-        lang: "en".into(),
+        template: Some(Template::Static),
+        lang: Lang::En,
         provider: "scripted".into(),
         model: "m".into(),
         workspace: "/tmp/bench".into(),
@@ -145,7 +145,7 @@ fn main() {
     );
     for r in 0..RUNS {
         let seqs: Vec<u64> =
-            rt.block_on(store.events(&format!("run-{r}"), 0)).expect("read back").iter().map(|e| e.seq).collect();
+            rt.block_on(store.events(&format!("run-{r}"), 0)).expect("read back").iter().map(|e| e.seq.0).collect();
         assert_eq!(seqs, (1..=PER_RUN).collect::<Vec<_>>(), "run {r}: every event stored once, in order");
     }
 }

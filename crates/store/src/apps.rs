@@ -38,7 +38,7 @@ pub struct App {
     pub description: String,
     /// The request the build was made from.
     pub prompt: String,
-    pub template: String,
+    pub template: wright_events::Template,
     pub created_at: String,
     pub updated_at: String,
     /// When its owner took it down; its address then answers 410 and the slug stays taken.
@@ -72,7 +72,7 @@ pub struct NewApp {
     pub title: String,
     pub description: String,
     pub prompt: String,
-    pub template: String,
+    pub template: wright_events::Template,
 }
 
 /// A rename: any of a new slug, title, description.
@@ -368,7 +368,8 @@ pub(crate) fn app_row(r: &impl Cols) -> Result<App> {
         title: r.text("title")?,
         description: r.text("description")?,
         prompt: r.text("prompt")?,
-        template: r.text("template")?,
+        template: crate::rows::template(r, "template")?
+            .ok_or_else(|| crate::StoreError::Corrupt("an app without a template".into()))?,
         created_at: r.text("created_at")?,
         updated_at: r.text("updated_at")?,
         unpublished_at: r.opt_text("unpublished_at")?,

@@ -49,7 +49,7 @@ pub struct AssistantTurn {
     pub user: String,
     /// `wright` or `key:<embed key id>`.
     pub assistant: String,
-    pub lang: String,
+    pub lang: wright_events::Lang,
     /// The client tools the page said it runs.
     pub client_tools: Vec<String>,
     /// The provider messages of this turn after the history, as JSON (the store does not

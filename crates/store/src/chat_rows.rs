@@ -72,7 +72,7 @@ pub(crate) fn assistant_turn_row(r: &impl Cols) -> Result<AssistantTurn> {
         conversation: r.text("conversation_id")?,
         user: r.text("user_id")?,
         assistant: r.text("assistant")?,
-        lang: r.text("lang")?,
+        lang: crate::rows::lang(r, "lang")?,
         client_tools: unjson(&r.text("client_tools")?, "assistant turn tools")?,
         transcript: unjson(&r.text("transcript")?, "assistant turn transcript")?,
         parts: unjson(&r.text("parts")?, "assistant turn parts")?,

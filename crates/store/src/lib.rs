@@ -220,7 +220,13 @@ pub trait Store: RunLog + ChatStore + AssistantStore + AppStore + Maintenance + 
     /// Put a running build that `holder` holds (its worker, or the reaper that took it over)
     /// back in the queue at its old place for run `attempt + 1`, with its `restarted` event
     /// (`reason`) stored in the same step; not once it has run `max_attempts` times.
-    async fn restart_build(&self, id: &str, holder: &str, max_attempts: u32, reason: &str) -> Result<Restart>;
+    async fn restart_build(
+        &self,
+        id: &str,
+        holder: &str,
+        max_attempts: u32,
+        reason: wright_events::RestartReason,
+    ) -> Result<Restart>;
     /// The build of `owner` a new request would be: the one with this `Idempotency-Key`, or
     /// an identical request (`dedup_key`) still queued or running. Asked before any limit, so
     /// a retry never counts as a new build.

@@ -127,7 +127,7 @@ mod tests {
 
     fn logged(seq: u64) -> Arc<Logged> {
         let kind = EventKind::Status { message: format!("e{seq}"), level: Level::Info };
-        Arc::new(Logged::new(Event { seq, build: "r".into(), ts: wright_events::now(), kind }))
+        Arc::new(Logged::new(Event { seq: wright_events::Seq(seq), build: "r".into(), ts: wright_events::now(), kind }))
     }
 
     #[tokio::test]

@@ -27,5 +27,5 @@ pub(crate) fn payload(kind: &EventKind) -> Result<String> {
 pub(crate) fn event(build: &str, seq: i64, ts: String, data: &str) -> Result<Event> {
     let kind: EventKind = serde_json::from_str(data).map_err(|e| StoreError::Corrupt(format!("preview event: {e}")))?;
     let seq = u64::try_from(seq).map_err(|_| StoreError::Corrupt(format!("preview event seq {seq}")))?;
-    Ok(Event { seq, build: build.to_string(), ts, kind })
+    Ok(Event { seq: wright_events::Seq(seq), build: build.to_string(), ts, kind })
 }

@@ -48,6 +48,28 @@ macro_rules! cols {
 cols!(SqliteRow);
 cols!(PgRow);
 
+/// Column `col` as a build's template: `None` for the empty text other kinds of run store.
+/// Read as people type it, since rows written before the template was typed hold the request's
+/// own spelling (`Full-Stack`), which the server had accepted; anything else is `Corrupt`.
+pub(crate) fn template(r: &impl Cols, col: &str) -> Result<Option<Template>> {
+    let t = r.text(col)?;
+    if t.is_empty() {
+        return Ok(None);
+    }
+    Template::parse_loose(&t).map(Some).ok_or_else(|| StoreError::Corrupt(format!("template `{t}`")))
+}
+
+/// Column `col` as a narration language, read as leniently as [`template`] (`pt-BR`).
+pub(crate) fn lang(r: &impl Cols, col: &str) -> Result<Lang> {
+    let l = r.text(col)?;
+    Lang::parse_loose(&l).ok_or_else(|| StoreError::Corrupt(format!("language `{l}`")))
+}
+
+/// The text a template is stored as: its wire name, empty for none.
+pub(crate) fn template_text(t: Option<Template>) -> &'static str {
+    t.map_or("", Template::as_str)
+}
+
 /// A stored count or size as the records' unsigned number (negatives, never stored, as 0).
 pub(crate) fn u(v: i64) -> u64 {
     v.max(0) as u64
@@ -117,8 +139,8 @@ pub(crate) fn build_row(r: &impl Cols) -> Result<BuildRecord> {
                 .ok_or_else(|| StoreError::Corrupt(format!("run kind `{kind}`")))?,
             parent_id: r.opt_text("parent_id")?,
             prompt: r.text("prompt")?,
-            template: r.text("template")?,
-            lang: r.text("lang")?,
+            template: template(r, "template")?,
+            lang: lang(r, "lang")?,
             provider: r.text("provider")?,
             model: r.text("model")?,
             workspace: r.text("workspace")?,
@@ -138,7 +160,7 @@ pub(crate) fn build_row(r: &impl Cols) -> Result<BuildRecord> {
         finished_at: r.opt_text("finished_at")?,
         owner: r.opt_text("owner")?,
         preview_key: r.opt_text("preview_key")?,
-        request: r.opt_text("request")?,
+        job: r.opt_text("request")?.map(|text| QueuedJob::decode(&text)),
         attempt: n32(r, "attempt")?,
     })
 }

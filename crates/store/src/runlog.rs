@@ -17,7 +17,7 @@ use futures::stream::BoxStream;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
-use wright_events::{AppRef, Event, EventKind};
+use wright_events::{AppRef, Event, EventKind, Seq};
 
 /// How long a follower waits without hearing of its run before it reads the store anyway: a
 /// safety net for notices that cannot reach it (a run written by another process on a shared
@@ -225,7 +225,7 @@ pub(crate) fn stamp(run: &str, after: u64, events: Vec<Draft>) -> Vec<Arc<Logged
     events
         .into_iter()
         .zip(after + 1..)
-        .map(|(d, seq)| Arc::new(Logged::new(Event { seq, build: run.to_string(), ts: d.ts, kind: d.kind })))
+        .map(|(d, seq)| Arc::new(Logged::new(Event { seq: Seq(seq), build: run.to_string(), ts: d.ts, kind: d.kind })))
         .collect()
 }
 
@@ -291,7 +291,7 @@ pub(crate) fn follow<L: RunLog + Clone + 'static>(
     let run = run.to_string();
     tokio::spawn(async move {
         tokio::select! {
-            _ = pump(&log, &run, after, &tx) => {}
+            _ = pump(&log, &run, Seq(after), &tx) => {}
             _ = tx.closed() => {}
         }
     });
@@ -301,13 +301,13 @@ pub(crate) fn follow<L: RunLog + Clone + 'static>(
 type Out = mpsc::Sender<Result<Arc<Logged>>>;
 
 /// Send one event; `None` when the follower is done (its reader left, or this was `complete`).
-async fn send(tx: &Out, l: Arc<Logged>, last: &mut u64) -> Option<()> {
+async fn send(tx: &Out, l: Arc<Logged>, last: &mut Seq) -> Option<()> {
     *last = l.event.seq;
     let done = l.is_complete();
     if tx.send(Ok(l)).await.is_err() || done { None } else { Some(()) }
 }
 
-async fn pump<L: RunLog>(log: &L, run: &str, mut last: u64, tx: &Out) {
+async fn pump<L: RunLog>(log: &L, run: &str, mut last: Seq, tx: &Out) {
     // Join the live channel first: anything committed after this arrives live, anything
     // committed before is in the read below, and a `seq` in both is sent once.
     let notifier = log.notifier();
@@ -323,12 +323,12 @@ async fn pump<L: RunLog>(log: &L, run: &str, mut last: u64, tx: &Out) {
                 continue;
             }
         };
-        match log.events(run, last).await {
+        match log.events(run, last.0).await {
             Ok(events) => {
                 let empty = events.is_empty();
                 for e in events {
-                    if e.seq != last + 1 {
-                        tracing::warn!(run, seq = e.seq, last, "stored events have a gap");
+                    if e.seq != last.next() {
+                        tracing::warn!(run, seq = e.seq.0, last = last.0, "stored events have a gap");
                     }
                     if send(tx, Arc::new(Logged::new(e)), &mut last).await.is_none() {
                         return;
@@ -356,7 +356,7 @@ async fn pump<L: RunLog>(log: &L, run: &str, mut last: u64, tx: &Out) {
             };
             match next {
                 Ok(l) if l.event.seq <= last => continue,
-                Ok(l) if l.event.seq == last + 1 => {
+                Ok(l) if l.event.seq == last.next() => {
                     if send(tx, l, &mut last).await.is_none() {
                         return;
                     }

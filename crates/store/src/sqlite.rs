@@ -152,8 +152,8 @@ impl Store for SqliteStore {
         .bind(&b.id)
         .bind(&b.parent_id)
         .bind(&b.prompt)
-        .bind(&b.template)
-        .bind(&b.lang)
+        .bind(crate::rows::template_text(b.template))
+        .bind(b.lang.as_str())
         .bind(&b.provider)
         .bind(&b.model)
         .bind(&b.workspace)
@@ -481,7 +481,13 @@ impl Store for SqliteStore {
     async fn task_results(&self, run_id: &str) -> Result<Vec<TaskRecord>> {
         self.tasks_of(run_id).await
     }
-    async fn restart_build(&self, id: &str, holder: &str, max_attempts: u32, reason: &str) -> Result<Restart> {
+    async fn restart_build(
+        &self,
+        id: &str,
+        holder: &str,
+        max_attempts: u32,
+        reason: wright_events::RestartReason,
+    ) -> Result<Restart> {
         let restart = self.rs_restart(id, holder, max_attempts, reason).await?;
         if let Restart::Requeued(event) = &restart {
             self.notifier.appended(id, &[Arc::new(crate::Logged::new((**event).clone()))]);

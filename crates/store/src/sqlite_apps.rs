@@ -52,7 +52,7 @@ impl AppStore for SqliteStore {
         .bind(&app.title)
         .bind(&app.description)
         .bind(&app.prompt)
-        .bind(&app.template)
+        .bind(app.template.as_str())
         .bind(&now)
         .bind(&now)
         .execute(&mut *tx)

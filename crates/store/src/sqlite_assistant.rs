@@ -49,7 +49,7 @@ impl AssistantStore for SqliteStore {
         .bind(&t.conversation)
         .bind(&t.user)
         .bind(&t.assistant)
-        .bind(&t.lang)
+        .bind(t.lang.as_str())
         .bind(json(&t.client_tools)?)
         .bind(json(&t.transcript)?)
         .bind(json(&t.parts)?)

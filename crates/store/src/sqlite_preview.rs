@@ -19,7 +19,12 @@ impl PreviewLog for SqliteStore {
         .bind(payload(kind)?)
         .fetch_one(&self.pool)
         .await?;
-        Ok(Event { seq: u64::try_from(seq).unwrap_or_default(), build: build.to_string(), ts, kind: kind.clone() })
+        Ok(Event {
+            seq: wright_events::Seq(u64::try_from(seq).unwrap_or_default()),
+            build: build.to_string(),
+            ts,
+            kind: kind.clone(),
+        })
     }
 
     async fn preview_events(&self, build: &str, after: u64) -> Result<Vec<Event>> {

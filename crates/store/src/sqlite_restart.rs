@@ -14,7 +14,13 @@ impl SqliteStore {
     /// with the next attempt, drop the interrupted run's conversation (the re-run writes its
     /// own from turn 0) and store its `restarted` event, so no worker can claim it before the
     /// event is there and the stream stays gapless.
-    pub(crate) async fn rs_restart(&self, id: &str, holder: &str, max_attempts: u32, reason: &str) -> Result<Restart> {
+    pub(crate) async fn rs_restart(
+        &self,
+        id: &str,
+        holder: &str,
+        max_attempts: u32,
+        reason: wright_events::RestartReason,
+    ) -> Result<Restart> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let row = sqlx::query("SELECT status, worker, attempt, cancel_requested FROM builds WHERE id = ?")
             .bind(id)
@@ -52,7 +58,7 @@ impl SqliteStore {
             .fetch_one(&mut *tx)
             .await?
             .try_get("n")?;
-        let kind = EventKind::Restarted { attempt: attempt + 1, reason: reason.to_string() };
+        let kind = EventKind::Restarted { attempt: attempt + 1, reason };
         let logged = crate::sqlite_runlog::insert(&mut tx, id, u(last), vec![crate::Draft::now(kind)]).await?;
         let Some(event) = logged.first().map(|l| l.event.clone()) else {
             return Err(StoreError::Invalid(format!("build {id}: its restart was not stored")));

@@ -50,7 +50,7 @@ pub(crate) async fn insert(
         q.push_values(chunk, |mut b, l| {
             let e = &l.event;
             b.push_bind(run)
-                .push_bind(e.seq as i64)
+                .push_bind(e.seq.0 as i64)
                 .push_bind(e.ts.clone())
                 .push_bind(e.kind.type_name())
                 .push_bind(l.json().to_string());

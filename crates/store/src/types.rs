@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use wright_events::{EndReason, RunStatus, TaskStatus};
+pub use wright_events::job::{BuildArgs, JobError, QueuedJob};
+pub use wright_events::{EndReason, Lang, RestartReason, RunStatus, TaskStatus, Template};
 
 /// What is known about a build when it starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15,9 +16,11 @@ pub struct NewBuild {
     /// The build this one continues (`wright run --continue`), if any.
     pub parent_id: Option<String>,
     pub prompt: String,
-    /// The project template a build uses (`static`, `fullstack`…); empty for other kinds.
-    pub template: String,
-    pub lang: String,
+    /// The project template a build uses (`static`, `fullstack`…); `None` for other kinds of
+    /// run (stored, and shown in JSON, as the empty text it always was).
+    #[serde(with = "blank_template")]
+    pub template: Option<Template>,
+    pub lang: Lang,
     pub provider: String,
     pub model: String,
     pub workspace: String,
@@ -70,9 +73,10 @@ pub struct BuildRecord {
     /// The secret part of its preview address (`wright serve`).
     #[serde(skip)]
     pub preview_key: Option<String>,
-    /// The request as the server received it (JSON), which a worker runs.
+    /// What a worker runs (`wright serve`), as the queue stored it; `Err` says why a stored
+    /// job cannot be read (the worker ends the build with `invalid_request`).
     #[serde(skip)]
-    pub request: Option<String>,
+    pub job: Option<std::result::Result<QueuedJob, JobError>>,
     /// Which run of the build this is: 1, or more after interruptions (`wright serve`).
     #[serde(default = "first_attempt")]
     pub attempt: u32,
@@ -81,11 +85,41 @@ pub struct BuildRecord {
 impl BuildRecord {
     /// What a list shows in its template column: the template of a build, the kind of any
     /// other run (`task`).
-    pub fn shown_template(&self) -> &str {
-        match self.start.kind {
-            wright_events::RunKind::Build => &self.start.template,
-            other => other.as_str(),
+    pub fn shown_template(&self) -> &'static str {
+        match (self.start.kind, self.start.template) {
+            (wright_events::RunKind::Build, Some(t)) => t.as_str(),
+            (wright_events::RunKind::Build, None) => "",
+            (other, _) => other.as_str(),
         }
+    }
+
+    /// The build's queued job, or why it cannot be run.
+    pub fn queued_job(&self) -> std::result::Result<&QueuedJob, JobError> {
+        match &self.job {
+            Some(Ok(job)) => Ok(job),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(JobError("the build has no stored job".into())),
+        }
+    }
+}
+
+/// A run's template in JSON as it always was: its name, or `""` for a run that has none.
+mod blank_template {
+    use super::Template;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(t: &Option<Template>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(t.map_or("", Template::as_str))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Template>, D::Error> {
+        let text = String::deserialize(d)?;
+        if text.is_empty() {
+            return Ok(None);
+        }
+        Template::parse_loose(&text)
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown template `{text}`")))
     }
 }
 
@@ -149,8 +183,8 @@ pub struct LentProject {
 pub struct QueuedBuild {
     pub build: NewBuild,
     pub owner: String,
-    /// What a worker needs to run it (JSON).
-    pub request: String,
+    /// What a worker runs: the job, typed (stored as its kind and encoded args).
+    pub job: QueuedJob,
     /// The client's `Idempotency-Key`: the same key from the same owner is the same build.
     pub idempotency_key: Option<String>,
     /// Identical requests from one owner while one of them is queued or running are one build.

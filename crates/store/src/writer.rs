@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use wright_events::{Event, EventSink};
+use wright_events::{Event, EventSink, Seq};
 
 /// The most events committed in one transaction.
 pub const MAX_GROUP: usize = 256;
@@ -67,7 +67,7 @@ impl LogWriter {
             writer: writer.map(str::to_string),
             sinks,
             failures: failures.clone(),
-            last: 0,
+            last: Seq(0),
             refused: false,
             on_refused: refused,
         };
@@ -115,7 +115,7 @@ struct Task {
     sinks: Vec<Arc<dyn EventSink>>,
     failures: Arc<AtomicU64>,
     /// The last `seq` shown.
-    last: u64,
+    last: Seq,
     /// The store refused this writer (the run ended, or another worker holds it): later
     /// events are not tried again, only shown.
     refused: bool,
@@ -234,8 +234,10 @@ impl Task {
     fn unstored(&self, drafts: Vec<Draft>) -> Vec<Arc<Logged>> {
         drafts
             .into_iter()
-            .zip(self.last + 1..)
-            .map(|(d, seq)| Arc::new(Logged::new(Event { seq, build: self.run.clone(), ts: d.ts, kind: d.kind })))
+            .zip(self.last.0 + 1..)
+            .map(|(d, seq)| {
+                Arc::new(Logged::new(Event { seq: Seq(seq), build: self.run.clone(), ts: d.ts, kind: d.kind }))
+            })
             .collect()
     }
 

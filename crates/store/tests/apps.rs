@@ -15,8 +15,8 @@ fn new_build(id: &str) -> NewBuild {
         kind: wright_events::RunKind::Build,
         parent_id: None,
         prompt: format!("request of {id}"),
-        template: "static".into(),
-        lang: "en".into(),
+        template: Some(Template::Static),
+        lang: Lang::En,
         provider: "openai".into(),
         model: "m".into(),
         workspace: format!("/tmp/{id}"),
@@ -32,7 +32,7 @@ async fn build(store: &Arc<dyn Store>, id: &str, owner: Option<&str>) {
             let q = QueuedBuild {
                 build: new_build(id),
                 owner: owner.into(),
-                request: format!("{{\"prompt\":\"{id}\"}}"),
+                job: QueuedJob::Build(BuildArgs { prompt: format!("{{\"prompt\":\"{id}\"}}"), ..Default::default() }),
                 idempotency_key: None,
                 dedup_key: format!("{owner}:{id}"),
                 preview_key: format!("pk-{id}"),
@@ -50,7 +50,7 @@ fn app(build: &str, title: &str, description: &str, prompt: &str) -> NewApp {
         title: title.into(),
         description: description.into(),
         prompt: prompt.into(),
-        template: "static".into(),
+        template: Template::Static,
     }
 }
 

@@ -39,15 +39,15 @@ async fn live(s: &Arc<dyn Store>, id: &str, life: &Life) -> u64 {
             kind: RunKind::Build,
             parent_id: None,
             prompt: "p".into(),
-            template: "static".into(),
-            lang: "en".into(),
+            template: Some(Template::Static),
+            lang: Lang::En,
             provider: "openai".into(),
             model: "m".into(),
             workspace: format!("/tmp/{id}"),
             started_at: now(),
         },
         owner: "u".into(),
-        request: "{}".into(),
+        job: QueuedJob::Build(BuildArgs { prompt: "{}".into(), ..Default::default() }),
         idempotency_key: None,
         dedup_key: format!("u:{id}"),
         preview_key: format!("pk-{id}"),
@@ -84,7 +84,7 @@ async fn live(s: &Arc<dyn Store>, id: &str, life: &Life) -> u64 {
             let Finished::Now(logged) = s.finish(id, Some(&worker), end).await.unwrap() else { panic!("ended twice") };
             stored += logged.len() as u64;
         } else {
-            let restart = s.restart_build(id, &worker, 10, "shutdown").await.unwrap();
+            let restart = s.restart_build(id, &worker, 10, RestartReason::Shutdown).await.unwrap();
             assert!(matches!(restart, Restart::Requeued(_)), "{restart:?}");
             stored += 1;
         }
@@ -94,7 +94,7 @@ async fn live(s: &Arc<dyn Store>, id: &str, life: &Life) -> u64 {
 
 async fn check(s: Arc<dyn Store>, life: Life, id: &str) {
     let want = live(&s, id, &life).await;
-    let seqs: Vec<u64> = s.events(id, 0).await.unwrap().iter().map(|e| e.seq).collect();
+    let seqs: Vec<u64> = s.events(id, 0).await.unwrap().iter().map(|e| e.seq.0).collect();
     assert_eq!(seqs, (1..=want).collect::<Vec<_>>(), "{life:?}");
 }
 

@@ -27,7 +27,7 @@ async fn numbered_per_build_and_read_after(store: Arc<dyn Store>) {
     let a = store.add_preview_event("b1", &outside("api.example.com", true)).await.unwrap();
     let b = store.add_preview_event("b1", &outside("evil.example.com", false)).await.unwrap();
     let other = store.add_preview_event("b2", &outside("api.example.com", true)).await.unwrap();
-    assert_eq!((a.seq, b.seq, other.seq), (1, 2, 1));
+    assert_eq!((a.seq.0, b.seq.0, other.seq.0), (1, 2, 1));
     let all = store.preview_events("b1", 0).await.unwrap();
     assert_eq!(all, vec![a.clone(), b.clone()]);
     assert_eq!(store.preview_events("b1", 1).await.unwrap(), vec![b]);
@@ -45,10 +45,10 @@ async fn many_writers_get_every_number_once(store: Arc<dyn Store>) {
         .collect();
     let mut seqs = HashSet::new();
     for t in tasks {
-        seqs.insert(t.await.unwrap().unwrap().seq);
+        seqs.insert(t.await.unwrap().unwrap().seq.0);
     }
     assert_eq!(seqs, (1..=24).collect::<HashSet<u64>>());
-    let stored: Vec<u64> = store.preview_events("busy", 0).await.unwrap().iter().map(|e| e.seq).collect();
+    let stored: Vec<u64> = store.preview_events("busy", 0).await.unwrap().iter().map(|e| e.seq.0).collect();
     assert_eq!(stored, (1..=24).collect::<Vec<u64>>());
 }
 

@@ -23,8 +23,8 @@ fn new_run(id: &str) -> NewBuild {
         kind: RunKind::Build,
         parent_id: None,
         prompt: "a countdown timer".into(),
-        template: "static".into(),
-        lang: "en".into(),
+        template: Some(Template::Static),
+        lang: Lang::En,
         provider: "openai".into(),
         model: "m".into(),
         workspace: format!("/tmp/{id}"),
@@ -102,7 +102,7 @@ async fn a_stale_writer_is_refused(s: Arc<dyn Store>) {
     let queued = QueuedBuild {
         build: new_run("rq"),
         owner: "u1".into(),
-        request: "{}".into(),
+        job: QueuedJob::Build(BuildArgs { prompt: "{}".into(), ..Default::default() }),
         idempotency_key: None,
         dedup_key: "u1:rq".into(),
         preview_key: "pk".into(),
@@ -152,7 +152,7 @@ async fn finish_twice_stores_one_complete(s: Arc<dyn Store>) {
 
     let first = s.finish("rf", None, end(RunStatus::Published)).await.unwrap();
     let Finished::Now(stored) = &first else { panic!("the first finish ends the run") };
-    assert_eq!(stored.iter().map(|l| l.event.seq).collect::<Vec<_>>(), [2, 3]);
+    assert_eq!(stored.iter().map(|l| l.event.seq.0).collect::<Vec<_>>(), [2, 3]);
     let second = s.finish("rf", None, end(RunStatus::Failed)).await.unwrap();
     match &second {
         Finished::Already { complete, status } => {
@@ -180,7 +180,7 @@ async fn subscribe_from_every_after_equals_the_stored_tail(s: Arc<dyn Store>) {
     let followers: Vec<_> = (0..=10u64)
         .map(|after| {
             let stream = s.subscribe("rs", after);
-            tokio::spawn(async move { stream.map(|r| r.unwrap().event.seq).collect::<Vec<u64>>().await })
+            tokio::spawn(async move { stream.map(|r| r.unwrap().event.seq.0).collect::<Vec<u64>>().await })
         })
         .collect();
     let writer = {
@@ -197,7 +197,7 @@ async fn subscribe_from_every_after_equals_the_stored_tail(s: Arc<dyn Store>) {
     };
     writer.await.unwrap();
     let stored = s.events("rs", 0).await.unwrap();
-    let last = stored.last().unwrap().seq;
+    let last = stored.last().unwrap().seq.0;
     assert_eq!(last, 10 + 80 + 2);
     for (after, f) in followers.into_iter().enumerate() {
         let got = tokio::time::timeout(std::time::Duration::from_secs(20), f).await.unwrap().unwrap();
@@ -205,7 +205,7 @@ async fn subscribe_from_every_after_equals_the_stored_tail(s: Arc<dyn Store>) {
     }
     // Afterwards, from every point of the finished stream, including past its end.
     for after in 0..=last {
-        let got: Vec<u64> = s.subscribe("rs", after).map(|r| r.unwrap().event.seq).collect().await;
+        let got: Vec<u64> = s.subscribe("rs", after).map(|r| r.unwrap().event.seq.0).collect().await;
         assert_eq!(got, ((after + 1)..=last).collect::<Vec<_>>(), "late follower after {after}");
     }
 }
@@ -241,7 +241,7 @@ async fn a_refused_writer_tells_its_owner(s: Arc<dyn Store>) {
     let queued = |id: &str| QueuedBuild {
         build: new_run(id),
         owner: "u1".into(),
-        request: "{}".into(),
+        job: QueuedJob::Build(BuildArgs { prompt: "{}".into(), ..Default::default() }),
         idempotency_key: None,
         dedup_key: format!("u1:{id}"),
         preview_key: format!("pk-{id}"),
@@ -255,7 +255,7 @@ async fn a_refused_writer_tells_its_owner(s: Arc<dyn Store>) {
         let refused = tokio_util::sync::CancellationToken::new();
         let writer = LogWriter::fenced(s.clone(), id, Some("w1"), vec![], refused.clone());
         writer.accept(&wright_events::Event {
-            seq: 0,
+            seq: wright_events::Seq(0),
             build: id.into(),
             ts: now(),
             kind: EventKind::Status { message: "while held".into(), level: Level::Info },
@@ -268,7 +268,7 @@ async fn a_refused_writer_tells_its_owner(s: Arc<dyn Store>) {
             assert!(matches!(writer.finish(end(RunStatus::Published)).await, Err(StoreError::NotHolder(_))));
         } else {
             writer.accept(&wright_events::Event {
-                seq: 0,
+                seq: wright_events::Seq(0),
                 build: id.into(),
                 ts: now(),
                 kind: EventKind::Status { message: "past the lease".into(), level: Level::Info },
@@ -282,7 +282,7 @@ async fn a_refused_writer_tells_its_owner(s: Arc<dyn Store>) {
     }
     // The holder, though past its lease, may still give its builds back to the queue.
     for id in ["ra", "rf"] {
-        assert!(matches!(s.restart_build(id, "w1", 3, "worker_lost").await.unwrap(), Restart::Requeued(_)));
+        assert!(matches!(s.restart_build(id, "w1", 3, RestartReason::WorkerLost).await.unwrap(), Restart::Requeued(_)));
     }
 }
 
@@ -329,7 +329,7 @@ mod postgres {
         let a: Arc<dyn Store> = Arc::new(PgStore::open_with(&url, 4).await.unwrap());
         let b: Arc<dyn Store> = Arc::new(PgStore::open_with(&url, 4).await.unwrap());
         a.create_build(&new_run("r2")).await.unwrap();
-        let follower = tokio::spawn(b.subscribe("r2", 0).map(|r| r.unwrap().event.seq).collect::<Vec<u64>>());
+        let follower = tokio::spawn(b.subscribe("r2", 0).map(|r| r.unwrap().event.seq.0).collect::<Vec<u64>>());
         let tasks: Vec<_> = [a.clone(), b.clone()]
             .into_iter()
             .enumerate()
@@ -345,7 +345,7 @@ mod postgres {
             t.await.unwrap();
         }
         a.finish("r2", None, end(RunStatus::Published)).await.unwrap();
-        let seqs: Vec<u64> = b.events("r2", 0).await.unwrap().iter().map(|e| e.seq).collect();
+        let seqs: Vec<u64> = b.events("r2", 0).await.unwrap().iter().map(|e| e.seq.0).collect();
         assert_eq!(seqs, (1..=102).collect::<Vec<_>>());
         let got = tokio::time::timeout(SAFETY_NET * 4, follower).await.expect("followed to the end").unwrap();
         assert_eq!(got, (1..=102).collect::<Vec<_>>());
@@ -375,7 +375,7 @@ mod postgres {
         let queued = QueuedBuild {
             build: new_run("sig"),
             owner: "u".into(),
-            request: "{}".into(),
+            job: QueuedJob::Build(BuildArgs { prompt: "{}".into(), ..Default::default() }),
             idempotency_key: None,
             dedup_key: "u:sig".into(),
             preview_key: "pk".into(),
@@ -396,7 +396,7 @@ mod postgres {
         let writer = PgStore::open_with(&url, 2).await.unwrap();
         let reader = PgStore::open_with(&url, 2).await.unwrap();
         writer.create_build(&new_run("rs")).await.unwrap();
-        let follower = tokio::spawn(reader.subscribe("rs", 0).map(|r| r.map(|l| l.event.seq)).collect::<Vec<_>>());
+        let follower = tokio::spawn(reader.subscribe("rs", 0).map(|r| r.map(|l| l.event.seq.0)).collect::<Vec<_>>());
         writer.append("rs", None, vec![say("before")]).await.unwrap();
         pg.restart().unwrap();
         // The pools reconnect on their next use; a write may meet a connection the restart cut.
@@ -418,7 +418,7 @@ mod postgres {
         // A read the restart cut may surface as an error item; the events themselves are all
         // there, once each, in order.
         let seqs: Vec<u64> = got.into_iter().filter_map(|r| r.ok()).collect();
-        let stored: Vec<u64> = writer.events("rs", 0).await.unwrap().iter().map(|e| e.seq).collect();
+        let stored: Vec<u64> = writer.events("rs", 0).await.unwrap().iter().map(|e| e.seq.0).collect();
         assert_eq!(stored.len(), 8, "before, 5 after, the error and complete of the end");
         assert_eq!(seqs, stored);
     }
@@ -455,7 +455,7 @@ mod postgres {
         let queued = QueuedBuild {
             build: new_run("fz"),
             owner: "u".into(),
-            request: "{}".into(),
+            job: QueuedJob::Build(BuildArgs { prompt: "{}".into(), ..Default::default() }),
             idempotency_key: None,
             dedup_key: "u:fz".into(),
             preview_key: "pk".into(),
@@ -469,14 +469,17 @@ mod postgres {
         tokio::time::sleep(lease * 2).await;
         let taken = other.take_expired("b-reaper", std::time::Duration::from_secs(60), "b-w").await.unwrap();
         assert_eq!(taken.len(), 1);
-        assert!(matches!(other.restart_build("fz", "b-reaper", 3, "worker_lost").await.unwrap(), Restart::Requeued(_)));
+        assert!(matches!(
+            other.restart_build("fz", "b-reaper", 3, RestartReason::WorkerLost).await.unwrap(),
+            Restart::Requeued(_)
+        ));
         assert!(other.claim_build("b-w0", std::time::Duration::from_secs(60)).await.unwrap().is_some());
         other.append("fz", Some("b-w0"), vec![say("after")]).await.unwrap();
         assert!(!frozen.renew_lease("fz", "a-w0", lease).await.unwrap(), "the renewal tells it");
         assert!(matches!(frozen.append("fz", Some("a-w0"), vec![say("late")]).await, Err(StoreError::NotHolder(_))));
         let said: Vec<String> = other.events("fz", 0).await.unwrap().iter().map(message).collect();
         assert!(!said.iter().any(|m| m == "late"), "{said:?}");
-        let seqs: Vec<u64> = other.events("fz", 0).await.unwrap().iter().map(|e| e.seq).collect();
+        let seqs: Vec<u64> = other.events("fz", 0).await.unwrap().iter().map(|e| e.seq.0).collect();
         assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
     }
 }
@@ -503,7 +506,7 @@ async fn sqlite_two_handles_on_one_file_share_the_numbering() {
     for t in tasks {
         t.await.unwrap();
     }
-    let seqs: Vec<u64> = b.events("r2", 0).await.unwrap().iter().map(|e| e.seq).collect();
+    let seqs: Vec<u64> = b.events("r2", 0).await.unwrap().iter().map(|e| e.seq.0).collect();
     assert_eq!(seqs, (1..=100).collect::<Vec<_>>());
 }
 
@@ -588,9 +591,9 @@ async fn the_migration_carries_old_runs_over() {
     sqlx::raw_sql(&steps).execute(&raw).await.unwrap();
 
     let task = s.build("old-task").await.unwrap();
-    assert_eq!((task.start.kind, task.start.template.as_str(), task.shown_template()), (RunKind::Task, "", "task"));
+    assert_eq!((task.start.kind, task.start.template, task.shown_template()), (RunKind::Task, None, "task"));
     let events = s.events("old-build", 0).await.unwrap();
-    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(events.iter().map(|e| e.seq.0).collect::<Vec<_>>(), [1, 2]);
     match &events[1].kind {
         EventKind::Complete { success, files, iterations, duration_ms, .. } => {
             assert_eq!(
@@ -615,7 +618,7 @@ async fn a_run_written_elsewhere_is_followed_from_the_store() {
     let url = format!("sqlite://{}", dir.path().join("w.db").display());
     let (writer, reader) = (open(&url).await.unwrap(), open(&url).await.unwrap());
     writer.create_build(&new_run("far")).await.unwrap();
-    let follower = tokio::spawn(reader.subscribe("far", 0).map(|r| r.unwrap().event.seq).collect::<Vec<u64>>());
+    let follower = tokio::spawn(reader.subscribe("far", 0).map(|r| r.unwrap().event.seq.0).collect::<Vec<u64>>());
     for i in 0..5 {
         writer.append("far", None, vec![say(format!("far {i}"))]).await.unwrap();
     }

@@ -16,15 +16,15 @@ fn queued(id: &str, owner: &str, key: Option<&str>, request: &str, at: &str) -> 
             kind: wright_events::RunKind::Build,
             parent_id: None,
             prompt: "a countdown timer".into(),
-            template: "auto".into(),
-            lang: "en".into(),
+            template: Some(Template::Auto),
+            lang: Lang::En,
             provider: "openai".into(),
             model: "m".into(),
             workspace: format!("/tmp/{id}"),
             started_at: at.into(),
         },
         owner: owner.into(),
-        request: request.into(),
+        job: QueuedJob::Build(BuildArgs { prompt: request.into(), ..Default::default() }),
         idempotency_key: key.map(String::from),
         dedup_key: format!("{owner}:{request}"),
         preview_key: format!("pk-{id}"),
@@ -379,19 +379,27 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit(s: Arc<dyn Store
         tick().await;
         let lost = s.take_expired("r1", HOUR, "").await.unwrap();
         assert_eq!(lost.iter().map(|b| b.start.id.as_str()).collect::<Vec<_>>(), ["b1"]);
-        assert_eq!(s.restart_build("b1", "someone-else", max_runs, "worker_lost").await.unwrap(), Restart::NotHeld);
-        let Restart::Requeued(event) = s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap() else {
+        assert_eq!(
+            s.restart_build("b1", "someone-else", max_runs, RestartReason::WorkerLost).await.unwrap(),
+            Restart::NotHeld
+        );
+        let Restart::Requeued(event) = s.restart_build("b1", "r1", max_runs, RestartReason::WorkerLost).await.unwrap()
+        else {
             panic!("not re-queued")
         };
         // Stored with the build, right after the last event: the stream stays gapless.
         let last = s.events("b1", 0).await.unwrap().last().unwrap().seq;
         assert_eq!(event.seq, last);
-        assert_eq!(event.kind, EventKind::Restarted { attempt, reason: "worker_lost".into() });
-        assert_eq!(s.events("b1", last - 1).await.unwrap(), vec![*event]);
+        assert_eq!(event.kind, EventKind::Restarted { attempt, reason: RestartReason::WorkerLost });
+        assert_eq!(s.events("b1", last.0 - 1).await.unwrap(), vec![*event]);
         let b = s.build("b1").await.unwrap();
         assert_eq!((b.status, b.attempt), (RunStatus::Queued, attempt));
         assert!(s.turns("b1").await.unwrap().is_empty(), "the re-run writes its conversation anew");
-        assert_eq!(s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap(), Restart::NotHeld, "once");
+        assert_eq!(
+            s.restart_build("b1", "r1", max_runs, RestartReason::WorkerLost).await.unwrap(),
+            Restart::NotHeld,
+            "once"
+        );
         // It keeps its place: ahead of b2, which was queued after it.
         assert_eq!(s.queue_position("b1").await.unwrap(), 0);
         let again = claim("w2").await;
@@ -405,7 +413,7 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit(s: Arc<dyn Store
     tick().await;
     s.take_expired("r1", HOUR, "").await.unwrap();
     assert_eq!(
-        s.restart_build("b1", "r1", max_runs, "worker_lost").await.unwrap(),
+        s.restart_build("b1", "r1", max_runs, RestartReason::WorkerLost).await.unwrap(),
         Restart::Exhausted { attempts: max_runs }
     );
     assert_eq!(s.build("b1").await.unwrap().status, RunStatus::Running, "until the caller ends it");
@@ -414,7 +422,7 @@ async fn a_build_whose_lease_ran_out_runs_again_until_its_limit(s: Arc<dyn Store
     let b2 = claim("w3").await;
     assert_eq!(b2.start.id, "b2");
     assert_eq!(s.request_cancel("b2", cancelled(T2)).await.unwrap(), CancelOutcome::Running);
-    assert_eq!(s.restart_build("b2", "w3", max_runs, "shutdown").await.unwrap(), Restart::Cancelled);
+    assert_eq!(s.restart_build("b2", "w3", max_runs, RestartReason::Shutdown).await.unwrap(), Restart::Cancelled);
 }
 
 async fn a_retry_is_found_before_it_is_queued(s: Arc<dyn Store>) {
@@ -469,7 +477,7 @@ async fn a_worker_that_lost_its_build_cannot_finish_it(s: Arc<dyn Store>) {
     // w1's lease runs out; the reaper puts the build back and w2 runs it again.
     tick().await;
     assert_eq!(s.take_expired("r1", HOUR, "").await.unwrap().len(), 1);
-    assert!(matches!(s.restart_build("b1", "r1", 3, "worker_lost").await.unwrap(), Restart::Requeued(_)));
+    assert!(matches!(s.restart_build("b1", "r1", 3, RestartReason::WorkerLost).await.unwrap(), Restart::Requeued(_)));
     s.claim_build("w2", HOUR).await.unwrap().unwrap();
     let finish = |status: RunStatus, reason: Option<EndReason>| BuildFinish {
         status,
@@ -542,7 +550,7 @@ async fn a_claim_records_its_folder_and_a_stale_run_cannot_move_it(s: Arc<dyn St
     s.renew_lease("f1", "w1.1", GONE).await.unwrap();
     tick().await;
     assert_eq!(s.take_expired("r", HOUR, "").await.unwrap().len(), 1);
-    assert!(matches!(s.restart_build("f1", "r", 5, "worker_lost").await.unwrap(), Restart::Requeued(_)));
+    assert!(matches!(s.restart_build("f1", "r", 5, RestartReason::WorkerLost).await.unwrap(), Restart::Requeued(_)));
     let again = s.claim_build("w2.1", HOUR).await.unwrap().unwrap();
     assert_eq!(again.attempt, 2);
     assert!(!s.set_claim_folder("f1", "w1.1", "/tmp/f1.9").await.unwrap(), "not the holder");

@@ -14,8 +14,8 @@ fn new_build(id: &str, template: &str) -> NewBuild {
         kind: wright_events::RunKind::Build,
         parent_id: None,
         prompt: "a countdown timer".into(),
-        template: template.into(),
-        lang: "en".into(),
+        template: Template::parse(template),
+        lang: Lang::En,
         provider: "openai".into(),
         model: "gpt-4o-mini".into(),
         workspace: "/tmp/ws".into(),
@@ -317,19 +317,19 @@ struct Witness {
 impl EventSink for Witness {
     fn accept(&self, e: &Event) {
         let url = self.url.clone();
-        let (build, seq) = (e.build.clone(), e.seq);
+        let (build, seq) = (e.build.clone(), e.seq.0);
         // Look from a separate thread, runtime and connection, as another reader (an SSE
         // client) would.
         let stored = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async {
                 let store = open(&url).await.unwrap();
-                store.events(&build, seq - 1).await.unwrap().first().map(|e| e.seq) == Some(seq)
+                store.events(&build, seq - 1).await.unwrap().first().map(|e| e.seq.0) == Some(seq)
             })
         })
         .join()
         .unwrap();
-        self.seen.lock().unwrap().push((e.seq, stored));
+        self.seen.lock().unwrap().push((e.seq.0, stored));
     }
 }
 
@@ -346,7 +346,7 @@ async fn events_are_stored_before_later_sinks_see_them(url: String) {
     writer.flush().await;
     assert_eq!(*witness.seen.lock().unwrap(), vec![(1, true), (2, true), (3, true)]);
     let stored = store.events("b-sink", 1).await.unwrap();
-    assert_eq!(stored.iter().map(|e| e.seq).collect::<Vec<_>>(), [2, 3], "resume after seq 1");
+    assert_eq!(stored.iter().map(|e| e.seq.0).collect::<Vec<_>>(), [2, 3], "resume after seq 1");
     assert_eq!(stored[0].kind, EventKind::ErrorFixed { iteration: 1 });
     assert_eq!(writer.failures(), 0);
 }

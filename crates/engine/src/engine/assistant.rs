@@ -212,7 +212,7 @@ impl Engine {
             conversation: job.conversation.clone(),
             user: job.user.clone(),
             assistant: scope.id.clone(),
-            lang: super::lang_code(job.lang).into(),
+            lang: job.lang,
             client_tools,
             transcript: Value::Array(Vec::new()),
             parts: Vec::new(),
@@ -289,7 +289,7 @@ impl Engine {
         };
         for (run, conversation) in &expired {
             let lang = match self.store.assistant_turn(run).await {
-                Ok(t) => Lang::parse_loose(&t.lang).unwrap_or(Lang::En),
+                Ok(t) => t.lang,
                 Err(_) => Lang::En,
             };
             self.interrupt(conversation, run, lang).await;

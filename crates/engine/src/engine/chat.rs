@@ -375,8 +375,8 @@ impl Engine {
             kind: RunKind::Chat,
             parent_id: None,
             prompt: job.content.clone(),
-            template: String::new(),
-            lang: super::lang_code(job.lang).into(),
+            template: None,
+            lang: job.lang,
             provider: self.connect().await?.label.clone(),
             model,
             // Who answers it, so a later start can tell a crashed turn from a running one.

@@ -180,7 +180,7 @@ impl Engine {
     /// sandbox, its page opened in the browser. The failures, in words, when it does not pass.
     pub async fn check_starter(&self, starter: &wright_starters::Starter) -> Result<(), EngineError> {
         let mut langs = vec![wright_events::Lang::En];
-        if starter.manifest.defaults.contains_key("pt") {
+        if starter.manifest.defaults.contains_key(wright_events::Lang::Pt.as_str()) {
             langs.push(wright_events::Lang::Pt);
         }
         for lang in langs {

@@ -13,7 +13,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use wright_agent::journal::Journal;
 use wright_agent::{AgentLoop, Pricing};
-use wright_events::{Emitter, EndReason, Event, EventKind, EventSink, Level, RunKind};
+use wright_events::{Emitter, EndReason, Event, EventKind, EventSink, Lang, Level, RunKind};
 use wright_provider::RetryPolicy;
 use wright_sandbox::Workspace;
 use wright_store::{BuildFinish, LogWriter, NewBuild, RunEnd, RunStatus, Store, TaskRecord, Tokens};
@@ -249,8 +249,8 @@ impl PreparedTasks {
             kind: RunKind::Task,
             parent_id: self.resumed.clone(),
             prompt: self.plan.goal.clone().unwrap_or_else(|| format!("tasks from {}", self.file.display())),
-            template: String::new(),
-            lang: "en".into(),
+            template: None,
+            lang: Lang::En,
             provider: self.parts.label.clone(),
             model: self.model.clone(),
             workspace: self.workspace.root().display().to_string(),

@@ -56,7 +56,7 @@ impl AppStore for PgStore {
             .bind(&app.title)
             .bind(&app.description)
             .bind(&app.prompt)
-            .bind(&app.template)
+            .bind(app.template.as_str())
             .execute(&self.pool)
             .await
             .map_err(refused)?;

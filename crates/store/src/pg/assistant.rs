@@ -21,7 +21,7 @@ impl AssistantStore for PgStore {
         .bind(&t.conversation)
         .bind(&t.user)
         .bind(&t.assistant)
-        .bind(&t.lang)
+        .bind(t.lang.as_str())
         .bind(json(&t.client_tools)?)
         .bind(json(&t.transcript)?)
         .bind(json(&t.parts)?)

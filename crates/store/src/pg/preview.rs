@@ -29,7 +29,7 @@ impl PreviewLog for PgStore {
             .await;
             match r {
                 Ok(seq) => {
-                    let seq = u64::try_from(seq).unwrap_or_default();
+                    let seq = wright_events::Seq(u64::try_from(seq).unwrap_or_default());
                     return Ok(Event { seq, build: build.to_string(), ts, kind: kind.clone() });
                 }
                 Err(sqlx::Error::Database(e)) if e.is_unique_violation() && tries < TRIES => tries += 1,

@@ -41,14 +41,14 @@ impl PgStore {
             .bind(&b.id)
             .bind(&b.parent_id)
             .bind(&b.prompt)
-            .bind(&b.template)
-            .bind(&b.lang)
+            .bind(crate::rows::template_text(b.template))
+            .bind(b.lang.as_str())
             .bind(&b.provider)
             .bind(&b.model)
             .bind(&b.workspace)
             .bind(&b.started_at)
             .bind(&q.owner)
-            .bind(&q.request)
+            .bind(q.job.encode())
             .bind(&q.idempotency_key)
             .bind(&q.preview_key)
             .bind(&q.dedup_key)
@@ -286,7 +286,13 @@ impl PgStore {
     /// One transaction, the build's row locked: check who holds it, put it back at its old
     /// place in the queue with the next attempt, drop the interrupted run's conversation and
     /// store its `restarted` event, so no worker can claim it before the event is there.
-    pub(crate) async fn q_restart(&self, id: &str, holder: &str, max_attempts: u32, reason: &str) -> Result<Restart> {
+    pub(crate) async fn q_restart(
+        &self,
+        id: &str,
+        holder: &str,
+        max_attempts: u32,
+        reason: wright_events::RestartReason,
+    ) -> Result<Restart> {
         let mut tx = self.pool.begin().await?;
         let row = sqlx::query("SELECT status, worker, attempt, cancel_requested FROM builds WHERE id = $1 FOR UPDATE")
             .bind(id)
@@ -324,7 +330,7 @@ impl PgStore {
             .bind(id)
             .fetch_one(&mut *tx)
             .await?;
-        let kind = EventKind::Restarted { attempt: attempt + 1, reason: reason.to_string() };
+        let kind = EventKind::Restarted { attempt: attempt + 1, reason };
         let logged = insert(&mut tx, self.notifier.origin(), id, crate::rows::u(last), vec![Draft::now(kind)]).await?;
         let Some(event) = logged.first().map(|l| l.event.clone()) else {
             return Err(StoreError::Invalid(format!("build {id}: its restart was not stored")));

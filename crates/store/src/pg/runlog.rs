@@ -58,7 +58,7 @@ pub(crate) async fn insert(
         q.push_values(chunk, |mut b, l| {
             let e = &l.event;
             b.push_bind(run)
-                .push_bind(e.seq as i64)
+                .push_bind(e.seq.0 as i64)
                 .push_bind(e.ts.clone())
                 .push_bind(e.kind.type_name())
                 .push_bind(l.json().to_string());
@@ -68,7 +68,7 @@ pub(crate) async fn insert(
     if let (Some(first), Some(last)) = (logged.first(), logged.last()) {
         sqlx::query("SELECT pg_notify($1, $2)")
             .bind(RUNS)
-            .bind(run_notice(origin, run, first.event.seq, last.event.seq))
+            .bind(run_notice(origin, run, first.event.seq.0, last.event.seq.0))
             .execute(&mut *tx)
             .await?;
     }

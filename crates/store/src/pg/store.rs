@@ -23,8 +23,8 @@ impl Store for PgStore {
         .bind(&b.id)
         .bind(&b.parent_id)
         .bind(&b.prompt)
-        .bind(&b.template)
-        .bind(&b.lang)
+        .bind(crate::rows::template_text(b.template))
+        .bind(b.lang.as_str())
         .bind(&b.provider)
         .bind(&b.model)
         .bind(&b.workspace)
@@ -237,7 +237,13 @@ impl Store for PgStore {
     async fn active_builds(&self, owner: &str) -> Result<u64> {
         self.q_active(owner).await
     }
-    async fn restart_build(&self, id: &str, holder: &str, max_attempts: u32, reason: &str) -> Result<Restart> {
+    async fn restart_build(
+        &self,
+        id: &str,
+        holder: &str,
+        max_attempts: u32,
+        reason: wright_events::RestartReason,
+    ) -> Result<Restart> {
         self.q_restart(id, holder, max_attempts, reason).await
     }
     async fn existing_build(
