@@ -304,15 +304,10 @@ fn sentences(p: &str) -> Vec<&str> {
     out
 }
 
-/// `text` cut at a word boundary to at most `max` characters, "…" marking a cut.
+/// `text` cut at a word boundary to `max` characters and a "…" marking a cut (the marker is
+/// on top of `max`, as snippets always were).
 pub(crate) fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_string(),
-        Some((end, _)) => {
-            let cut = text[..end].rfind(' ').filter(|&i| i > end / 2).unwrap_or(end);
-            format!("{}…", text[..cut].trim_end())
-        }
-    }
+    wright_text::clip_words(text, max.saturating_add(1))
 }
 
 #[cfg(test)]

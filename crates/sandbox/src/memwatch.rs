@@ -59,11 +59,7 @@ fn command_of(pid: i32) -> String {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let text = String::from_utf8_lossy(&raw).replace('\0', " ");
     let text = text.trim();
-    let mut end = text.len().min(300);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text[..end].to_string()
+    wright_text::head(text, 300, wright_text::Unit::Bytes).to_string()
 }
 
 /// The processes of the tree rooted at `root`: its descendants (by parent), and whatever is in
