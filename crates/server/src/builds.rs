@@ -4,6 +4,7 @@ use crate::api::{BuildBody, BuildView, Cancelled, Created, FileEntry};
 use crate::auth::{Caller, hash_token};
 use crate::error::{ApiError, ApiJson, ApiResult};
 use crate::files::file_error;
+use crate::headers::{IdempotencyKey, LastEventId};
 use crate::metrics::Following;
 use crate::state::AppState;
 use axum::Json;
@@ -27,8 +28,6 @@ use wright_store::{
 /// Most acceptance commands one request may add, and the longest one.
 const MAX_CHECKS: usize = 10;
 const MAX_CHECK_CHARS: usize = 1000;
-/// The longest `Idempotency-Key`.
-const MAX_KEY_CHARS: usize = 200;
 
 /// The build, if the caller may see it; someone else's build is "not found" (its id says
 /// nothing about whether it exists).
@@ -117,24 +116,9 @@ async fn refuse(state: &AppState, user: &str, kind: LimitKind, count: u64, oldes
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
-    headers: HeaderMap,
+    IdempotencyKey(key): IdempotencyKey,
     ApiJson(body): ApiJson<BuildBody>,
 ) -> ApiResult<(StatusCode, Json<Created>)> {
-    let key = match headers.get("idempotency-key") {
-        None => None,
-        Some(v) => Some(
-            v.to_str()
-                .ok()
-                .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_CHARS)
-                .ok_or_else(|| {
-                    ApiError::invalid(
-                        "invalid_fields",
-                        format!("Idempotency-Key: 1 to {MAX_KEY_CHARS} visible characters"),
-                    )
-                })?
-                .to_string(),
-        ),
-    };
     let request = serde_json::to_string(&body).map_err(|e| ApiError::internal(e.to_string()))?;
     let dedup_key = hash_token(&format!("{}\n{request}", caller.0.id));
     // A retry (same key, or the same request while it is active) is the build it names: known
@@ -347,19 +331,11 @@ pub async fn events(
     caller: Caller,
     Path(id): Path<String>,
     Query(q): Query<EventsQuery>,
+    last: LastEventId,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     visible(&state, &caller, &id).await?;
-    let last_event_id = match headers.get("last-event-id") {
-        None => None,
-        Some(v) => Some(
-            v.to_str()
-                .ok()
-                .and_then(|s| s.trim().parse::<u64>().ok())
-                .ok_or_else(|| ApiError::invalid("invalid_fields", "Last-Event-ID must be the seq of an event"))?,
-        ),
-    };
-    let after = q.after.or(last_event_id).unwrap_or(0);
+    let after = last.after(q.after);
     let frames = crate::stream::follow(state.store.clone(), &id, after, state.streams_stop.clone());
     let following = Following::new(&state.metrics);
     let frames = frames.map(move |frame| {
