@@ -11,7 +11,6 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
@@ -349,17 +348,7 @@ pub async fn events(
         return Ok(([(header::CONTENT_TYPE, "application/x-ndjson"), (header::CACHE_CONTROL, "no-store")], body)
             .into_response());
     }
-    let sse = frames.map(|f| {
-        Ok::<_, Infallible>(
-            SseEvent::default().id(f.event.seq.to_string()).event(f.event.kind.type_name()).data(f.json()),
-        )
-    });
-    let mut res =
-        Sse::new(sse).keep_alive(KeepAlive::new().interval(state.cfg.heartbeat).text("heartbeat")).into_response();
-    // Proxies must not buffer the stream.
-    res.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(res)
+    Ok(crate::stream::sse(state.cfg.heartbeat, frames, |l| (l.event.kind.type_name(), l.json().to_string())))
 }
 
 /// The build's files (generated folders such as `node_modules` left out).
