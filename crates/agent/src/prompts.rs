@@ -10,7 +10,7 @@
 //! prompt: it opens the first user message instead ([`knowledge_block`],
 //! [`request_message_with_knowledge`]).
 
-use crate::verify::Failure;
+use crate::verdict::Failure;
 
 pub use wright_events::{Lang, Template};
 
