@@ -1,101 +1,23 @@
 //! The build state machine.
 
-use crate::agent_loop::{AgentLoop, LoopStats, PhaseEnd};
+use crate::agent_loop::{AgentLoop, PhaseEnd};
 use crate::diagnose::diagnose;
 use crate::ending::{Ending, narrate_findings};
 use crate::journal::Journal;
 use crate::learning::{Snapshot, find_notes, knowledge_of, learn, lessons_narration, snapshot};
-use crate::pricing::Pricing;
-use crate::prompts::{self, Lang, Narration, Template};
-use crate::scan::{self, Finding, ScanReport};
+use crate::prompts::{self, Narration, Template};
+pub use crate::run::{BuildEnd, BuildReport, BuildRequest};
+use crate::run::{Progress, enter};
+use crate::scan;
 use crate::verify::{Failure, verify};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
-use wright_events::{EndReason, EventKind, Level, Phase};
+use std::time::Instant;
+use wright_events::{EventKind, Level, Phase};
 use wright_memory::Query;
-use wright_provider::{Message, Provider, ProviderError, RetryPolicy, Role, Usage};
-use wright_store::{AttemptError, NewBuild, Note, Store};
+use wright_provider::{Message, Provider, ProviderError, Role};
+use wright_store::{AttemptError, NewBuild, Store};
 use wright_tools::{Registry, ToolContext};
-
-/// What to build and within which limits.
-#[derive(Debug, Clone)]
-pub struct BuildRequest {
-    pub prompt: String,
-    pub template: Template,
-    pub lang: Lang,
-    /// Extra acceptance commands (`--check`), run with `sh -c` in the workspace.
-    pub checks: Vec<String>,
-    pub max_fix_attempts: u32,
-    pub max_turns: u32,
-    pub timeout: Duration,
-    pub model: String,
-    pub temperature: Option<f32>,
-    pub max_tokens: Option<u32>,
-    pub retry: RetryPolicy,
-    pub pricing: Pricing,
-    /// End the build once the model calls cost this much (USD).
-    pub max_cost_usd: Option<f64>,
-    /// A different (cheaper) model for fix attempts; the generation model when `None`.
-    pub fix_model: Option<String>,
-    /// Tokens of learning notes the prompt may carry (`--note-budget`); 0 turns notes off.
-    pub note_budget: u32,
-    /// The model that writes a lesson after a successful fix; the fix model when `None`.
-    pub note_model: Option<String>,
-    /// The build this one continues (`wright run --continue`).
-    pub parent: Option<String>,
-    /// That build's conversation, which this one carries on.
-    pub history: Vec<Message>,
-    /// The browser check of VERIFYING (web templates).
-    pub browser: wright_browser::BrowserSettings,
-    /// Where the browser check's screenshot is kept (overwritten each round, so it shows the
-    /// final page); none is kept when `None`.
-    pub screenshot: Option<std::sync::Arc<dyn crate::Screenshots>>,
-    /// How the store names the workspace (relative to the artifacts' root when beneath it);
-    /// its path as it is when `None`.
-    pub workspace_record: Option<String>,
-    /// The tested starter this build begins from (a new build only), and how.
-    pub starter: Option<crate::StarterChoice>,
-    /// Set when the built-in model has no starter that fits this new build: it ends at once,
-    /// saying what it can make instead ([`crate::nofit`]).
-    pub no_fit: Option<crate::nofit::NoFit>,
-    /// How long one TRANSPILING pass may take (templates with a build step).
-    pub transpile_limit: Duration,
-    /// Outside APIs the build's server may call (named in the full-stack prompt).
-    pub outside_apis: Vec<prompts::OutsideApi>,
-}
-
-impl Default for BuildRequest {
-    fn default() -> Self {
-        Self {
-            prompt: String::new(),
-            template: Template::Auto,
-            lang: Lang::En,
-            checks: Vec::new(),
-            max_fix_attempts: crate::fixing::DEFAULT_FIX_ATTEMPTS,
-            max_turns: 100,
-            timeout: Duration::from_secs(600),
-            model: String::new(),
-            temperature: None,
-            max_tokens: None,
-            retry: RetryPolicy::default(),
-            pricing: Pricing::default(),
-            max_cost_usd: None,
-            fix_model: None,
-            note_budget: wright_memory::DEFAULT_NOTE_BUDGET,
-            note_model: None,
-            parent: None,
-            history: Vec::new(),
-            browser: wright_browser::BrowserSettings::default(),
-            screenshot: None,
-            workspace_record: None,
-            starter: None,
-            no_fit: None,
-            transpile_limit: wright_transpile::DEFAULT_LIMIT,
-            outside_apis: Vec::new(),
-        }
-    }
-}
 
 /// The parts a build runs on. `ctx.cancel` is the caller's stop button (Ctrl-C).
 pub struct BuildDeps {
@@ -114,85 +36,6 @@ pub struct BuildDeps {
     /// record and `complete` in one transaction, after every event emitted before. Without one
     /// `complete` goes to the emitter's sinks, and a store (if any) is ended directly.
     pub log: Option<Arc<wright_store::LogWriter>>,
-}
-
-/// How a build ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum BuildEnd {
-    Published,
-    /// Verification still failed after the last fix attempt.
-    VerificationFailed,
-    /// The model could not be used (unreachable, auth, rejected): exit code 3.
-    ProviderUnusable(ProviderError),
-    /// The conversation outgrew the model's context window even after compaction: the model
-    /// works, it just cannot hold this build (a failure, exit code 1, not an unusable provider).
-    ContextFull(String),
-    TimedOut(Duration),
-    Cancelled,
-    /// `max_cost_usd` was reached.
-    BudgetSpent(f64),
-    /// The built-in model has no tested starter that fits the request: nothing was built.
-    NoFittingStarter,
-}
-
-impl BuildEnd {
-    /// The stored `end_reason` of a build that did not publish.
-    pub fn reason(&self) -> Option<EndReason> {
-        match self {
-            Self::Published => None,
-            Self::VerificationFailed => Some(EndReason::VerificationFailed),
-            Self::ProviderUnusable(_) => Some(EndReason::ProviderUnusable),
-            Self::ContextFull(_) => Some(EndReason::ContextFull),
-            Self::TimedOut(_) => Some(EndReason::TimedOut),
-            Self::Cancelled => Some(EndReason::Cancelled),
-            Self::BudgetSpent(_) => Some(EndReason::BudgetSpent),
-            Self::NoFittingStarter => Some(EndReason::NoFittingStarter),
-        }
-    }
-}
-
-/// The outcome of a build, for the caller's exit code and summary.
-#[derive(Debug, Clone)]
-pub struct BuildReport {
-    pub end: BuildEnd,
-    pub template: Template,
-    pub files: Vec<String>,
-    pub fix_attempts: u32,
-    pub turns: u32,
-    pub usage: Usage,
-    pub cost_usd: f64,
-    pub duration: Duration,
-    /// Ids of the learning notes the build's prompts carried.
-    pub notes_applied: Vec<String>,
-    /// The note this build taught (new or reinforced).
-    pub learned: Option<Note>,
-    /// Risky patterns in the final files ([`scan`]); warnings only, they never fail a build.
-    pub security_warnings: Vec<Finding>,
-    /// A readable account of what was tried (Markdown).
-    pub report: String,
-}
-
-impl BuildReport {
-    pub fn success(&self) -> bool {
-        self.end == BuildEnd::Published
-    }
-}
-
-/// What a build has done so far, for its record and report.
-#[derive(Default)]
-pub(crate) struct Progress {
-    pub(crate) stats: LoopStats,
-    pub(crate) fix_attempts: u32,
-    pub(crate) applied: Vec<Note>,
-    pub(crate) errors: Vec<AttemptError>,
-    pub(crate) log: Vec<String>,
-    pub(crate) learned: Option<(Note, bool)>,
-    pub(crate) security: ScanReport,
-    /// Whether the last verification opened the page in a browser.
-    pub(crate) browser: crate::verify::BrowserStatus,
-    /// The starter the built-in model filled (its title), and whether its texts stayed the
-    /// starter's defaults: the ending says what was made, never as if written from scratch.
-    pub(crate) from_starter: Option<(String, bool)>,
 }
 
 /// Run one build to its end. Always emits `complete` last, whatever happens; with a store,
@@ -356,14 +199,6 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         security_warnings: p.security.findings,
         report,
     }
-}
-
-/// Emit a phase change and file later records under it.
-pub(crate) fn enter(ctx: &ToolContext, journal: Option<&Journal>, phase: Phase, iteration: u32, message: String) {
-    if let Some(j) = journal {
-        j.set_phase(phase);
-    }
-    ctx.emitter.emit(EventKind::Phase { phase, iteration, message });
 }
 
 /// The phases, up to (not including) the terminal one.
@@ -747,7 +582,7 @@ mod tests {
         let req = BuildRequest {
             prompt: "a calculator page".into(),
             template: Template::Static,
-            lang: Lang::Pt,
+            lang: crate::Lang::Pt,
             model: "m".into(),
             // This test is about the scan; the browser check has tests of its own.
             browser: wright_browser::BrowserSettings { mode: wright_browser::BrowserMode::Off, ..Default::default() },
@@ -790,7 +625,7 @@ mod tests {
         let emitter = wright_events::Emitter::new("b", vec![]);
         let full = PhaseEnd::Provider(ProviderError::ContextTooLong("exceeds the context".into()));
         assert_eq!(phase_end(full, &emitter), Some(BuildEnd::ContextFull("exceeds the context".into())));
-        assert_eq!(BuildEnd::ContextFull(String::new()).reason(), Some(EndReason::ContextFull));
+        assert_eq!(BuildEnd::ContextFull(String::new()).reason(), Some(wright_events::EndReason::ContextFull));
         let auth = PhaseEnd::Provider(ProviderError::Auth("401".into()));
         assert_eq!(phase_end(auth, &emitter), Some(BuildEnd::ProviderUnusable(ProviderError::Auth("401".into()))));
     }

@@ -243,11 +243,9 @@ fn number(c: &Captures<'_>, name: &str) -> Option<u32> {
     group(c, name).and_then(|s| s.parse().ok())
 }
 
+/// The first `max_chars` characters of `s`, unmarked: a message or pattern kept for matching.
 fn clip(s: &str, max_chars: usize) -> String {
-    match s.char_indices().nth(max_chars) {
-        Some((i, _)) => s[..i].to_string(),
-        None => s.to_string(),
-    }
+    wright_text::head(s, max_chars, wright_text::Unit::Chars).to_string()
 }
 
 /// A place named in the text, before it is made project-relative.

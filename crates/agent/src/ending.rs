@@ -1,8 +1,8 @@
 //! How a build ends: its security warnings narrated, its report written, and its records
 //! made final before `complete` is emitted.
 
-use crate::build::{BuildEnd, BuildRequest, Progress};
 use crate::prompts::{Lang, Template};
+use crate::run::{BuildEnd, BuildRequest, Progress};
 use crate::scan::{Finding, ScanReport};
 use std::time::Duration;
 use wright_events::{Emitter, EndReason, Level};
@@ -175,7 +175,7 @@ impl Ending<'_> {
         }
         r.push_str(&security_section(&p.security));
         // Written only by this build's browser checks (the path carries its id).
-        if let crate::verify::BrowserStatus::NotRun(why) = &p.browser {
+        if let crate::verdict::BrowserStatus::NotRun(why) = &p.browser {
             r.push_str(&format!("\n## In the browser\nThe page was not opened in a browser: {why}.\n"));
         } else if let Some(shot) = req.screenshot.as_ref().and_then(|s| s.kept()) {
             r.push_str(&format!("\n## In the browser\nScreenshot of the page as last checked: {shot}\n"));

@@ -3,9 +3,9 @@
 //! lesson for later builds.
 
 use crate::agent_loop::AgentLoop;
-use crate::build::{BuildRequest, Progress, enter};
 use crate::journal::Journal;
 use crate::prompts::{self, Lang, Template};
+use crate::run::{BuildRequest, Progress, enter};
 use std::collections::BTreeMap;
 use wright_events::{EventKind, Level, Phase};
 use wright_memory::{LessonInput, Query};

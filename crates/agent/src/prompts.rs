@@ -10,7 +10,7 @@
 //! prompt: it opens the first user message instead ([`knowledge_block`],
 //! [`request_message_with_knowledge`]).
 
-use crate::verify::Failure;
+use crate::verdict::Failure;
 
 pub use wright_events::{Lang, Template};
 
@@ -276,7 +276,7 @@ pub fn knowledge_block(notes: &[String], lang: Lang) -> Option<String> {
         if one_line.is_empty() || lessons.iter().any(|l| l.trim_end_matches('…') == one_line) {
             continue;
         }
-        lessons.push(clip_chars(&one_line, MAX_LESSON_CHARS));
+        lessons.push(wright_text::clip(&one_line, MAX_LESSON_CHARS + 1));
         if lessons.len() == MAX_LESSONS {
             break;
         }
@@ -289,14 +289,6 @@ pub fn knowledge_block(notes: &[String], lang: Lang) -> Option<String> {
         block.push_str(&format!("- {l}\n"));
     }
     Some(block)
-}
-
-/// The first `max` characters of `s`, with `…` when something was cut.
-fn clip_chars(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", s[..end].trim_end()),
-        None => s.to_string(),
-    }
 }
 
 /// The first user message with the knowledge layer (from [`knowledge_block`]) in front of the

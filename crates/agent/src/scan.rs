@@ -299,10 +299,8 @@ fn scan_bytes(path: &str, src: &[u8]) -> Vec<Finding> {
 
 /// At most `max` characters of `s`, with `…` when cut.
 fn short(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &s[..cut]),
-        None => s.to_string(),
-    }
+    let kept = wright_text::head(s, max, wright_text::Unit::Chars);
+    if kept.len() == s.len() { s.to_string() } else { format!("{kept}…") }
 }
 
 /// Two copies of a file, byte for byte the same length as it: `plain` has comments blanked,

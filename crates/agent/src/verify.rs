@@ -2,7 +2,9 @@
 //!
 //! Verification never trusts what the model said about its work; it runs things itself.
 
+pub use crate::entry::{server_entry, server_entry_in};
 use crate::prompts::Template;
+pub use crate::verdict::{BrowserStatus, Failure};
 pub use crate::verify_browser::BrowserCheck;
 use crate::verify_browser::check_in_browser;
 use std::time::Duration;
@@ -10,67 +12,6 @@ use wright_events::EventKind;
 use wright_sandbox::RunError;
 use wright_tools::testing::TestStatus;
 use wright_tools::{ToolContext, run_logged, run_tests};
-
-/// One reason the project is not done, with the detail a fix needs.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Failure {
-    /// `test_failure`, `no_tests`, `test_error`, `template_check`, `server_check`, `runtime`,
-    /// `out_of_memory` (the browser check was stopped), `check_failed`; from TRANSPILING `transpile`, `type`, `import`.
-    pub kind: String,
-    /// One line for events and people.
-    pub summary: String,
-    /// Everything the model needs: failing tests with messages and locations, output tails.
-    pub detail: String,
-    /// Where in the project it went wrong, when known (runtime errors in the browser).
-    pub file: Option<String>,
-    pub line: Option<u32>,
-    pub column: Option<u32>,
-}
-
-impl Failure {
-    pub fn title(&self) -> &str {
-        match self.kind.as_str() {
-            "test_failure" => "Failing tests",
-            "no_tests" => "No tests",
-            "test_error" => "The tests could not run",
-            "template_check" => "Problems in the web page",
-            "server_check" => "The server does not work",
-            "check_failed" => "An acceptance command failed",
-            "runtime" => "Errors in the browser",
-            "out_of_memory" => "Too much memory",
-            "browser_unavailable" => "The page could not be opened in a browser",
-            "transpile" => "The code does not compile",
-            "type" => "Type errors",
-            "import" => "Imports that cannot be found",
-            _ => "Problem",
-        }
-    }
-}
-
-/// Whether a round opened the page in a browser, and if not, why.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum BrowserStatus {
-    /// Not a web project: there is no page to open.
-    #[default]
-    NotWeb,
-    /// Opened, clicked through, looked at.
-    Checked,
-    /// Switched off by the user (`--browser-check off`).
-    Off,
-    /// A web project whose page could not be opened (no Chromium, or it would not start).
-    NotRun(String),
-}
-
-impl BrowserStatus {
-    /// Why a web page the check was meant to open was not, for `complete`, the report and the
-    /// last narration line. None when the user switched the check off: that was their choice.
-    pub fn reason(&self) -> Option<&str> {
-        match self {
-            Self::NotRun(why) => Some(why),
-            Self::Off | Self::NotWeb | Self::Checked => None,
-        }
-    }
-}
 
 /// The result of one verification round.
 #[derive(Debug, Clone, Default)]
@@ -266,35 +207,6 @@ const SERVER_STARTUP: Duration = Duration::from_secs(8);
 const SERVER_ANSWER: Duration = Duration::from_secs(3);
 /// Pause between connection attempts while the server starts.
 const SERVER_POLL: Duration = Duration::from_millis(150);
-
-/// Where a full-stack project's server starts, relative to the workspace: the file named by
-/// `scripts.start` when that is `node <file>`, else the first conventional entry that exists.
-pub fn server_entry(ctx: &ToolContext) -> Option<String> {
-    server_entry_in(&ctx.workspace)
-}
-
-/// [`server_entry`] of a workspace (the server's preview starts apps the same way).
-pub fn server_entry_in(workspace: &wright_sandbox::Workspace) -> Option<String> {
-    let exists = |p: &str| workspace.is_file(p);
-    start_script_files(workspace)
-        .into_iter()
-        .chain(["server/server.js", "server/index.js", "server.js", "index.js"].map(String::from))
-        .find(|p| exists(p))
-}
-
-/// The file arguments of `"start": "node [flags] <file>"` in package.json, in order.
-fn start_script_files(workspace: &wright_sandbox::Workspace) -> Vec<String> {
-    let Ok(bytes) = workspace.read("package.json") else { return Vec::new() };
-    let Ok(pkg) = serde_json::from_slice::<serde_json::Value>(&bytes) else { return Vec::new() };
-    let Some(start) = pkg.pointer("/scripts/start").and_then(serde_json::Value::as_str) else {
-        return Vec::new();
-    };
-    let mut words = start.split_whitespace();
-    if words.next() != Some("node") {
-        return Vec::new();
-    }
-    words.filter(|w| !w.starts_with('-')).map(|w| w.trim_start_matches("./").to_string()).collect()
-}
 
 /// The script that starts the server and asks it for `/` from inside the sandbox.
 const SERVER_PROBE: &str = include_str!("server_probe.js");

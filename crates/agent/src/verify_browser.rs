@@ -1,8 +1,9 @@
 //! VERIFYING's browser check: open the page as a visitor would and turn what breaks into
 //! `runtime` failures the fix loop sees like failing tests.
 
+use crate::entry::server_entry;
 use crate::prompts::Template;
-use crate::verify::{BrowserStatus, Failure, server_entry};
+use crate::verdict::{BrowserStatus, Failure};
 use wright_browser::{
     BrowserError, BrowserMode, BrowserSettings, Finding, FindingKind, Launch, PageReport, PageSource,
 };

@@ -15,6 +15,7 @@ pub mod relevance;
 pub mod reply;
 pub mod tool;
 pub mod tools;
+mod transcript;
 pub mod turn;
 
 pub use agent::{AgentSettings, ChatAgent, Chosen, Selection};

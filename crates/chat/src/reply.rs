@@ -4,8 +4,9 @@
 //! history inside a token budget.
 
 use crate::tool::ToolResult;
+pub use crate::transcript::as_text;
 use wright_events::Lang;
-use wright_events::chat::{ChatMessage, Part, Role};
+use wright_events::chat::{ChatMessage, Role};
 use wright_provider::Message;
 
 /// How the reply is shaped.
@@ -70,29 +71,6 @@ pub fn tokens_of(text: &str) -> usize {
     text.chars().count().div_ceil(4)
 }
 
-/// A stored message as plain text for the model: its text, and one line per other part.
-pub fn as_text(m: &ChatMessage) -> String {
-    let lines: Vec<String> = m
-        .parts
-        .iter()
-        .map(|p| match p {
-            Part::Text { text } => text.clone(),
-            Part::Diagram { title, .. } => format!("[showed a diagram: {title}]"),
-            Part::Quiz { quiz } => format!("[gave a quiz: {} ({} questions)]", quiz.title, quiz.questions.len()),
-            Part::Flashcards { cards } => format!("[added {} flashcards]", cards.len()),
-            Part::Videos { query, videos } => format!("[listed {} videos about {query}]", videos.len()),
-            Part::Code { language, .. } => format!("[showed a {language} code example]"),
-            Part::BackgroundProcess { summary, .. } => format!("[in the background: {summary}]"),
-            Part::Documents { hits, .. } => {
-                let sources: Vec<String> = hits.iter().map(|h| format!("{} › {}", h.source, h.heading)).collect();
-                format!("[sources: {}]", sources.join("; "))
-            }
-            Part::Error { tool, message } => format!("[{tool} failed: {message}]"),
-        })
-        .collect();
-    lines.join("\n")
-}
-
 /// The model's messages for the reply: the rules, the history that fits in `budget` tokens
 /// (newest kept), and the user's message.
 pub fn prompt(
@@ -152,7 +130,7 @@ mod tests {
         ChatMessage {
             id: text.into(),
             role,
-            parts: vec![Part::Text { text: text.into() }],
+            parts: vec![wright_events::chat::Part::Text { text: text.into() }],
             flags: ContentFlags::default(),
             run: None,
             created_at: String::new(),

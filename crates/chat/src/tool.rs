@@ -47,7 +47,7 @@ impl ChatContext {
         let mut lines: Vec<String> = Vec::new();
         let mut used = 0;
         for m in self.history.iter().rev().take(6) {
-            let line = format!("{}: {}", m.role.as_str(), crate::reply::as_text(m));
+            let line = format!("{}: {}", m.role.as_str(), crate::transcript::as_text(m));
             let n = line.chars().count();
             if used + n > max_chars {
                 break;

@@ -6,6 +6,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use wright_store::{BuildRecord, Note, NoteFilter, NoteStatus, RunStatus, Stats, Store, StoreError};
+use wright_text::clip_line as clip;
 
 /// `wright notes …`
 #[derive(clap::Subcommand)]
@@ -822,18 +823,6 @@ fn write_table(out: &mut dyn Write, headers: &[(&str, bool)], rows: &[Vec<String
         line(row.iter().map(String::as_str).collect())?;
     }
     Ok(())
-}
-
-/// One line, at most `max` characters, `…` when cut.
-fn clip(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-    cut.truncate(cut.trim_end().len());
-    cut.push('…');
-    cut
 }
 
 fn count(n: usize, one: &str, many: &str) -> String {

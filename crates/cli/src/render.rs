@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::Mutex;
 use std::time::Duration;
 use wright_agent::Lang;
-use wright_events::words::{Said, say};
+use wright_events::words::{Said, say, word};
 use wright_events::{Event, EventKind, EventSink, Level, Phase, TaskStatus};
 
 /// Writes each event as one JSON line on stdout. A closed stdout is ignored, never a crash.
@@ -52,37 +52,30 @@ impl HumanSink {
         }
     }
 
-    fn t<'a>(&self, en: &'a str, pt: &'a str) -> &'a str {
-        match self.lang {
-            Lang::En => en,
-            Lang::Pt => pt,
-        }
+    /// A word of the narration, from the shared tables (`crates/events/words/*.json`).
+    fn t(&self, key: &'static str) -> &'static str {
+        word(self.lang, key)
     }
 
     /// The line(s) to print for an event, and what the spinner should say next.
     fn describe(&self, e: &Event, st: &mut HumanState) -> (Vec<String>, Option<String>) {
-        let thinking = || Some(self.t("The AI is thinking…", "A IA está pensando…").to_string());
+        let thinking = || Some(self.t("narrate.the_ai_is_thinking").to_string());
         match &e.kind {
             EventKind::Phase { phase, iteration, message } => match phase {
                 Phase::Planning => (vec![format!("📋 {message}")], None),
-                Phase::Generating => {
-                    (vec![format!("✍️  {}", self.t("Writing the code…", "Escrevendo o código…"))], thinking())
-                }
+                Phase::Generating => (vec![format!("✍️  {}", self.t("narrate.writing_the_code"))], thinking()),
                 Phase::Transpiling => (
-                    vec![format!(
-                        "🧱 {}",
-                        self.t("Building the page and checking the types…", "Montando a página e conferindo os tipos…")
-                    )],
-                    Some(self.t("Transpiling…", "Transpilando…").to_string()),
+                    vec![format!("🧱 {}", self.t("narrate.building_the_page_and_checking_the"))],
+                    Some(self.t("narrate.transpiling").to_string()),
                 ),
                 Phase::Verifying => (
-                    vec![format!("🔎 {}", self.t("Checking that everything works…", "Verificando se tudo funciona…"))],
-                    Some(self.t("Running checks…", "Rodando verificações…").to_string()),
+                    vec![format!("🔎 {}", self.t("narrate.checking_that_everything_works"))],
+                    Some(self.t("narrate.running_checks").to_string()),
                 ),
                 Phase::Fixing => (
                     vec![format!(
                         "🔧 {} ({}/{})…",
-                        self.t("Fixing what went wrong", "Corrigindo o que deu errado"),
+                        self.t("narrate.fixing_what_went_wrong"),
                         iteration,
                         self.max_fix_attempts
                     )],
@@ -90,7 +83,7 @@ impl HumanSink {
                 ),
                 Phase::Learning => (vec![format!("🧠 {message}")], None),
                 // The ending says what was made (a starter's app is said to be one).
-                Phase::Published => (vec![format!("✅ {} {message}", self.t("Done!", "Pronto!"))], None),
+                Phase::Published => (vec![format!("✅ {} {message}", self.t("narrate.done"))], None),
                 Phase::Failed => (vec![format!("❌ {message}")], None),
             },
             EventKind::Status { message, level } => {
@@ -107,21 +100,21 @@ impl HumanSink {
                 if *ok || matches!(name.as_str(), "runTests" | "runCommand") {
                     (vec![], thinking())
                 } else {
-                    (vec![format!("   ↳ {name} {}: {summary}", self.t("did not work", "não funcionou"))], thinking())
+                    (vec![format!("   ↳ {name} {}: {summary}", self.t("narrate.did_not_work"))], thinking())
                 }
             }
             EventKind::FileWritten { path, bytes, created } => {
-                let verb = if *created { self.t("wrote", "criei") } else { self.t("updated", "atualizei") };
+                let verb = if *created { self.t("narrate.wrote") } else { self.t("narrate.updated") };
                 (vec![format!("   📄 {verb} {path} ({})", human_bytes(*bytes))], None)
             }
-            EventKind::FileDeleted { path } => (vec![format!("   🗑  {} {path}", self.t("removed", "removi"))], None),
+            EventKind::FileDeleted { path } => (vec![format!("   🗑  {} {path}", self.t("narrate.removed"))], None),
             EventKind::CommandStarted { command, args } => {
                 st.last_output_line.clear();
                 let line = std::iter::once(command.as_str())
                     .chain(args.iter().map(String::as_str))
                     .collect::<Vec<_>>()
                     .join(" ");
-                (vec![format!("   $ {line}")], Some(format!("{} {line}", self.t("Running", "Rodando"))))
+                (vec![format!("   $ {line}")], Some(format!("{} {line}", self.t("narrate.running"))))
             }
             EventKind::CommandOutput { chunk, .. } => {
                 if let Some(l) = chunk.lines().rev().find(|l| !l.trim().is_empty()) {
@@ -133,11 +126,11 @@ impl HumanSink {
             EventKind::CommandFinished { exit_code, duration_ms, timed_out } => {
                 let secs = *duration_ms as f64 / 1000.0;
                 let line = if *timed_out {
-                    Some(format!("   ↳ {} ({secs:.1}s)", self.t("stopped: it took too long", "parado: demorou demais")))
+                    Some(format!("   ↳ {} ({secs:.1}s)", self.t("narrate.stopped_it_took_too_long")))
                 } else if *exit_code != Some(0) {
                     Some(format!(
                         "   ↳ {} {} ({secs:.1}s)",
-                        self.t("ended with code", "terminou com código"),
+                        self.t("narrate.ended_with_code"),
                         exit_code.map_or("?".into(), |c| c.to_string())
                     ))
                 } else {
@@ -147,13 +140,13 @@ impl HumanSink {
             }
             EventKind::TestsFinished { passed, failed, total, errors } => {
                 let mut v = vec![if *failed == 0 {
-                    format!("   🧪 {}: {passed}/{total} {}", self.t("Tests", "Testes"), self.t("passed", "passaram"))
+                    format!("   🧪 {}: {passed}/{total} {}", self.t("narrate.tests"), self.t("narrate.passed"))
                 } else {
                     format!(
                         "   🧪 {}: {passed} {}, {failed} {} ({total})",
-                        self.t("Tests", "Testes"),
-                        self.t("passed", "passaram"),
-                        self.t("failed", "falharam")
+                        self.t("narrate.tests"),
+                        self.t("narrate.passed"),
+                        self.t("narrate.failed")
                     )
                 }];
                 for err in errors.iter().take(5) {
@@ -163,14 +156,10 @@ impl HumanSink {
                 (v, None)
             }
             EventKind::ErrorDetected { error, .. } => (
-                vec![format!(
-                    "   ⚠️  {}: {}",
-                    self.t("Problem found", "Problema encontrado"),
-                    error.lines().next().unwrap_or("")
-                )],
+                vec![format!("   ⚠️  {}: {}", self.t("narrate.problem_found"), error.lines().next().unwrap_or(""))],
                 None,
             ),
-            EventKind::ErrorFixed { .. } => (vec![format!("   ✔ {}", self.t("Fixed!", "Corrigido!"))], None),
+            EventKind::ErrorFixed { .. } => (vec![format!("   ✔ {}", self.t("narrate.fixed"))], None),
             EventKind::BrowserCheck {
                 outcome,
                 reason,
@@ -187,21 +176,21 @@ impl HumanSink {
                 let line = if *outcome == wright_events::BrowserOutcome::Checked {
                     let problems = console_errors + exceptions + failed_requests + blocked_requests + u32::from(*blank);
                     let verdict = if problems == 0 {
-                        self.t("no errors", "nenhum erro").to_string()
+                        self.t("narrate.no_errors").to_string()
                     } else {
-                        format!("{problems} {}", self.t("problem(s)", "problema(s)"))
+                        format!("{problems} {}", self.t("narrate.problem_s"))
                     };
                     format!(
                         "   🌐 {}: {verdict}, {actions} {} ({:.1} s){}",
-                        self.t("In the browser", "No navegador"),
-                        self.t("click(s)", "clique(s)"),
+                        self.t("narrate.in_the_browser"),
+                        self.t("narrate.click_s"),
                         *duration_ms as f64 / 1000.0,
                         screenshot.as_deref().map(|p| format!(" · {p}")).unwrap_or_default()
                     )
                 } else {
                     format!(
                         "   🌐 {}: {}",
-                        self.t("Browser check not run", "Verificação no navegador não executada"),
+                        self.t("narrate.browser_check_not_run"),
                         reason.as_deref().unwrap_or(outcome.as_str())
                     )
                 };
@@ -213,23 +202,21 @@ impl HumanSink {
                     None => host.clone(),
                 };
                 let line = if *allowed && reason.is_none() {
-                    format!("   🌍 {} {what}: {method} → {status}", self.t("Outside call to", "Chamada externa a"))
+                    format!("   🌍 {} {what}: {method} → {status}", self.t("narrate.outside_call_to"))
                 } else {
                     format!(
                         "   🚫 {} {what}: {}",
                         if *allowed {
-                            self.t("Outside call cut short to", "Chamada externa interrompida a")
+                            self.t("narrate.outside_call_cut_short_to")
                         } else {
-                            self.t("Outside call refused to", "Chamada externa recusada a")
+                            self.t("narrate.outside_call_refused_to")
                         },
                         reason.as_deref().unwrap_or("")
                     )
                 };
                 (vec![line], None)
             }
-            EventKind::Learning { lesson, .. } => {
-                (vec![format!("🧠 {} {lesson}", self.t("Learned:", "Aprendi:"))], None)
-            }
+            EventKind::Learning { lesson, .. } => (vec![format!("🧠 {} {lesson}", self.t("narrate.learned"))], None),
             EventKind::Usage { input_tokens, output_tokens, cached_tokens, cost_usd } => {
                 st.usage.0 += input_tokens;
                 st.usage.1 += output_tokens;
@@ -253,22 +240,15 @@ impl HumanSink {
             EventKind::Starter { id, score, mode, .. } => {
                 (if self.verbose { vec![format!("🧩 starter {id} (match {score:.2}, {mode})")] } else { vec![] }, None)
             }
-            EventKind::LinkRefused { path, .. } => (
-                vec![format!(
-                    "🔗 {} `{path}`",
-                    self.t(
-                        "Refused to follow a link the generated code made:",
-                        "Recusei seguir um link que o código gerado criou:"
-                    )
-                )],
-                None,
-            ),
+            EventKind::LinkRefused { path, .. } => {
+                (vec![format!("🔗 {} `{path}`", self.t("narrate.refused_to_follow_a_link_the"))], None)
+            }
             EventKind::Restarted { attempt, reason } => {
                 (vec![format!("🔁 {}", say(self.lang, Said::Restarted { attempt: *attempt, reason: *reason }))], None)
             }
             EventKind::TaskStarted { task, kind, description, position, total } => (
                 vec![String::new(), format!("▶ [{position}/{total}] {task} ({kind}): {description}")],
-                Some(self.t("Working on the task…", "Trabalhando na tarefa…").to_string()),
+                Some(self.t("narrate.working_on_the_task").to_string()),
             ),
             EventKind::TaskFinished { task, status, message, duration_ms, .. } => {
                 let icon = task_icon(*status);
@@ -288,47 +268,37 @@ impl HumanSink {
                 let mut v = vec![String::new()];
                 // Published, but nobody opened the page: say so where the eye lands last.
                 if let Some(why) = browser_reason.as_ref().filter(|_| *success && !*browser_checked) {
-                    v.push(format!(
-                        "⚠️  {} {why}",
-                        self.t(
-                            "The page was not opened in a browser, so errors a visitor would meet may remain:",
-                            "A página não foi aberta num navegador; erros que um visitante veria podem continuar:"
-                        )
-                    ));
+                    v.push(format!("⚠️  {} {why}", self.t("narrate.the_page_was_not_opened_in")));
                 }
                 if !files.is_empty() {
-                    v.push(format!("{} ({}):", self.t("Files", "Arquivos"), files.len()));
+                    v.push(format!("{} ({}):", self.t("narrate.files"), files.len()));
                     for f in files.iter().take(25) {
                         v.push(format!("  {f}"));
                     }
                     if files.len() > 25 {
-                        v.push(format!("  … {} {}", files.len() - 25, self.t("more", "mais")));
+                        v.push(format!("  … {} {}", files.len() - 25, self.t("narrate.more")));
                     }
                 }
                 if let Some(app) = app {
                     v.push(format!(
                         "🌐 {} {} — {}: http://127.0.0.1:8787{}",
-                        self.t("Published as", "Publicado como"),
+                        self.t("narrate.published_as"),
                         app.url_path,
-                        self.t("open it while `wright serve` runs", "abra-o com `wright serve` rodando"),
+                        self.t("narrate.open_it_while_wright_serve_runs"),
                         app.url_path
                     ));
                 }
                 let (i, o, c, cost) = st.usage;
                 v.push(format!(
                     "{} {:.1}s · {} {} · {fix_attempts} {} · {} {i} ({c} {}) / {o} {}{}",
-                    if *success {
-                        self.t("Finished in", "Terminado em")
-                    } else {
-                        self.t("Stopped after", "Parou depois de")
-                    },
+                    if *success { self.t("narrate.finished_in") } else { self.t("narrate.stopped_after") },
                     *duration_ms as f64 / 1000.0,
                     iterations,
-                    self.t("model calls", "chamadas ao modelo"),
-                    self.t("fix attempt(s)", "tentativa(s) de correção"),
-                    self.t("tokens in", "tokens de entrada"),
-                    self.t("cached", "em cache"),
-                    self.t("out", "de saída"),
+                    self.t("narrate.model_calls"),
+                    self.t("narrate.fix_attempt_s"),
+                    self.t("narrate.tokens_in"),
+                    self.t("narrate.cached"),
+                    self.t("narrate.out"),
                     if cost > 0.0 { format!(" · ${cost:.4}") } else { String::new() }
                 ));
                 (v, None)
@@ -386,5 +356,56 @@ pub fn task_icon(status: TaskStatus) -> &'static str {
         TaskStatus::Skipped => "➖",
         TaskStatus::NotRun => "⏭ ",
         TaskStatus::Failed => "❌",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wright_events::TestError;
+
+    fn narrate(lang: Lang, kind: EventKind) -> Vec<String> {
+        let sink = HumanSink::new(lang, 3, false, false);
+        let mut st = sink.state.lock().unwrap();
+        let event = Event { seq: wright_events::Seq(1), build: "b".into(), ts: String::new(), kind };
+        sink.describe(&event, &mut st).0
+    }
+
+    /// Every narration key this file uses is in both shared tables, so no language ever shows
+    /// a key instead of words.
+    #[test]
+    fn every_narration_word_is_in_both_tables() {
+        let en: std::collections::HashMap<String, String> = serde_json::from_str(wright_events::words::EN).unwrap();
+        let pt: std::collections::HashMap<String, String> = serde_json::from_str(wright_events::words::PT).unwrap();
+        let source = include_str!("render.rs");
+        let keys: Vec<&str> = source
+            .split("self.t(\"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .filter(|k| !k.is_empty())
+            .collect();
+        assert!(keys.len() > 40, "{keys:?}");
+        for k in keys {
+            assert!(en.contains_key(k) && pt.contains_key(k), "{k} is missing from a table");
+        }
+    }
+
+    #[test]
+    fn narration_reads_the_same_in_both_languages() {
+        let tests = || EventKind::TestsFinished {
+            passed: 2,
+            failed: 1,
+            total: 3,
+            errors: vec![TestError { test: "adds".into(), error: "expected 3\nmore".into(), location: None }],
+        };
+        assert_eq!(narrate(Lang::En, tests()), ["   🧪 Tests: 2 passed, 1 failed (3)", "      ✗ adds: expected 3"]);
+        assert_eq!(
+            narrate(Lang::Pt, tests()),
+            ["   🧪 Testes: 2 passaram, 1 falharam (3)", "      ✗ adds: expected 3"]
+        );
+        let fixing = EventKind::Phase { phase: Phase::Fixing, iteration: 2, message: String::new() };
+        assert_eq!(narrate(Lang::Pt, fixing), ["🔧 Corrigindo o que deu errado (2/3)…"]);
+        let wrote = EventKind::FileWritten { path: "index.html".into(), bytes: 2048, created: true };
+        assert_eq!(narrate(Lang::En, wrote), ["   📄 wrote index.html (2.0 KB)"]);
     }
 }

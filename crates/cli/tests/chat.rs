@@ -122,6 +122,19 @@ async fn a_message_streams_the_contract_events_and_everything_around_it_works() 
         .unwrap();
     let (rest, _) = read_sse(again).await;
     assert_eq!(rest, events.iter().filter(|e| e.id > mid).cloned().collect::<Vec<_>>());
+    // A `Last-Event-ID` that is not a seq is refused (as on a build's stream), not read as "from
+    // the start".
+    let bad = c
+        .get(s.url(&format!("/api/chat/{id}/turns/{run}/events")))
+        .bearer_auth(&alice)
+        .header("Last-Event-ID", "the middle")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 422);
+    let body: Value = bad.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "invalid_fields");
+    assert!(body["error"]["message"].as_str().unwrap().contains("Last-Event-ID"), "{body}");
 
     // History, quiz scored on the server, feedback.
     let history = get_json(&c, &s, &alice, &format!("/api/chat/{id}/messages")).await;

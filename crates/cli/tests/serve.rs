@@ -293,6 +293,19 @@ async fn auth_limits_and_bad_input_get_clear_errors() {
     assert_eq!(r.status(), 202);
     assert_eq!(r.json::<Value>().await.unwrap()["id"], a["id"]);
     let running = a["id"].as_str().unwrap().to_string();
+    // A key that is empty or too long, or a `Last-Event-ID` that is no seq, is refused by name.
+    for key in [String::new(), "k".repeat(201)] {
+        let r = c.post(s.url("/api/builds")).bearer_auth(&alice).header("Idempotency-Key", key).json(&body);
+        let r = r.send().await.unwrap();
+        assert_eq!(r.status(), 422);
+        let v: Value = r.json().await.unwrap();
+        assert!(code(&v) == "invalid_fields" && v.to_string().contains("Idempotency-Key"), "{v}");
+    }
+    let r = c.get(s.url(&format!("/api/builds/{running}/events"))).bearer_auth(&alice).header("Last-Event-ID", "x");
+    let r = r.send().await.unwrap();
+    assert_eq!(r.status(), 422);
+    let v: Value = r.json().await.unwrap();
+    assert!(code(&v) == "invalid_fields" && v.to_string().contains("Last-Event-ID"), "{v}");
 
     // Bob sees nothing of Alice's.
     assert_eq!(c.get(s.url(&format!("/api/builds/{running}"))).bearer_auth(&bob).send().await.unwrap().status(), 404);

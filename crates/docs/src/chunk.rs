@@ -27,33 +27,6 @@ pub(crate) struct Chunk {
     pub text: String,
 }
 
-/// Which reader a file needs, from its extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Markdown,
-    Html,
-}
-
-impl Kind {
-    /// The kind of a file named `name`, or `None` for files the index does not read.
-    pub(crate) fn of(name: &str) -> Option<Self> {
-        let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
-        match ext.as_str() {
-            "md" | "markdown" => Some(Self::Markdown),
-            "html" | "htm" => Some(Self::Html),
-            _ => None,
-        }
-    }
-}
-
-/// The chunks of one document.
-pub(crate) fn chunk(kind: Kind, text: &str) -> Vec<Chunk> {
-    match kind {
-        Kind::Markdown => crate::markdown::chunks(text),
-        Kind::Html => crate::html::chunks(text),
-    }
-}
-
 /// Collects text under the current heading path while a reader walks a document, and turns
 /// each finished section into chunks.
 pub(crate) struct Sections {
@@ -304,15 +277,10 @@ fn sentences(p: &str) -> Vec<&str> {
     out
 }
 
-/// `text` cut at a word boundary to at most `max` characters, "…" marking a cut.
+/// `text` cut at a word boundary to `max` characters and a "…" marking a cut (the marker is
+/// on top of `max`, as snippets always were).
 pub(crate) fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_string(),
-        Some((end, _)) => {
-            let cut = text[..end].rfind(' ').filter(|&i| i > end / 2).unwrap_or(end);
-            format!("{}…", text[..cut].trim_end())
-        }
-    }
+    wright_text::clip_words(text, max.saturating_add(1))
 }
 
 #[cfg(test)]
@@ -369,13 +337,5 @@ mod tests {
         assert_eq!(truncate("short", 10), "short");
         assert_eq!(truncate("one two three four", 10), "one two…");
         assert_eq!(truncate("ããããããããããããã", 5), "ããããã…");
-    }
-
-    #[test]
-    fn kinds_come_from_extensions() {
-        assert_eq!(Kind::of("a/b/README.MD"), Some(Kind::Markdown));
-        assert_eq!(Kind::of("guide.htm"), Some(Kind::Html));
-        assert_eq!(Kind::of("notes.txt"), None);
-        assert_eq!(Kind::of("Makefile"), None);
     }
 }

@@ -366,7 +366,8 @@ fn read_batch(batch: Vec<(Found, Option<String>)>, now: i64) -> (Vec<FileUpdate>
         match scan::read(&found) {
             Read::Skipped(reason) => skipped.push((found.rel, reason)),
             Read::Text { hash, text } => {
-                let chunks = (old_hash.as_deref() != Some(hash.as_str())).then(|| chunk::chunk(found.kind, &text));
+                let chunks =
+                    (old_hash.as_deref() != Some(hash.as_str())).then(|| crate::reader::chunk(found.kind, &text));
                 updates.push(FileUpdate {
                     path: found.rel,
                     hash,

@@ -1,8 +1,9 @@
 //! Property tests: the chunkers never panic and never lose words; the FTS5 query builder never
 //! writes a query SQLite rejects.
 
-use crate::chunk::{Chunk, Kind, OVERLAP_CHARS, TARGET_CHARS, chunk};
+use crate::chunk::{Chunk, OVERLAP_CHARS, TARGET_CHARS};
 use crate::fts::fts_query;
+use crate::reader::{Kind, chunk};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::collections::HashSet;

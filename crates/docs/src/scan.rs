@@ -1,7 +1,7 @@
 //! Finding and reading the documents under the folder.
 
-use crate::chunk::Kind;
 use crate::error::DocsError;
+use crate::reader::Kind;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;

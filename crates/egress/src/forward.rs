@@ -1,10 +1,10 @@
 //! Requests the proxy makes on the sandbox's behalf: absolute-URI plain HTTP to allowed hosts,
 //! and named-API calls with the key added here, on the host, and taken out of the answer.
 
-use crate::OutsideRequest;
 use crate::policy::{Api, KeyPlacement, normalize_host};
-use crate::proxy::{Answer, State, elapsed_ms, host_label, text};
+use crate::report::OutsideRequest;
 use crate::scrub::Scrubber;
+use crate::shared::{Answer, State, elapsed_ms, host_label, text};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};

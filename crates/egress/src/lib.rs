@@ -17,43 +17,20 @@
 mod forward;
 mod policy;
 mod proxy;
+mod report;
 mod scrub;
+mod shared;
 mod tunnel;
 
 pub use policy::{
     AllowList, Api, EgressPolicy, HostRule, KeyPlacement, Limits, PolicyError, Secret, env_name, normalize_host,
 };
 pub use proxy::{EgressError, Proxy, SOCKET_NAME};
+pub use report::{OutsideRequest, Sink};
 pub use scrub::Scrubber;
-use std::sync::Arc;
 
 /// The Node script that runs inside the sandbox in front of a command: it listens on
 /// `127.0.0.1:<port>` in the command's own network namespace, carries each connection to the
 /// proxy's Unix socket, and runs the command (exiting as it exits). Arguments:
 /// `<port> <socket path> <program> [args…]`.
 pub const BRIDGE_JS: &str = include_str!("bridge.js");
-
-/// One outside request as reported: what was asked, what came of it. Holds no key, no URL
-/// path and no query, only the host, so it can be shown and stored as it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutsideRequest {
-    /// `host`, or `host:port` when the port is not 80 or 443.
-    pub host: String,
-    /// `GET`, `POST`, … or `CONNECT` for a tunnel.
-    pub method: String,
-    /// The status the sandbox got back (200 for a tunnel that opened; 403 refused; 429 past a
-    /// limit; 502 the outside did not answer).
-    pub status: u16,
-    /// Body bytes both ways (see [`Limits::max_bytes`]).
-    pub bytes: u64,
-    pub duration_ms: u64,
-    /// Whether the request was let through.
-    pub allowed: bool,
-    /// The named API, for `/_api/<name>/…` calls.
-    pub api: Option<String>,
-    /// Why it was refused or cut short, in plain words.
-    pub reason: Option<String>,
-}
-
-/// Where reports go. Called on the proxy's tasks, so it must be quick.
-pub type Sink = Arc<dyn Fn(OutsideRequest) + Send + Sync>;

@@ -1,9 +1,9 @@
 //! `CONNECT host:port`: a byte tunnel to an allowed host. HTTPS stays end to end between the
 //! sandbox and the outside (no interception); the proxy only counts the bytes.
 
-use crate::OutsideRequest;
 use crate::policy::normalize_host;
-use crate::proxy::{Answer, State, elapsed_ms, host_label, text};
+use crate::report::OutsideRequest;
+use crate::shared::{Answer, State, elapsed_ms, host_label, text};
 use hyper::body::Incoming;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;

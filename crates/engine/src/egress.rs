@@ -99,7 +99,7 @@ impl BuildEgress {
         let unavailable = |e: String| EngineError::Usage(format!("outside access: {e}"));
         let node = host_node()
             .ok_or_else(|| unavailable("the bridge into the sandbox needs Node.js, which is not on PATH".into()))?;
-        let dir = crate::engine::scratch_in(data_dir, &format!("egress-{name}"))?;
+        let dir = crate::scratch::scratch_in(data_dir, &format!("egress-{name}"))?;
         let script = dir.path().join("bridge.js");
         std::fs::write(&script, wright_egress::BRIDGE_JS).map_err(|e| unavailable(e.to_string()))?;
         let [port] = wright_sandbox::loopback_ports::<1>().map_err(|e| unavailable(format!("no free port: {e}")))?;

@@ -150,17 +150,6 @@ pub fn parse_lang(name: &str) -> Result<Lang, EngineError> {
     Lang::parse_loose(name).ok_or_else(|| EngineError::Usage(format!("unknown language `{name}`; use en or pt")))
 }
 
-/// A fresh scratch folder named after `name` under `data_dir/tmp`, where every build's lives
-/// (`wright doctor` makes its trial folders the same way, so it fails where builds would).
-pub fn scratch_in(data_dir: &Path, name: &str) -> Result<tempfile::TempDir, EngineError> {
-    let io = |what: &str, e: std::io::Error| EngineError::Usage(format!("{what}: {e}"));
-    std::fs::create_dir_all(data_dir.join("tmp")).map_err(|e| io(&format!("creating {}", data_dir.display()), e))?;
-    tempfile::Builder::new()
-        .prefix(&format!("{name}-"))
-        .tempdir_in(data_dir.join("tmp"))
-        .map_err(|e| io("creating the build's temp folder", e))
-}
-
 /// Sortable, readable, unique enough: `20261121-153501-3fa2`.
 pub fn new_build_id() -> String {
     format!("{}-{:04x}", chrono::Utc::now().format("%Y%m%d-%H%M%S"), fastrand::u16(..))
@@ -170,7 +159,7 @@ impl Engine {
     /// Check the settings and open the store. The provider is connected on first use
     /// ([`Engine::provider`]), so configuration errors come first and cost nothing.
     pub async fn new(file: FileConfig, o: Overrides) -> Result<Self, EngineError> {
-        Self::with_env(file, o, crate::env_var).await
+        Self::with_env(file, o, crate::error::env_var).await
     }
 
     /// [`Engine::new`] with the environment (API keys) read through `env`.

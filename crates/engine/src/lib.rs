@@ -12,12 +12,14 @@ pub mod config;
 mod egress;
 pub mod embedq;
 mod engine;
+mod error;
 mod explain;
 mod leashed;
 pub mod local;
 pub mod notice;
 pub mod providers;
 pub mod sandbox;
+mod scratch;
 
 pub use artifacts::{ArtifactError, Artifacts, LocalArtifacts, RunRef};
 pub use egress::BuildEgress;
@@ -27,32 +29,8 @@ pub use engine::tasks::{PreparedTasks, TaskJob, TasksFinished, load_task_file};
 pub use engine::turns::{TURN_LEASE, TurnHold};
 pub use engine::{
     Engine, Finished, Job, Overrides, Prepared, database_url, host_redactor, new_build_id, open_store, parse_lang,
-    parse_template, scratch_in,
+    parse_template,
 };
+pub use error::{EngineError, env_var};
+pub use scratch::scratch_in;
 pub use wright_browser::OutsideAccess;
-
-/// Why wright could not be set up. The CLI maps these to its exit codes; the server to HTTP.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum EngineError {
-    /// A setting, name or path the user gave is wrong (exit code 2).
-    #[error("{0}")]
-    Usage(String),
-    /// The AI provider cannot be used: missing key, unreachable, model not loadable (exit code 3).
-    #[error("{0}")]
-    Provider(String),
-}
-
-impl EngineError {
-    /// The CLI's exit code for this error.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Self::Usage(_) => 2,
-            Self::Provider(_) => 3,
-        }
-    }
-}
-
-/// The process environment, read when asked (never cached): what [`providers::Wire`] uses by default.
-pub fn env_var(k: &str) -> Option<String> {
-    std::env::var(k).ok()
-}

@@ -66,6 +66,17 @@ pub fn say(lang: Lang, said: Said) -> String {
     vars.iter().fold(text.to_string(), |t, (name, value)| t.replace(&format!("{{{name}}}"), value))
 }
 
+/// The word or phrase under `key` in `lang`, for front ends that narrate in their own words
+/// (the CLI's `narrate.*` keys): English when `lang`'s table lacks it, the key itself when
+/// neither has it (a test keeps every key the CLI uses in both tables).
+pub fn word(lang: Lang, key: &'static str) -> &'static str {
+    let table: &'static HashMap<String, String> = match lang {
+        Lang::En => &TABLES[0],
+        Lang::Pt => &TABLES[1],
+    };
+    table.get(key).or_else(|| TABLES[0].get(key)).map_or(key, String::as_str)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +115,8 @@ mod tests {
             }
         }
         assert_eq!(say(Lang::En, Said::Queued { position: 3 }), "Queued behind 3 other build(s).");
+        assert_eq!(word(Lang::Pt, "narrate.done"), "Pronto!");
+        assert_eq!(word(Lang::Pt, "no.such.key"), "no.such.key");
         assert_eq!(
             say(Lang::Pt, Said::Restarted { attempt: 2, reason: RestartReason::Shutdown }),
             "O servidor foi parado durante esta construção; ela roda de novo do início (tentativa 2)."

@@ -269,12 +269,12 @@ fn worker(path: &Path, ready: &mpsc::Sender<Result<usize, LocalError>>, jobs: &m
 fn tokens_for(model: &LlamaModel, text: &str) -> Vec<LlamaToken> {
     // 512 tokens never need more than this much text, so a pasted megabyte is not tokenized
     // only to be thrown away.
-    let mut end = text.len().min(MAX_TEXT_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
     // Special-token syntax in user text stays plain text.
-    let mut tokens = model.vocab().tokenize(format!("{PREFIX}{}", &text[..end]).as_bytes(), true, false);
+    let mut tokens = model.vocab().tokenize(
+        format!("{PREFIX}{}", wright_text::head(text, MAX_TEXT_BYTES, wright_text::Unit::Bytes)).as_bytes(),
+        true,
+        false,
+    );
     if tokens.len() > MAX_TOKENS {
         let last = tokens[tokens.len() - 1];
         tokens.truncate(MAX_TOKENS - 1);

@@ -41,13 +41,9 @@ Make the lesson general: no file names or details of this one project. Use trigg
     vec![Message::system(system), Message::user(user)]
 }
 
+/// `s` within `max` characters, a marked cut on its own line.
 fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(max).collect();
-    out.push_str("\n[…cut]");
-    out
+    wright_text::clip_with(s, max, wright_text::Unit::Chars, "\n[…cut]")
 }
 
 /// A lesson as the model proposed it, checked and normalised.

@@ -1,6 +1,6 @@
 //! Looking at the machine: commands on a PATH, libclang in the folders bindgen searches, pip.
 
-use crate::{Probe, Requirement};
+use crate::requirement::{Probe, Requirement};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -5,12 +5,13 @@
 //! live in [`request_body`]: system text goes top-level, tool results ride inside user turns, roles
 //! must alternate, and the stable prefix (tools, then system) carries prompt-cache breakpoints.
 
-use crate::http::{SseHandler, SseStep, body_text, clip, send, sse_deltas};
+use crate::http::{SseHandler, SseStep, body_text, send, sse_deltas};
 use crate::{ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, ToolChoice, Usage};
 use futures::TryStreamExt;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+use wright_text::clip;
 
 /// The wire version this adapter speaks; sent as `anthropic-version` on every request.
 pub const API_VERSION: &str = "2023-06-01";

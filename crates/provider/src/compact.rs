@@ -10,6 +10,7 @@
 //! stay whole, and so do the latest turns unless one of them is the oversized one.
 
 use crate::{Message, Role};
+use wright_text::Unit;
 
 /// The latest messages that are never shortened or dropped.
 pub const KEEP_TAIL: usize = 4;
@@ -122,10 +123,9 @@ pub fn clip_longest(messages: &mut [Message], excess: usize) -> bool {
 fn clip_middle(text: &str, len: usize, keep: usize) -> String {
     let head = keep / 2;
     let tail = keep - head;
-    let at = |n: usize| text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
-    let (head_end, tail_start) = (at(head), at(len - tail));
     let cut = len - head - tail;
-    format!("{}\n[… {cut} characters cut here to fit the context window …]\n{}", &text[..head_end], &text[tail_start..])
+    let (head, tail) = (wright_text::head(text, head, Unit::Chars), wright_text::tail(text, tail, Unit::Chars));
+    format!("{head}\n[… {cut} characters cut here to fit the context window …]\n{tail}")
 }
 
 /// Shrink `messages` to at most `target_chars` (or as close as the rules allow).

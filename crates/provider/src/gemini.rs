@@ -12,7 +12,7 @@
 //!   history that drops it. [`ToolCall`] has no field for it, so the provider remembers signatures
 //!   per call and puts them back when that call is replayed; see [`THOUGHT_SIGNATURE_SKIP`].
 
-use crate::http::{SseHandler, SseStep, body_text, clip, send, sse_deltas};
+use crate::http::{SseHandler, SseStep, body_text, send, sse_deltas};
 use crate::{
     ChatRequest, Delta, DeltaStream, FinishReason, Provider, ProviderError, Role, ToolCall, ToolChoice, Usage,
 };
@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+use wright_text::clip;
 
 /// Documented placeholder signature for a function call whose real signature is unknown (history
 /// from another provider, or from before a restart). Gemini 3 rejects unsigned calls; this value

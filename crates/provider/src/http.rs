@@ -205,15 +205,3 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     }
     cur.to_string()
 }
-
-/// The start of `s`, at most `max` bytes, for error messages quoting a bad body.
-pub(crate) fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
-}

@@ -4,7 +4,7 @@
 //! `stream_options.include_usage`). Both produce the same [`Delta`]s.
 
 pub use crate::http::parse_retry_after;
-use crate::http::{SendError, SseHandler, SseStep, body_text, clip, send, send_request, sse_deltas};
+use crate::http::{SendError, SseHandler, SseStep, body_text, send, send_request, sse_deltas};
 use crate::{
     ChatRequest, Delta, DeltaStream, FinishReason, Message, Provider, ProviderError, Role, ToolChoice, Usage,
     local_server,
@@ -16,6 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use wright_text::clip;
 
 /// Settings for one OpenAI-compatible endpoint.
 #[derive(Debug, Clone)]

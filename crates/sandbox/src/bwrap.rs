@@ -9,7 +9,7 @@
 //! before each command.
 
 use crate::cgroup::Cgroups;
-use crate::runner::{CommandSpec, Held, Isolation, RunError, find_program};
+use crate::spec::{CommandSpec, Held, Isolation, RunError, find_program};
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};

@@ -17,7 +17,7 @@ use crate::bwrap::{
     hand_over_writable, launch, node_takes_wasm_flag, probe_with, process_limit, running_as_root,
 };
 use crate::cgroup::Cgroups;
-use crate::runner::{CommandSpec, Isolation, RunError, find_program};
+use crate::spec::{CommandSpec, Isolation, RunError, find_program};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
 };

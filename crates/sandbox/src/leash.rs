@@ -15,7 +15,7 @@
 //! The command never sees the memory file: it is closed in the command before it starts, so
 //! generated code cannot move its own deadline.
 
-use crate::runner::{CommandSpec, RunError, find_program};
+use crate::spec::{CommandSpec, RunError, find_program};
 use std::ffi::OsString;
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

@@ -16,6 +16,7 @@ mod redact;
 mod runner;
 pub mod seccomp;
 mod socket;
+mod spec;
 mod workspace;
 
 pub use bwrap::{Bwrap, Limits, Policy, SANDBOX_UID, Unavailable, give_back, running_as_root, shared_folder};
@@ -26,11 +27,9 @@ pub use leash::{LEASH_ARG, LEASH_POLL, Leash, LeashError, leash_and_run};
 pub use memwatch::{ProcessMemory, TreeMemory};
 pub use output::CappedOutput;
 pub use redact::{HOME_MARK, MIN_SECRET_LEN, REDACTED, RedactStream, Redactor};
-pub use runner::{
-    CommandOutcome, CommandRunner, CommandSpec, Held, Isolation, MEMORY_POLL, NoIsolation, OutputSink, ProcessRunner,
-    Refuse, RunError, StreamKind,
-};
+pub use runner::{CommandOutcome, CommandRunner, MEMORY_POLL, OutputSink, ProcessRunner, StreamKind};
 pub use socket::{SocketDir, loopback_ports};
+pub use spec::{CommandSpec, Held, Isolation, NoIsolation, Refuse, RunError};
 pub use workspace::{PathError, Workspace, WorkspaceLimits, WriteOutcome};
 pub use wright_beneath::{
     CopyReport, Dir, Entry as DirEntry, Error as DirError, Kind as EntryKind, Links, Meta as EntryMeta, WalkEntry,

@@ -4,13 +4,13 @@ use crate::api::{BuildBody, BuildView, Cancelled, Created, FileEntry};
 use crate::auth::{Caller, hash_token};
 use crate::error::{ApiError, ApiJson, ApiResult};
 use crate::files::file_error;
+use crate::headers::{IdempotencyKey, LastEventId};
 use crate::metrics::Following;
 use crate::state::AppState;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
@@ -27,8 +27,6 @@ use wright_store::{
 /// Most acceptance commands one request may add, and the longest one.
 const MAX_CHECKS: usize = 10;
 const MAX_CHECK_CHARS: usize = 1000;
-/// The longest `Idempotency-Key`.
-const MAX_KEY_CHARS: usize = 200;
 
 /// The build, if the caller may see it; someone else's build is "not found" (its id says
 /// nothing about whether it exists).
@@ -111,24 +109,9 @@ async fn refuse(state: &AppState, user: &str, kind: LimitKind, count: u64, oldes
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
-    headers: HeaderMap,
+    IdempotencyKey(key): IdempotencyKey,
     ApiJson(body): ApiJson<BuildBody>,
 ) -> ApiResult<(StatusCode, Json<Created>)> {
-    let key = match headers.get("idempotency-key") {
-        None => None,
-        Some(v) => Some(
-            v.to_str()
-                .ok()
-                .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_CHARS)
-                .ok_or_else(|| {
-                    ApiError::invalid(
-                        "invalid_fields",
-                        format!("Idempotency-Key: 1 to {MAX_KEY_CHARS} visible characters"),
-                    )
-                })?
-                .to_string(),
-        ),
-    };
     // The body is read once, here: the queue stores the typed job, and a retry is the same
     // request when it asks for the same job (spelling, spacing and key order do not count).
     let args = BuildArgs::from_body(&body).map_err(|e| ApiError::invalid("invalid_fields", e.to_string()))?;
@@ -341,19 +324,11 @@ pub async fn events(
     caller: Caller,
     Path(id): Path<String>,
     Query(q): Query<EventsQuery>,
+    last: LastEventId,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     visible(&state, &caller, &id).await?;
-    let last_event_id = match headers.get("last-event-id") {
-        None => None,
-        Some(v) => Some(
-            v.to_str()
-                .ok()
-                .and_then(|s| s.trim().parse::<u64>().ok())
-                .ok_or_else(|| ApiError::invalid("invalid_fields", "Last-Event-ID must be the seq of an event"))?,
-        ),
-    };
-    let after = q.after.or(last_event_id).unwrap_or(0);
+    let after = last.after(q.after);
     let frames = crate::stream::follow(state.store.clone(), &id, after, state.streams_stop.clone());
     let following = Following::new(&state.metrics);
     let frames = frames.map(move |frame| {
@@ -367,17 +342,7 @@ pub async fn events(
         return Ok(([(header::CONTENT_TYPE, "application/x-ndjson"), (header::CACHE_CONTROL, "no-store")], body)
             .into_response());
     }
-    let sse = frames.map(|f| {
-        Ok::<_, Infallible>(
-            SseEvent::default().id(f.event.seq.to_string()).event(f.event.kind.type_name()).data(f.json()),
-        )
-    });
-    let mut res =
-        Sse::new(sse).keep_alive(KeepAlive::new().interval(state.cfg.heartbeat).text("heartbeat")).into_response();
-    // Proxies must not buffer the stream.
-    res.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(res)
+    Ok(crate::stream::sse(state.cfg.heartbeat, frames, |l| (l.event.kind.type_name(), l.json().to_string())))
 }
 
 /// The build's files (generated folders such as `node_modules` left out).

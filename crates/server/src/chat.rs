@@ -8,6 +8,7 @@
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiJson, ApiResult};
+use crate::headers::LastEventId;
 use crate::metrics::ChatSink;
 use crate::state::AppState;
 use crate::turns::{lang_of, owned_by, sse};
@@ -176,7 +177,7 @@ pub async fn turn_events(
     caller: ChatCaller,
     Path((id, run)): Path<(String, String)>,
     Query(q): Query<AfterQuery>,
-    headers: HeaderMap,
+    last: LastEventId,
 ) -> ApiResult<Response> {
     owned_by(&state, &caller.owner(), &id).await?;
     let record = state.store.build(&run).await.map_err(|_| ApiError::not_found(format!("turn {run}")))?;
@@ -184,10 +185,9 @@ pub async fn turn_events(
     if record.start.kind != wright_events::RunKind::Chat || !in_conversation {
         return Err(ApiError::not_found(format!("turn {run}")));
     }
-    let last = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|s| s.trim().parse::<u64>().ok());
     // A turn that ended replays to its end; one that goes on pauses where the page must act.
     let pause = !state.store.has_ended(&run).await?;
-    Ok(sse(&state, &run, q.after.or(last).unwrap_or(0), pause))
+    Ok(sse(&state, &run, last.after(q.after), pause))
 }
 
 /// The conversation's messages, oldest first (quizzes without their answers).

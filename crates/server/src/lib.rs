@@ -38,6 +38,7 @@ mod embeddings;
 mod error;
 mod explain;
 mod files;
+mod headers;
 mod limits;
 mod maintenance;
 mod metrics;

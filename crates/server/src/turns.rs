@@ -4,10 +4,8 @@
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use axum::http::{HeaderMap, HeaderValue, header};
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use futures::StreamExt;
-use std::convert::Infallible;
 use wright_events::Lang;
 use wright_events::chat::{sse_data, sse_name};
 use wright_store::Conversation;
@@ -43,14 +41,9 @@ pub fn sse(state: &AppState, run: &str, after: u64, pause: bool) -> Response {
         let waiting = pause && matches!(f.event.kind, wright_events::EventKind::ClientToolCalls { .. });
         Some((f, (frames, waiting)))
     });
-    let events = frames.map(|f| {
-        let data = sse_data(&f.event.kind).to_string();
-        Ok::<_, Infallible>(SseEvent::default().id(f.event.seq.to_string()).event(sse_name(&f.event.kind)).data(data))
+    let mut res = crate::stream::sse(state.cfg.heartbeat, frames, |l| {
+        (sse_name(&l.event.kind), sse_data(&l.event.kind).to_string())
     });
-    let mut res =
-        Sse::new(events).keep_alive(KeepAlive::new().interval(state.cfg.heartbeat).text("heartbeat")).into_response();
-    res.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     if let Ok(v) = HeaderValue::from_str(run) {
         res.headers_mut().insert("x-wright-run", v);
     }

@@ -1,6 +1,9 @@
-//! The modules of `crates/server` import each other in one direction only: resources (builds,
-//! admin, auth, previews, ops, …) depend on shared leaves (errors, state, views), the router
-//! depends on the resources, and nothing depends back up. This reads every `src/**/*.rs`,
+//! The modules of every crate under `crates/` import each other in one direction only: in the
+//! server, resources (builds, admin, auth, previews, ops, …) depend on shared leaves (errors,
+//! state, views), the router depends on the resources, and nothing depends back up; in the
+//! agent, the build depends on its ending and its learning, which depend on the build's types,
+//! not on the build. This reads every crate's `src/**/*.rs` (a crate's `src/bin/` programs are
+//! crates of their own and are left out),
 //! collects which top-level modules each module names (`crate::NAME`, `use crate::{…}`,
 //! `super::…`, and in `lib.rs` its own modules' paths) and fails, printing the cycle, when the
 //! graph has one. An item of `lib.rs` itself (the crate root) is a node too, so a module that
@@ -19,6 +22,8 @@ enum Tok {
     Open,
     Close,
     Comma,
+    Semi,
+    Star,
     Dollar,
     Other,
 }
@@ -103,6 +108,8 @@ fn tokens(src: &str) -> Vec<Tok> {
                 '{' => Tok::Open,
                 '}' => Tok::Close,
                 ',' => Tok::Comma,
+                ';' => Tok::Semi,
+                '*' => Tok::Star,
                 '$' => Tok::Dollar,
                 _ => Tok::Other,
             });
@@ -193,12 +200,89 @@ fn module_of(rel: &Path) -> Vec<String> {
     parts
 }
 
+/// The names the crate root re-exports from its modules (`pub use build::{BuildRequest, run_build};`
+/// in `lib.rs`), each with the module that defines it: `crate::BuildRequest` is a use of
+/// `build`, not of the root (a re-export is a door, not an item of the root).
+fn reexports(sources: &[Source], top_modules: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Some(root) = sources.iter().find(|s| s.module.is_empty()) else { return out };
+    let toks = tokens(&root.text);
+    let mut depth = 0usize;
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Open => depth += 1,
+            Tok::Close => depth = depth.saturating_sub(1),
+            Tok::Ident(w) if w == "use" && depth == 0 => {
+                let mut j = i + 1;
+                if matches!(ident(toks.get(j)), Some("crate" | "self")) && toks.get(j + 1) == Some(&Tok::PathSep) {
+                    j += 2;
+                }
+                let Some(module) = ident(toks.get(j)).filter(|m| top_modules.contains(*m)) else { continue };
+                if toks.get(j + 1) == Some(&Tok::PathSep) && toks.get(j + 2) == Some(&Tok::Star) {
+                    // `pub use types::*`: every public item the module's file declares.
+                    let file = sources.iter().filter(|s| s.module.len() == 1 && s.module[0] == module);
+                    for name in file.flat_map(|s| public_items(&s.text)) {
+                        out.insert(name, module.to_string());
+                    }
+                    continue;
+                }
+                let end = toks[j..].iter().position(|t| *t == Tok::Semi).map_or(toks.len(), |k| j + k);
+                for k in j + 1..end {
+                    let name_ends = matches!(toks.get(k + 1), Some(Tok::Comma | Tok::Close | Tok::Semi));
+                    if let (Some(name), true) = (ident(toks.get(k)), name_ends)
+                        && name != "self"
+                    {
+                        out.insert(name.to_string(), module.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The names of the `pub` items (`pub struct Name`, `pub fn name`, …) at the top of a file.
+fn public_items(text: &str) -> Vec<String> {
+    const KINDS: &[&str] = &["struct", "enum", "trait", "type", "fn", "const", "static", "mod", "union"];
+    let toks = tokens(text);
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Open => depth += 1,
+            Tok::Close => depth = depth.saturating_sub(1),
+            Tok::Ident(w) if w == "pub" && depth == 0 => {
+                // `pub async fn`, `pub unsafe fn`: the name follows the last keyword.
+                let mut j = i + 1;
+                while matches!(ident(toks.get(j)), Some("async" | "unsafe" | "extern")) {
+                    j += 1;
+                }
+                if let (Some(kind), Some(name)) = (ident(toks.get(j)), ident(toks.get(j + 1)))
+                    && KINDS.contains(&kind)
+                {
+                    out.push(name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Which top-level modules each top-level module (and the root, [`ROOT`]) refers to.
 fn graph(sources: &[Source]) -> BTreeMap<String, BTreeSet<String>> {
     let top_modules: BTreeSet<String> = sources.iter().filter_map(|s| s.module.first().cloned()).collect();
+    let doors = reexports(sources, &top_modules);
     let node = |first: Option<&String>| first.cloned().unwrap_or_else(|| ROOT.to_string());
     // A name right after `crate::` (or after enough `super::` to reach the root).
-    let at_root = |name: &str| if top_modules.contains(name) { name.to_string() } else { ROOT.to_string() };
+    let at_root = |name: &str| {
+        if top_modules.contains(name) {
+            name.to_string()
+        } else {
+            doors.get(name).cloned().unwrap_or_else(|| ROOT.to_string())
+        }
+    };
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for s in sources {
         let from = node(s.module.first());
@@ -339,15 +423,30 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-fn server_sources() -> std::io::Result<Vec<Source>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// The crates of the workspace: every folder under `crates/` with a `src`.
+fn crates() -> std::io::Result<Vec<(String, PathBuf)>> {
+    let all = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&all)? {
+        let dir = entry?.path();
+        let src = dir.join("src");
+        if src.is_dir() {
+            out.push((dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), src));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn sources_of(src: &Path) -> std::io::Result<Vec<Source>> {
     let mut files = Vec::new();
-    rust_files(&src, &mut files)?;
+    rust_files(src, &mut files)?;
     files.sort();
     files
         .iter()
+        .filter(|f| !f.starts_with(src.join("bin")))
         .map(|f| {
-            let rel = f.strip_prefix(&src).map_err(std::io::Error::other)?;
+            let rel = f.strip_prefix(src).map_err(std::io::Error::other)?;
             Ok(Source { module: module_of(rel), text: std::fs::read_to_string(f)? })
         })
         .collect()
@@ -361,25 +460,42 @@ fn describe(edges: &BTreeMap<String, BTreeSet<String>>) -> String {
         .join("\n")
 }
 
+/// Crates whose modules still import each other in a circle, mostly through their `lib.rs`
+/// (types defined in the root that the root's own modules use while the root calls them).
+/// Every other crate must have none; a crate listed here that no longer has one fails the test
+/// too, so the list only shrinks.
+const NOT_YET: &[&str] = &["cli", "events", "starters", "store", "tools"];
+
 #[test]
-fn the_server_modules_import_each_other_without_a_cycle() -> std::io::Result<()> {
-    let sources = server_sources()?;
-    let edges = graph(&sources);
-    println!("module graph of crates/server/src:\n{}", describe(&edges));
-    // Not vacuous: the files were found and their imports read.
-    assert!(sources.len() > 5, "only {} source files found", sources.len());
-    assert!(edges.values().map(BTreeSet::len).sum::<usize>() > 10, "too few imports found:\n{}", describe(&edges));
-    let found = cycles(&edges);
-    let shown: Vec<String> = found
-        .iter()
-        .map(|(members, path)| format!("{} (all in one cycle: {})", path.join(" -> "), members.join(", ")))
-        .collect();
-    assert!(
-        found.is_empty(),
-        "module import cycles in crates/server:\n  {}\n\ngraph:\n{}",
-        shown.join("\n  "),
-        describe(&edges)
-    );
+fn no_crate_has_a_module_import_cycle() -> std::io::Result<()> {
+    let crates = crates()?;
+    // Not vacuous: the crates were found, and the server's files and imports were read.
+    assert!(crates.len() > 20, "only {} crates found", crates.len());
+    let mut problems = Vec::new();
+    for (name, src) in &crates {
+        let sources = sources_of(src)?;
+        let edges = graph(&sources);
+        if name == "server" {
+            assert!(sources.len() > 5, "only {} source files found", sources.len());
+            assert!(edges.values().map(BTreeSet::len).sum::<usize>() > 10, "too few imports:\n{}", describe(&edges));
+        }
+        let found = cycles(&edges);
+        if NOT_YET.contains(&name.as_str()) {
+            if found.is_empty() {
+                problems.push(format!("crates/{name} has no cycle any more: take it off NOT_YET"));
+            }
+            continue;
+        }
+        for (members, path) in found {
+            problems.push(format!(
+                "crates/{name}: {} (all in one cycle: {})\n{}",
+                path.join(" -> "),
+                members.join(", "),
+                describe(&edges)
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "module import cycles:\n{}", problems.join("\n\n"));
     Ok(())
 }
 
@@ -390,7 +506,10 @@ fn made_up(files: &[(&str, &str)]) -> Vec<Source> {
 #[test]
 fn the_reader_finds_crate_super_and_root_paths_and_their_cycles() {
     let sources = made_up(&[
-        ("lib.rs", "mod a; mod b; mod c; pub use a::Thing; pub struct State; fn f() { c::go() }"),
+        (
+            "lib.rs",
+            "mod a; mod b; mod c; mod d; mod e; pub use e::*; pub use a::Thing; pub struct State; fn f() { c::go() }",
+        ),
         // `super::` at the top of a file is the root; inside `mod tests` it is the file itself.
         (
             "a.rs",
@@ -399,13 +518,17 @@ fn the_reader_finds_crate_super_and_root_paths_and_their_cycles() {
         ("b.rs", "use crate::{c::Y, self as me}; /* crate::a */ const S: &str = \"crate::a\";"),
         ("c.rs", "fn x<'a>(s: &'a str) -> &'a str { let _ = r#\"crate::b\"#; s }"),
         ("c/inner.rs", "use super::super::a::X; use super::Y;"),
+        // A name the root re-exports is a use of the module that defines it.
+        ("d.rs", "use crate::Thing; fn f() -> crate::State { todo!() } fn g(_: crate::Glob) {}"),
+        ("e.rs", "pub struct Glob; pub(crate) struct Hidden; mod inner { pub struct Deep; }"),
     ]);
     let edges = graph(&sources);
     let names = |n: &str| edges.get(n).map(|s| s.iter().cloned().collect::<Vec<_>>()).unwrap_or_default();
-    assert_eq!(names("lib"), ["a", "c"]);
+    assert_eq!(names("lib"), ["a", "c", "e"]);
     assert_eq!(names("a"), ["b", "lib"]);
     assert_eq!(names("b"), ["c", "lib"]);
     assert_eq!(names("c"), ["a"]);
+    assert_eq!(names("d"), ["a", "e", "lib"]);
     let found = cycles(&edges);
     let members = vec!["a".to_string(), "b".into(), "c".into(), "lib".into()];
     assert_eq!(found, [(members, vec!["a".to_string(), "lib".into(), "a".into()])], "{}", describe(&edges));

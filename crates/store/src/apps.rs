@@ -226,14 +226,7 @@ pub(crate) fn first_free(base: &str, taken: &[String]) -> String {
 }
 
 /// A title or description as kept: white space collapsed, clipped to `max` characters.
-pub fn clip(text: &str, max: usize) -> String {
-    let one = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= max {
-        return one;
-    }
-    let cut: String = one.chars().take(max.saturating_sub(1)).collect();
-    format!("{}…", cut.trim_end())
-}
+pub use wright_text::clip_line as clip;
 
 /// A rename as it will be stored: the new slug checked, title and description clipped, an
 /// empty title or description refused.

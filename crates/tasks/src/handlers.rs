@@ -3,7 +3,8 @@
 //! that lists the ones there are.
 //!
 //! `no_op` and `validation` are here; the model-driven `code_generation`, `planning` and
-//! `ai_interaction` are in [`crate::codegen`].
+//! `ai_interaction` are in [`crate::codegen`], which builds on this module; the table of all
+//! of them is put together in [`crate::builtin`], above both.
 
 use crate::{CommandExecuted, Criterion, Judgement, Task, TaskResult, ValidationDetails};
 use std::collections::BTreeMap;
@@ -54,17 +55,6 @@ pub struct Handlers {
 }
 
 impl Handlers {
-    /// The handlers wright ships.
-    pub fn builtin() -> Self {
-        use crate::codegen::{AiInteraction, CodeGeneration, Planning};
-        Self::default()
-            .with(Arc::new(NoOp))
-            .with(Arc::new(Validation))
-            .with(Arc::new(CodeGeneration))
-            .with(Arc::new(Planning))
-            .with(Arc::new(AiInteraction))
-    }
-
     /// Each type with its one line, sorted by type.
     pub fn describe(&self) -> Vec<(&'static str, &'static str)> {
         self.table.values().map(|h| (h.kind(), h.about())).collect()

@@ -7,6 +7,7 @@
 //! ([`handlers`]) that runs a task by its `type`, and runs a whole plan ([`run`]): in order,
 //! recording each task's outcome before the next starts, so a stopped run can be resumed.
 
+mod builtin;
 pub mod codegen;
 pub mod handlers;
 mod judge;

@@ -69,8 +69,8 @@ pub(crate) fn cap(text: &str) -> String {
     if total <= MAX_ERROR_CHARS {
         return text.to_string();
     }
-    let byte_end = text.char_indices().nth(MAX_ERROR_CHARS).map_or(text.len(), |(i, _)| i);
-    let mut head = &text[..byte_end];
+    let mut head = wright_text::head(text, MAX_ERROR_CHARS, wright_text::Unit::Chars);
+    let byte_end = head.len();
     if let Some(nl) = head.rfind('\n').filter(|nl| byte_end - nl < 300) {
         head = &head[..nl];
     }

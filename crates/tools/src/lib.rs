@@ -96,26 +96,20 @@ pub fn builtin_registry() -> Registry {
 
 /// Keep the start of `s` up to `max` bytes on a character boundary, saying how much was cut.
 pub fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
+    let kept = wright_text::head(s, max, wright_text::Unit::Bytes);
+    if kept.len() == s.len() {
         return s.to_string();
     }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… [{} more bytes cut]", &s[..end], s.len() - end)
+    format!("{kept}… [{} more bytes cut]", s.len() - kept.len())
 }
 
 /// Keep the end of `s` up to `max` bytes, saying how much was cut.
 pub fn clip_tail(s: &str, max: usize) -> String {
-    if s.len() <= max {
+    let kept = wright_text::tail(s, max, wright_text::Unit::Bytes);
+    if kept.len() == s.len() {
         return s.to_string();
     }
-    let mut start = s.len() - max;
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("[{} earlier bytes cut] …{}", start, &s[start..])
+    format!("[{} earlier bytes cut] …{kept}", s.len() - kept.len())
 }
 
 #[cfg(test)]

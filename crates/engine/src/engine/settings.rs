@@ -1,9 +1,10 @@
 //! The settings a build runs with, from flags, wright.toml and defaults, and the confinement
 //! of its commands: sandbox, package cache, and outside access through the egress proxy.
 
-use super::{Engine, host_redactor, scratch_in};
+use super::{Engine, host_redactor};
 use crate::EngineError;
 use crate::sandbox;
+use crate::scratch::scratch_in;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wright_provider::RetryPolicy;
