@@ -55,9 +55,13 @@ pub struct Model {
 impl Model {
     /// The probability that the request means the starter: 0 for a declined one.
     pub fn probability(&self, s: &Signals) -> f32 {
-        if s.declined {
-            return 0.0;
-        }
+        if s.declined { 0.0 } else { self.likeness(s) }
+    }
+
+    /// The model's probability whatever the near misses say: how alike the request and the
+    /// starter are, for naming the closest starters when none is picked (a scientific
+    /// calculator is not the calculator, but the calculator is still the closest thing).
+    pub fn likeness(&self, s: &Signals) -> f32 {
         let z: f32 = self.weights.iter().zip(s.features()).map(|(w, x)| w * x).sum::<f32>() + self.bias;
         1.0 / (1.0 + (-z).exp())
     }
@@ -168,7 +172,11 @@ impl Library {
         model: &Model,
         n: usize,
     ) -> Vec<&Starter> {
-        self.ranked_by_meaning(request, asked, meanings, model).into_iter().take(n).map(|(s, _)| s).collect()
+        let signals = self.signals(request, asked, meanings);
+        let mut all: Vec<(&Starter, f32)> =
+            self.starters.iter().zip(&signals).map(|(s, sig)| (s, model.likeness(sig))).collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1));
+        all.into_iter().take(n).map(|(s, _)| s).collect()
     }
 
     /// The starter `request` means, if the model is sure enough: the most probable starter of

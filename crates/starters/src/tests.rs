@@ -274,4 +274,7 @@ fn a_request_nearer_a_near_miss_than_the_starter_is_declined() {
     };
     assert_eq!(picked(&nearer_the_quiz).as_deref(), Some("quiz-game"));
     assert_eq!(picked(&nearer_a_miss), None, "declined, and nothing else is near");
+    // Still named first among the closest, for the user to choose with `--starter`.
+    let closest = lib.closest_by_meaning("a quiz", &nearer_a_miss, &meanings, &sure, 1);
+    assert_eq!(closest[0].id(), "quiz-game");
 }
