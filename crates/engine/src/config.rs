@@ -33,7 +33,7 @@ pub struct FileConfig {
     pub command_timeout: Option<u64>,
     /// Longest TRANSPILING pass (type-check and bundle), in seconds [default: 10].
     pub transpile_timeout: Option<u64>,
-    /// Where npm packages are cached for builds [default: `deps` in the data dir]; several data
+    /// Where npm packages are cached for builds [default: `deps` in the artifacts' root]; several data
     /// folders (or test runs) may share one.
     pub package_cache: Option<PathBuf>,
     /// Largest file the model may write, in bytes (default 1 MiB).
