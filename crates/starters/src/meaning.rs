@@ -155,15 +155,11 @@ impl Library {
         meanings: &Meanings,
         model: &Model,
     ) -> Vec<(&Starter, f32)> {
-        let signals = self.signals(request, asked, meanings);
-        let mut all: Vec<(&Starter, f32)> =
-            self.starters.iter().zip(&signals).map(|(s, sig)| (s, model.probability(sig))).collect();
-        all.sort_by(|a, b| b.1.total_cmp(&a.1));
-        all
+        self.ranked_by(request, asked, meanings, |sig| model.probability(sig))
     }
 
     /// The `n` starters most probably meant by `request`, most probable first (for a request
-    /// none fits: what the built-in model could make instead).
+    /// none fits: what the built-in model could make instead), near misses or not.
     pub fn closest_by_meaning(
         &self,
         request: &str,
@@ -172,11 +168,26 @@ impl Library {
         model: &Model,
         n: usize,
     ) -> Vec<&Starter> {
+        self.ranked_by(request, asked, meanings, |sig| model.likeness(sig))
+            .into_iter()
+            .take(n)
+            .map(|(s, _)| s)
+            .collect()
+    }
+
+    /// Every starter scored by `score` over its signals for `request`, highest first.
+    fn ranked_by(
+        &self,
+        request: &str,
+        asked: &[f32],
+        meanings: &Meanings,
+        score: impl Fn(&Signals) -> f32,
+    ) -> Vec<(&Starter, f32)> {
         let signals = self.signals(request, asked, meanings);
         let mut all: Vec<(&Starter, f32)> =
-            self.starters.iter().zip(&signals).map(|(s, sig)| (s, model.likeness(sig))).collect();
+            self.starters.iter().zip(&signals).map(|(s, sig)| (s, score(sig))).collect();
         all.sort_by(|a, b| b.1.total_cmp(&a.1));
-        all.into_iter().take(n).map(|(s, _)| s).collect()
+        all
     }
 
     /// The starter `request` means, if the model is sure enough: the most probable starter of
