@@ -18,16 +18,9 @@ use wright_provider::RetryPolicy;
 use wright_provider::scripted::ScriptedProvider;
 use wright_store::{SqliteStore, Store};
 
-struct E5(wright_local::E5Embedder);
-
-impl Embedder for E5 {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        self.0.embed(texts).map_err(|e| e.to_string())
-    }
-}
+#[path = "../tests/common/e5.rs"]
+mod e5;
+use e5::E5;
 
 fn rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

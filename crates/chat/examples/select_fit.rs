@@ -22,16 +22,9 @@ use wright_chat::relevance::{Example, Scorer};
 use wright_chat::tools::video::VideoSettings;
 use wright_chat::{ChatTool, Embedder, builtin_tools};
 
-struct E5(wright_local::E5Embedder);
-
-impl Embedder for E5 {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        self.0.embed(texts).map_err(|e| e.to_string())
-    }
-}
+#[path = "../tests/common/e5.rs"]
+mod e5;
+use e5::E5;
 
 fn load(name: &str) -> Vec<Example> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("eval").join(name);

@@ -79,16 +79,8 @@ pub async fn context_with(
     (ctx, tools)
 }
 
-struct E5(wright_local::E5Embedder);
-
-impl Embedder for E5 {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        self.0.embed(texts).map_err(|e| e.to_string())
-    }
-}
+mod e5;
+use e5::E5;
 
 /// The embedding model wright ships (fetched once into `WRIGHT_TEST_DATA_DIR`, default
 /// `target/wright-test-data`); `None` only where Python cannot fetch it.
