@@ -179,13 +179,17 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     if let Some(j) = &journal {
         j.flush().await;
     }
-    match &deps.store {
+    let ended_here = match &deps.store {
         Some(store) => {
             ending.record(store.as_ref(), deps.log.as_deref(), &emitter, deps.holder.as_deref(), run_end).await
         }
-        None => emitter.emit(run_end.complete),
-    }
+        None => {
+            emitter.emit(run_end.complete);
+            true
+        }
+    };
     BuildReport {
+        ended_here,
         end,
         template,
         files,

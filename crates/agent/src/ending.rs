@@ -70,6 +70,7 @@ pub(crate) struct Ending<'a> {
 
 impl Ending<'_> {
     /// Note outcomes and the attempt, then end the run: its record and `complete` together.
+    /// True when this call ended it (the store took its ending).
     pub(crate) async fn record(
         &self,
         store: &dyn Store,
@@ -77,7 +78,7 @@ impl Ending<'_> {
         emitter: &Emitter,
         holder: Option<&str>,
         run_end: RunEnd,
-    ) {
+    ) -> bool {
         let Ending { req, template, build_id, end, p, duration, .. } = *self;
         let applied: Vec<String> = p.applied.iter().map(|n| n.id.clone()).collect();
         // Only verdicts about the project count for a note; a cancel or an outage says nothing of it.
@@ -119,13 +120,14 @@ impl Ending<'_> {
             }
         };
         match ended {
-            Ok(Finished::Now(_)) => {}
+            Ok(Finished::Now(_)) => return true,
             Ok(Finished::Already { .. }) => tracing::warn!(build = %build_id, "the build had ended already"),
             Err(wright_store::StoreError::NotHolder(_)) => {
                 tracing::warn!(build = %build_id, "build not ended: another worker holds it now")
             }
             Err(e) => tracing::warn!(build = %build_id, "build end not stored: {e}"),
         }
+        false
     }
 
     /// The build's final record, with `report`.

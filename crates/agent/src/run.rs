@@ -147,6 +147,9 @@ pub struct BuildReport {
     pub security_warnings: Vec<Finding>,
     /// A readable account of what was tried (Markdown).
     pub report: String,
+    /// This run's ending is the build's: the store took it (false when the run had ended
+    /// already, or its holder lost it; true without a store).
+    pub ended_here: bool,
 }
 
 impl BuildReport {

@@ -331,11 +331,14 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                     let refused = prepared.refusal();
                     tokio::select! {
                         finished = prepared.run(vec![usage], handles.cancel.clone()) => {
-                            if finished.refused || leash.as_ref().is_some_and(wright_sandbox::Leash::expired) {
+                            let past_lease = leash.as_ref().is_some_and(wright_sandbox::Leash::expired);
+                            if finished.refused || (past_lease && !finished.report.ended_here) {
                                 // Past its lease (woken from a freeze before the keeper
                                 // noticed, or refused by the database's clock): its ending
                                 // was refused, and the copy of the folder may serve the run
-                                // that holds the build now.
+                                // that holds the build now. (A run whose ending the store
+                                // took before this worker's own, earlier, deadline passed
+                                // ended the build: it counts.)
                                 handles.lost.store(true, Ordering::SeqCst);
                                 interrupted = true;
                             } else {
