@@ -184,6 +184,8 @@ async fn run(args: TaskRunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit
         resume: args.resume.clone(),
         rerun: args.rerun.clone(),
         model: None,
+        holder: None,
+        leash: None,
     };
     let prepared = engine.prepare_tasks(job).await?;
     for w in &prepared.warnings {

@@ -25,7 +25,7 @@ pub use artifacts::{ArtifactError, Artifacts, LocalArtifacts, RunRef};
 pub use egress::BuildEgress;
 pub use engine::assistant::AssistantScope;
 pub use engine::chat::{ChatFinished, ChatJob, ChatParts, answerer, doctor_lines as chat_doctor_lines};
-pub use engine::tasks::{PreparedTasks, TaskJob, TasksFinished, load_task_file};
+pub use engine::tasks::{PreparedTasks, TaskJob, TasksFinished, load_task_file, read_plan};
 pub use engine::turns::{TURN_LEASE, TurnHold};
 pub use engine::{
     Engine, Finished, Job, Overrides, Prepared, database_url, host_redactor, new_build_id, open_store, parse_lang,
@@ -34,3 +34,4 @@ pub use engine::{
 pub use error::{EngineError, env_var};
 pub use scratch::scratch_in;
 pub use wright_browser::OutsideAccess;
+pub use wright_tasks::{Format as TaskFormat, Plan as TaskPlan};

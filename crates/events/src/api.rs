@@ -62,6 +62,58 @@ pub struct BuildBody {
     pub allow_hosts: Option<Vec<String>>,
 }
 
+/// `POST /api/tasks`: a task file run as a run of its own, on one of your projects or in a
+/// new, empty folder. The plan gets the same checks as `wright task check` before anything is
+/// queued; unknown fields are refused (422).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskBody {
+    /// The task file: a plan `{goal?, tasks: [...]}`, one task, or a list of tasks, as JSON; or
+    /// the file's text as a string (JSON, or TOML with `"format": "toml"`).
+    #[schema(value_type = Object)]
+    pub plan: serde_json::Value,
+    /// How a `plan` given as text is written: `json` (the default) or `toml`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// The build or task run whose project the tasks work on (its folder, once it has ended);
+    /// absent: the project of `resume`, else a new, empty folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// An earlier task run of the same project whose passed tasks are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
+    /// Tasks to run again although they passed in the resumed run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rerun: Vec<String>,
+    /// One of the models the server allows (`GET /api/models`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// One task of a task run, as `GET /api/tasks/{id}` shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TaskOutcomeView {
+    pub id: String,
+    /// The task's `type`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub status: crate::TaskStatus,
+    pub message: String,
+    /// The result in the seed's shape: `{message, ai_result, validation_details}`.
+    #[schema(value_type = Object)]
+    pub result: serde_json::Value,
+    pub started_at: String,
+    pub finished_at: String,
+}
+
+/// A task run: the run as builds show it, and each task that ended so far, in run order.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaskRunView {
+    #[serde(flatten)]
+    pub run: BuildView,
+    pub tasks: Vec<TaskOutcomeView>,
+}
+
 /// `202` answer to `POST /api/builds`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Created {

@@ -17,6 +17,28 @@ use serde::{Deserialize, Serialize};
 pub enum QueuedJob {
     /// A build from a prompt (`POST /api/builds`).
     Build(BuildArgs),
+    /// A task file run on a project (`POST /api/tasks`).
+    Task(TaskArgs),
+}
+
+/// What a task run was asked to do. The plan was read and checked where the request came in
+/// (as `wright task check` does) and is kept in the task file's own JSON shape, so the worker
+/// reads it back with the task crate's reader: this crate does not know the task types.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskArgs {
+    /// The checked plan, `{goal?, tasks: [...]}`.
+    pub plan: serde_json::Value,
+    /// The run whose project the tasks work on; `None`: a new folder (or `resume`'s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<RunId>,
+    /// The earlier task run whose passed tasks are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<RunId>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rerun: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// What a build was asked to do, checked and typed.
@@ -91,6 +113,7 @@ impl QueuedJob {
     pub fn kind(&self) -> RunKind {
         match self {
             QueuedJob::Build(_) => RunKind::Build,
+            QueuedJob::Task(_) => RunKind::Task,
         }
     }
 
@@ -148,7 +171,7 @@ mod tests {
     #[test]
     fn a_body_stored_by_an_earlier_version_still_reads_as_its_job() {
         let old = serde_json::to_string(&body()).unwrap();
-        let QueuedJob::Build(args) = QueuedJob::decode(&old).unwrap();
+        let QueuedJob::Build(args) = QueuedJob::decode(&old).unwrap() else { panic!("a build") };
         assert_eq!((args.template, args.lang), (Some(Template::Fullstack), Some(Lang::Pt)));
         assert_eq!(args.continue_from, Some(RunId("20261124-151203-9c1e".into())));
         assert_eq!(args.allow_hosts, Some(vec!["api.example.test".into()]));
@@ -166,6 +189,24 @@ mod tests {
                 allow_hosts: None,
             })
         );
+    }
+
+    #[test]
+    fn a_task_job_is_stored_as_its_kind_and_reads_back_the_same() {
+        let job = QueuedJob::Task(TaskArgs {
+            plan: serde_json::json!({"tasks": [{"id": "a", "type": "no_op", "description": "nothing"}]}),
+            project: Some(RunId("20261124-151203-9c1e".into())),
+            resume: None,
+            rerun: vec![],
+            model: None,
+        });
+        let text = job.encode();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!((v["kind"].as_str(), v["args"]["project"].as_str()), (Some("task"), Some("20261124-151203-9c1e")));
+        assert_eq!(QueuedJob::decode(&text).unwrap(), job);
+        assert_eq!(job.kind(), RunKind::Task);
+        let e = QueuedJob::decode(r#"{"kind":"task","args":{"plan":{},"typo":1}}"#).unwrap_err();
+        assert!(e.0.contains("typo"), "{e}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 pub use wright_events::api::{
     AppEdit, AppView, BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models,
-    StarterView,
+    StarterView, TaskBody, TaskOutcomeView, TaskRunView,
 };
 use wright_events::api::{RunId, UserId};
 use wright_store::BuildRecord;
@@ -14,7 +14,7 @@ pub fn view_of(b: BuildRecord, preview_origin: &str, with_report: bool) -> Build
     let id = b.start.id;
     BuildView {
         kind: b.start.kind,
-        events_url: format!("/api/builds/{id}/events"),
+        events_url: events_url(b.start.kind, &id),
         preview_url: b.preview_key.as_ref().map(|k| url_for(preview_origin, &id, k)),
         prompt: b.start.prompt,
         template,
@@ -38,6 +38,15 @@ pub fn view_of(b: BuildRecord, preview_origin: &str, with_report: bool) -> Build
         report: if with_report { b.report } else { None },
         app: None,
         id: RunId(id),
+    }
+}
+
+/// Where a run's events stream: a task run's under `/api/tasks`, every other's under
+/// `/api/builds` (which serves any run the caller may see).
+pub fn events_url(kind: wright_events::RunKind, id: &str) -> String {
+    match kind {
+        wright_events::RunKind::Task => format!("/api/tasks/{id}/events"),
+        _ => format!("/api/builds/{id}/events"),
     }
 }
 

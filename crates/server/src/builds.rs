@@ -4,13 +4,13 @@ use crate::api::{BuildBody, BuildView, Cancelled, Created, FileEntry};
 use crate::auth::{Caller, hash_token};
 use crate::error::{ApiError, ApiJson, ApiResult};
 use crate::files::file_error;
-use crate::headers::{IdempotencyKey, LastEventId};
+use crate::headers::{EventsFormat, IdempotencyKey, LastEventId};
 use crate::metrics::Following;
 use crate::state::AppState;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
@@ -38,9 +38,9 @@ pub async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<B
     if caller.may_see(b.owner.as_deref()) && !chat { Ok(b) } else { Err(ApiError::not_found(format!("build {id}"))) }
 }
 
-fn validate(state: &AppState, body: &BuildBody) -> ApiResult<()> {
-    crate::checks::check_prompt(&body.prompt, state.cfg.prompt_chars, &state.redactor)?;
-    if let Some(m) = &body.model
+/// A model the caller asked for must be one the server offers.
+pub(crate) fn check_model(state: &AppState, model: Option<&String>) -> ApiResult<()> {
+    if let Some(m) = model
         && *m != state.default_model
         && !state.cfg.allowed_models.contains(m)
     {
@@ -49,6 +49,12 @@ fn validate(state: &AppState, body: &BuildBody) -> ApiResult<()> {
             format!("model `{m}` is not offered here; GET /api/models lists the ones you may pick"),
         ));
     }
+    Ok(())
+}
+
+fn validate(state: &AppState, body: &BuildBody) -> ApiResult<()> {
+    crate::checks::check_prompt(&body.prompt, state.cfg.prompt_chars, &state.redactor)?;
+    check_model(state, body.model.as_ref())?;
     if body.checks.len() > MAX_CHECKS || body.checks.iter().any(|c| c.trim().is_empty() || c.len() > MAX_CHECK_CHARS) {
         return Err(ApiError::invalid(
             "invalid_fields",
@@ -68,7 +74,13 @@ fn validate(state: &AppState, body: &BuildBody) -> ApiResult<()> {
 
 /// The answer to a request that a per-user limit refused (decided by the store in the
 /// transaction that would have queued it): 429 with when to try again.
-async fn refuse(state: &AppState, user: &str, kind: LimitKind, count: u64, oldest: Option<String>) -> ApiError {
+pub(crate) async fn refuse(
+    state: &AppState,
+    user: &str,
+    kind: LimitKind,
+    count: u64,
+    oldest: Option<String>,
+) -> ApiError {
     let cfg = &state.cfg;
     state.metrics.refused(kind.as_str());
     if let Err(e) = state.store.log_refusal(user, kind.as_str()).await {
@@ -208,7 +220,7 @@ pub async fn create(
 /// rather than answered with a build the client did not ask for. The requests are compared
 /// as the typed jobs they ask for, so spacing, key order and spelling (`Full-Stack`) do not
 /// count; an identical twin found without the key asks for the same job by construction.
-fn existing(b: BuildRecord, job: &QueuedJob) -> ApiResult<(StatusCode, Json<Created>)> {
+pub(crate) fn existing(b: BuildRecord, job: &QueuedJob) -> ApiResult<(StatusCode, Json<Created>)> {
     let differs = b.job.as_ref().is_some_and(|first| first.as_ref() != Ok(job));
     let id = b.start.id;
     if differs {
@@ -220,7 +232,7 @@ fn existing(b: BuildRecord, job: &QueuedJob) -> ApiResult<(StatusCode, Json<Crea
             ),
         ));
     }
-    let events_url = format!("/api/builds/{id}/events");
+    let events_url = crate::api::events_url(b.start.kind, &id);
     Ok((StatusCode::ACCEPTED, Json(Created { id: RunId(id), status: b.status, events_url, deduplicated: true })))
 }
 
@@ -267,13 +279,18 @@ pub async fn cancel(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Cancelled>> {
     let b = visible(&state, &caller, &id).await?;
-    let lang = b.start.lang;
+    cancel_run(&state, b).await
+}
+
+/// Stop run `b` (a build or a task run) the caller may see.
+pub(crate) async fn cancel_run(state: &AppState, b: BuildRecord) -> ApiResult<Json<Cancelled>> {
+    let (id, lang) = (b.start.id, b.start.lang);
     let status = match state.store.request_cancel(&id, cancelled_while_queued(lang)).await? {
         CancelOutcome::WasQueued => {
             // A follow-up build cancelled while queued again after an interruption has a copy of
             // its folder, and its interrupted run may have left the folder half-written.
             match state.store.build(&id).await {
-                Ok(b) => crate::queue::restore_and_discard(&state, &id, b.start.workspace).await,
+                Ok(b) => crate::queue::restore_and_discard(state, &id, b.start.workspace).await,
                 Err(_) => crate::rerun::discard(state.engine.artifacts().root(), &id),
             }
             state.metrics.build_ended(Some(wright_events::EndReason::Cancelled), None);
@@ -310,7 +327,7 @@ fn cancelled_while_queued(lang: Lang) -> RunEnd {
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct EventsQuery {
     /// Start after this `seq` (like `Last-Event-ID`).
-    after: Option<u64>,
+    pub(crate) after: Option<u64>,
 }
 
 /// The build's events: SSE (`id: seq`, `event: type`, `data: JSON`), or JSON lines with
@@ -325,24 +342,26 @@ pub async fn events(
     Path(id): Path<String>,
     Query(q): Query<EventsQuery>,
     last: LastEventId,
-    headers: HeaderMap,
+    format: EventsFormat,
 ) -> ApiResult<Response> {
     visible(&state, &caller, &id).await?;
-    let after = last.after(q.after);
-    let frames = crate::stream::follow(state.store.clone(), &id, after, state.streams_stop.clone());
+    Ok(follow(&state, &id, last.after(q.after), format))
+}
+
+/// Run `id`'s events after `after`, as SSE or as JSON lines.
+pub(crate) fn follow(state: &AppState, id: &str, after: u64, format: EventsFormat) -> Response {
+    let frames = crate::stream::follow(state.store.clone(), id, after, state.streams_stop.clone());
     let following = Following::new(&state.metrics);
     let frames = frames.map(move |frame| {
         let _counted = &following;
         frame
     });
-    let ndjson =
-        headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/x-ndjson"));
-    if ndjson {
+    if format == EventsFormat::Ndjson {
         let body = Body::from_stream(frames.map(|f| Ok::<_, Infallible>(format!("{}\n", f.json()))));
-        return Ok(([(header::CONTENT_TYPE, "application/x-ndjson"), (header::CACHE_CONTROL, "no-store")], body)
-            .into_response());
+        return ([(header::CONTENT_TYPE, "application/x-ndjson"), (header::CACHE_CONTROL, "no-store")], body)
+            .into_response();
     }
-    Ok(crate::stream::sse(state.cfg.heartbeat, frames, |l| (l.event.kind.type_name(), l.json().to_string())))
+    crate::stream::sse(state.cfg.heartbeat, frames, |l| (l.event.kind.type_name(), l.json().to_string()))
 }
 
 /// The build's files (generated folders such as `node_modules` left out).

@@ -65,6 +65,30 @@ impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKey {
     }
 }
 
+/// How a client wants a run's events: SSE, or JSON lines when its `Accept` names
+/// `application/x-ndjson`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EventsFormat {
+    #[default]
+    Sse,
+    Ndjson,
+}
+
+impl EventsFormat {
+    fn parse(accept: Option<&axum::http::HeaderValue>) -> Self {
+        let ndjson = accept.and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/x-ndjson"));
+        if ndjson { Self::Ndjson } else { Self::Sse }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for EventsFormat {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Self::parse(parts.headers.get(axum::http::header::ACCEPT)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,6 +104,15 @@ mod tests {
         assert_eq!(LastEventId(Some(7)).after(Some(3)), 3);
         assert_eq!(LastEventId(Some(7)).after(None), 7);
         assert_eq!(LastEventId(None).after(None), 0);
+    }
+
+    #[test]
+    fn events_come_as_json_lines_only_when_asked_for() {
+        let v = |s: &'static str| HeaderValue::from_static(s);
+        assert_eq!(EventsFormat::parse(None), EventsFormat::Sse);
+        assert_eq!(EventsFormat::parse(Some(&v("text/event-stream"))), EventsFormat::Sse);
+        assert_eq!(EventsFormat::parse(Some(&v("application/x-ndjson"))), EventsFormat::Ndjson);
+        assert_eq!(EventsFormat::parse(Some(&v("text/plain, application/x-ndjson;q=0.9"))), EventsFormat::Ndjson);
     }
 
     #[test]

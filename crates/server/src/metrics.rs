@@ -197,10 +197,12 @@ impl Metrics {
 
     /// A build ended: published when `reason` is `None`.
     pub fn build_ended(&self, reason: Option<EndReason>, template: Option<Template>) {
-        let labels = BuildLabels {
-            outcome: reason.map_or("published", EndReason::as_str),
-            template: template.map_or("unknown", Template::as_str),
-        };
+        self.build_ended_as(reason, template.map_or("unknown", Template::as_str));
+    }
+
+    /// A run ended, under `label`: a build's template, or `task` for a task run.
+    pub fn build_ended_as(&self, reason: Option<EndReason>, label: &'static str) {
+        let labels = BuildLabels { outcome: reason.map_or("published", EndReason::as_str), template: label };
         self.builds.get_or_create(&labels).inc();
     }
 

@@ -169,7 +169,7 @@ impl Doors {
 /// What the build asked for, from its stored request (`allow_hosts`); `None`: the admin's
 /// list as it is (a build that narrowed nothing, or one made with `wright run`).
 fn asked(build: &BuildRecord) -> Option<Vec<String>> {
-    let wright_store::QueuedJob::Build(args) = build.queued_job().ok()?;
+    let wright_store::QueuedJob::Build(args) = build.queued_job().ok()? else { return None };
     args.allow_hosts.clone()
 }
 

@@ -16,12 +16,9 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use wright_engine::Job;
 use wright_events::words::{Said, say};
 use wright_events::{EndReason, EventKind, Lang, Level, RestartReason};
-use wright_store::{
-    BuildFinish, Draft, Finished, QueuedJob, Restart, RunEnd, RunStatus, SAFETY_NET, Signal, StoreError, Tokens,
-};
+use wright_store::{BuildFinish, Draft, Finished, Restart, RunEnd, RunStatus, SAFETY_NET, Signal, StoreError, Tokens};
 
 /// The longest a claim, a reaper's pass or a restart waits on the store. PostgreSQL's own
 /// statement timeout (`wright_store::PG_STATEMENT_TIMEOUT`, 30 s) ends a statement that waits
@@ -222,14 +219,6 @@ async fn lang_of(shared: &AppState, build: &str) -> Lang {
     shared.store.build(build).await.map(|b| b.start.lang).unwrap_or_default()
 }
 
-/// Why a build could not run, as its `end_reason`.
-fn engine_reason(e: &wright_engine::EngineError) -> EndReason {
-    match e {
-        wright_engine::EngineError::Usage(_) => EndReason::InvalidRequest,
-        wright_engine::EngineError::Provider(_) => EndReason::ProviderUnusable,
-    }
-}
-
 /// Run a build `worker` claimed (asked for at `asked`, where its lease starts by this
 /// process's clock).
 async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::BuildRecord, asked: Instant) {
@@ -247,10 +236,10 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
     let mut interrupted = false;
     match record.queued_job() {
         Err(e) => end_build(shared, &id, worker, &e.to_string(), EndReason::InvalidRequest).await,
-        Ok(QueuedJob::Build(args)) => {
-            let args = args.clone();
+        Ok(job) => {
+            let job = job.clone();
             append(shared, &id, Some(worker), vec![EventKind::Started { worker: worker.to_string() }]).await;
-            let continuing = args.continue_from.is_some();
+            let continuing = crate::jobs::continues(&job);
             let artifacts = shared.engine.artifacts().clone();
             let recorded = artifacts.resolve(Path::new(&record.start.workspace));
             let reset = {
@@ -280,27 +269,9 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                 Ok(Err(e)) => Err(e.to_string()),
                 Err(e) => Err(e.to_string()),
             };
-            let prepared = match folder {
+            let ready = match folder {
                 Ok(Some(folder)) => {
-                    let job = Job {
-                        id: id.clone(),
-                        prompt: args.prompt,
-                        template: args.template,
-                        lang: args.lang,
-                        checks: args.checks,
-                        continue_from: args.continue_from.map(|id| id.0),
-                        workspace: Some(folder),
-                        model: args.model,
-                        holder: Some(worker.to_string()),
-                        allow_hosts: args.allow_hosts,
-                        leash: leash.clone(),
-                    };
-                    shared
-                        .engine
-                        .prepare(job)
-                        .await
-                        .map(Some)
-                        .map_err(|e| (format!("the build could not start: {e}"), engine_reason(&e)))
+                    crate::jobs::Ready::prepare(&shared.engine, &id, job, folder, worker, leash.clone()).await.map(Some)
                 }
                 // Not held any more (or not known to be): the build is another run's now.
                 Ok(None) => Ok(None),
@@ -308,57 +279,13 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
                     Err((format!("the build's folder could not be made ready: {e}"), EndReason::WorkspaceUnusable))
                 }
             };
-            match prepared {
+            match ready {
                 Err((message, reason)) => end_build(shared, &id, worker, &message, reason).await,
                 Ok(None) => {
                     handles.lost.store(true, Ordering::SeqCst);
                     interrupted = true;
                 }
-                Ok(Some(prepared)) => {
-                    let warnings: Vec<EventKind> = prepared
-                        .warnings
-                        .iter()
-                        .map(|w| EventKind::Status { message: w.message.clone(), level: Level::Warning })
-                        .collect();
-                    if !warnings.is_empty() {
-                        append(shared, &id, Some(worker), warnings).await;
-                    }
-                    let template = prepared.template();
-                    shared.metrics.running.inc();
-                    let usage = Arc::new(UsageSink::new(shared.metrics.clone()));
-                    // An interrupt drops the run where it is, as a crash would (its commands
-                    // are killed with it); every event it emitted is stored already.
-                    let refused = prepared.refusal();
-                    tokio::select! {
-                        finished = prepared.run(vec![usage], handles.cancel.clone()) => {
-                            let past_lease = leash.as_ref().is_some_and(wright_sandbox::Leash::expired);
-                            if finished.refused || (past_lease && !finished.report.ended_here) {
-                                // Past its lease (woken from a freeze before the keeper
-                                // noticed, or refused by the database's clock): its ending
-                                // was refused, and the copy of the folder may serve the run
-                                // that holds the build now. (A run whose ending the store
-                                // took before this worker's own, earlier, deadline passed
-                                // ended the build: it counts.)
-                                handles.lost.store(true, Ordering::SeqCst);
-                                interrupted = true;
-                            } else {
-                                let reason = finished.report.end.reason();
-                                shared.metrics.build_ended(reason, Some(template));
-                                crate::rerun::discard(shared.engine.artifacts().root(), &id);
-                                tracing::info!(outcome = reason.map_or("published", EndReason::as_str), "build ended");
-                            }
-                        }
-                        _ = handles.interrupt.cancelled() => interrupted = true,
-                        // The store refused this worker an event: by the database's clock its
-                        // lease ran out (or another worker holds the build), whatever this
-                        // process's clock says.
-                        _ = refused.cancelled() => {
-                            handles.drop_run(&id, "the store refused this run's events", leash.as_ref());
-                            interrupted = true;
-                        }
-                    }
-                    shared.metrics.running.dec();
-                }
+                Ok(Some(ready)) => interrupted = run_ready(shared, &id, worker, ready, &handles, leash.as_ref()).await,
             }
         }
     }
@@ -391,6 +318,60 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
         }
     }
     shared.queue.with(|m| m.remove(&id));
+}
+
+/// Run a claimed run made ready: true when it was interrupted (dropped, to run again or be
+/// ended by [`restart_or_end`]), false when it ended here.
+async fn run_ready(
+    shared: &AppState,
+    id: &str,
+    worker: &str,
+    ready: crate::jobs::Ready,
+    handles: &Handles,
+    leash: Option<&wright_sandbox::Leash>,
+) -> bool {
+    let warnings: Vec<EventKind> = ready
+        .warnings()
+        .iter()
+        .map(|w| EventKind::Status { message: w.message.clone(), level: Level::Warning })
+        .collect();
+    if !warnings.is_empty() {
+        append(shared, id, Some(worker), warnings).await;
+    }
+    let label = ready.label();
+    shared.metrics.running.inc();
+    let usage = Arc::new(UsageSink::new(shared.metrics.clone()));
+    // An interrupt drops the run where it is, as a crash would (its commands are killed with
+    // it); every event it emitted is stored already.
+    let refused = ready.refusal();
+    let mut interrupted = false;
+    tokio::select! {
+        ran = ready.run(usage, handles.cancel.clone()) => {
+            let past_lease = leash.is_some_and(wright_sandbox::Leash::expired);
+            if ran.refused || (past_lease && !ran.ended_here) {
+                // Past its lease (woken from a freeze before the keeper noticed, or refused by
+                // the database's clock): its ending was refused, and the copy of the folder
+                // may serve the run that holds the build now. (A run whose ending the store
+                // took before this worker's own, earlier, deadline passed ended the build: it
+                // counts.)
+                handles.lost.store(true, Ordering::SeqCst);
+                interrupted = true;
+            } else {
+                shared.metrics.build_ended_as(ran.reason, label);
+                crate::rerun::discard(shared.engine.artifacts().root(), id);
+                tracing::info!(outcome = ran.reason.map_or("published", EndReason::as_str), "build ended");
+            }
+        }
+        _ = handles.interrupt.cancelled() => interrupted = true,
+        // The store refused this worker an event: by the database's clock its lease ran out
+        // (or another worker holds the build), whatever this process's clock says.
+        _ = refused.cancelled() => {
+            handles.drop_run(id, "the store refused this run's events", leash);
+            interrupted = true;
+        }
+    }
+    shared.metrics.running.dec();
+    interrupted
 }
 
 /// While a build runs: renew its lease, and stop it when a cancel is asked for (the store

@@ -5,7 +5,7 @@
 use crate::api::{BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{admin, assistant, auth, builds, chat, embeddings, explain, ops, published, ui, visitor};
+use crate::{admin, assistant, auth, builds, chat, embeddings, explain, ops, published, tasks, ui, visitor};
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
@@ -38,6 +38,9 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(builds::archive))
         .routes(routes!(builds::screenshot))
         .routes(routes!(crate::builds::preview_events))
+        .routes(routes!(tasks::create))
+        .routes(routes!(tasks::get))
+        .routes(routes!(tasks::cancel))
         .routes(routes!(admin::notes))
         .routes(routes!(admin::edit_note))
         .routes(routes!(admin::dashboard))
@@ -72,6 +75,7 @@ pub fn router(state: AppState) -> Router {
     let bounded = bounded.merge(embeddable);
     let (unbounded, streams_doc) = OpenApiRouter::<AppState>::new()
         .routes(routes!(builds::events))
+        .routes(routes!(tasks::events))
         // A chat turn's answer streams as long as its tools and the model take.
         .routes(routes!(chat::send))
         .routes(routes!(chat::turn_events))
@@ -128,7 +132,7 @@ async fn openapi(doc: std::sync::Arc<Result<String, String>>) -> Response {
     // Only the route whose path axum and OpenAPI spell differently (`{*path}`, a path of any
     // depth): every other route is put in the document by the router that serves it (above).
     paths(crate::builds::file),
-    components(schemas(crate::api::AppView, crate::api::AppEdit, BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner, crate::admin::Dashboard, crate::admin::NoteEdit, crate::explain::ExplainBody, crate::explain::Explanation)),
+    components(schemas(crate::api::TaskBody, crate::api::TaskRunView, crate::api::TaskOutcomeView, crate::api::AppView, crate::api::AppEdit, BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner, crate::admin::Dashboard, crate::admin::NoteEdit, crate::explain::ExplainBody, crate::explain::Explanation)),
     modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;

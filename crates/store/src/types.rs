@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use wright_events::job::{BuildArgs, JobError, QueuedJob};
+pub use wright_events::job::{BuildArgs, JobError, QueuedJob, TaskArgs};
 pub use wright_events::{EndReason, Lang, RestartReason, RunStatus, TaskStatus, Template};
 
 /// What is known about a build when it starts.

@@ -9,6 +9,7 @@ import { showDashboard } from './dashboard.js';
 import { showApps } from './apps.js';
 import { showChat, hideChat } from './chat.js';
 import { $, api, el } from './dom.js';
+import { mountTaskForm, showTasks, taskEvent, clearTasks, offerProject } from './tasks.js';
 
 const lang = viewerLang();
 const t = translator(lang);
@@ -30,6 +31,7 @@ let current = null; // the build on screen: see `open`
 function clearView() {
   if (current?.follower) current.follower.stop();
   for (const id of ['narration', 'tests', 'files', 'terminal']) $(id).replaceChildren();
+  clearTasks();
   $('code').firstElementChild.replaceChildren();
   $('preview').removeAttribute('src');
   $('app-link').hidden = true;
@@ -65,12 +67,18 @@ async function open(id) {
   // Another build (or the dashboard) took the screen while this one was asked for.
   if (me !== current) return;
   $('view-title').textContent = build.prompt;
+  me.kind = build.kind;
   me.previewUrl = build.preview_url || null;
   if (build.app) showApp(build.app);
   const ended = build.status === 'published' || build.status === 'failed';
   $('cancel').hidden = ended;
-  $('more').hidden = !ended;
+  // A task run's project is kept working on with another task file, not a prompt.
+  $('more').hidden = !ended || me.kind === 'task';
   $('explain').hidden = !ended;
+  if (ended) offerProject(id);
+  if (me.kind === 'task') {
+    showTasks(id, t).catch((err) => me === current && addLine({ text: err.message, tone: 'error' }));
+  }
   if (build.status === 'queued') $('phase').textContent = t('phase.queued');
   me.follower = follow(id, {
     after: 0,
@@ -100,7 +108,7 @@ function toast(text, tone) {
 }
 
 function show(e) {
-  const line = describe(e, t);
+  const line = describe(e, t, current);
   if (line) {
     addLine(line, e.seq);
     if (line.toast && Date.parse(e.ts) > LOADED_AT - 3000) toast(line.toast, line.tone);
@@ -139,6 +147,10 @@ function show(e) {
     case 'tests_finished':
       testRun(e);
       break;
+    case 'task_started':
+    case 'task_finished':
+      taskEvent(e, t);
+      break;
     case 'usage':
       current.tokens += e.input_tokens + e.output_tokens;
       current.cost += e.cost_usd;
@@ -149,13 +161,15 @@ function show(e) {
       current.cost = e.cost_usd;
       meter();
       $('cancel').hidden = true;
-      $('more').hidden = false;
+      $('more').hidden = current.kind === 'task';
+      offerProject(current.id);
       // A build that wrote nothing has no code to explain, no page to show and nothing to download.
       $('explain').hidden = e.files.length === 0;
       $('download').hidden = e.files.length === 0;
       for (const f of e.files) if (!current.files.has(f)) current.files.set(f, { fresh: false });
       renderFiles();
-      if (e.files.length > 0) refreshPreview(true);
+      // A task run's project may be no page at all (a library, a script).
+      if (e.files.length > 0 && (current.kind !== 'task' || current.files.has('index.html'))) refreshPreview(true);
       loadHistory();
       if (e.app) showApp(e.app);
       break;
@@ -349,7 +363,8 @@ async function explain() {
 async function cancel() {
   if (!current) return;
   try {
-    await api(`/api/builds/${encodeURIComponent(current.id)}/cancel`, { method: 'POST' });
+    const runs = current.kind === 'task' ? 'tasks' : 'builds';
+    await api(`/api/${runs}/${encodeURIComponent(current.id)}/cancel`, { method: 'POST' });
   } catch (err) {
     toast(err.message, 'error');
   }
@@ -408,7 +423,7 @@ function route() {
   const [onChat, onApps, onDashboard] = [page === 'chat', page === 'apps', page === 'admin'];
   $('dashboard').hidden = !onDashboard;
   $('apps').hidden = !onApps;
-  for (const id of ['ask', 'history']) $(id).hidden = page !== null;
+  for (const id of ['ask', 'ask-tasks', 'history']) $(id).hidden = page !== null;
   const navs = [['nav-build', page === null], ['nav-apps', onApps], ['nav-chat', onChat], ['nav-admin', onDashboard]];
   for (const [id, on] of navs) {
     if (on) $(id).setAttribute('aria-current', 'page');
@@ -461,6 +476,12 @@ async function start() {
   $('cancel').addEventListener('click', cancel);
   $('more').addEventListener('submit', keepWorking);
   $('explain').addEventListener('click', explain);
+  $('ask-tasks').hidden = false;
+  mountTaskForm(t, requestKey, (id) => {
+    location.hash = `build=${id}`;
+    $('cancel').hidden = false;
+    loadHistory();
+  });
   window.addEventListener('hashchange', route);
   route();
   loadHistory();

@@ -115,6 +115,24 @@ const STRINGS = {
     'history.time': 'Time',
     'history.cost': 'Cost',
     'history.none': 'No builds yet: describe something above.',
+    'tasks.title': 'Run a task file on a project',
+    'tasks.label': 'The task file (a plan, one task, or a list of tasks)',
+    'tasks.format': 'Written in',
+    'tasks.project': 'On the project of run',
+    'tasks.go': 'Run the tasks',
+    'tasks.list': 'Tasks',
+    'tasks.not_json': 'This is not valid JSON: {message}',
+    'tasks.empty': 'Paste a task file first.',
+    'task.waiting': 'waiting',
+    'task.running': 'running',
+    'task.passed': 'passed',
+    'task.failed': 'failed',
+    'task.skipped': 'nothing to check',
+    'task.not_run': 'not run',
+    'line.task.started': 'Task {position} of {total}: {task} ({kind}) — {description}',
+    'line.task.finished': '{task}: {state}. {message}',
+    'line.tasks.done': 'Every task passed ({secs} s).',
+    'line.tasks.failed': 'Not every task passed: see the tasks above.',
     'conn.live': 'Live',
     'conn.reconnecting': 'Reconnecting…',
     'conn.done': '',
@@ -339,6 +357,24 @@ const STRINGS = {
     'history.time': 'Tempo',
     'history.cost': 'Custo',
     'history.none': 'Nenhuma construção ainda: descreva algo acima.',
+    'tasks.title': 'Executar um arquivo de tarefas em um projeto',
+    'tasks.label': 'O arquivo de tarefas (um plano, uma tarefa ou uma lista de tarefas)',
+    'tasks.format': 'Escrito em',
+    'tasks.project': 'No projeto da execução',
+    'tasks.go': 'Executar as tarefas',
+    'tasks.list': 'Tarefas',
+    'tasks.not_json': 'Isto não é JSON válido: {message}',
+    'tasks.empty': 'Cole um arquivo de tarefas primeiro.',
+    'task.waiting': 'aguardando',
+    'task.running': 'em execução',
+    'task.passed': 'passou',
+    'task.failed': 'falhou',
+    'task.skipped': 'nada a verificar',
+    'task.not_run': 'não executada',
+    'line.task.started': 'Tarefa {position} de {total}: {task} ({kind}) — {description}',
+    'line.task.finished': '{task}: {state}. {message}',
+    'line.tasks.done': 'Todas as tarefas passaram ({secs} s).',
+    'line.tasks.failed': 'Nem todas as tarefas passaram: veja as tarefas acima.',
     'conn.live': 'Ao vivo',
     'conn.reconnecting': 'Reconectando…',
     'conn.done': '',
@@ -476,8 +512,9 @@ export function translator(lang) {
 }
 
 /// The narration line an event adds, if any: {text, tone} (tone: info, success, warning,
-/// error, phase, command), plus `toast` for the moments worth a pop-up.
-export function describe(e, t) {
+/// error, phase, command), plus `toast` for the moments worth a pop-up. `run.kind` is the
+/// run's kind (`task` words its end as a task run's).
+export function describe(e, t, run) {
   switch (e.type) {
     case 'status':
       return { text: e.message, tone: e.level || 'info' };
@@ -512,7 +549,17 @@ export function describe(e, t) {
         ? { text: t('line.browser.ok', { actions: e.actions }), tone: 'success' }
         : { text: t('line.browser.bad', { n }), tone: 'warning' };
     }
+    case 'task_started':
+      return { text: t('line.task.started', e), tone: 'phase' };
+    case 'task_finished': {
+      const tone = e.status === 'failed' ? 'error' : e.status === 'not_run' ? 'warning' : 'success';
+      return { text: t('line.task.finished', { task: e.task, state: t(`task.${e.status}`), message: e.message }), tone };
+    }
     case 'complete': {
+      if (e.end_reason === 'tasks_failed') return { text: t('line.tasks.failed'), tone: 'error' };
+      if (run?.kind === 'task' && e.success) {
+        return { text: t('line.tasks.done', { secs: (e.duration_ms / 1000).toFixed(1) }), tone: 'success' };
+      }
       const figures = { files: e.files.length, fixes: e.fix_attempts, secs: (e.duration_ms / 1000).toFixed(1) };
       // The built-in model had no starter that fits: nothing was tried, so no fix attempts.
       if (!e.success && e.end_reason === 'no_fitting_starter') return { text: t('line.failed.no_fit'), tone: 'error' };

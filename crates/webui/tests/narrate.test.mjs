@@ -94,3 +94,22 @@ test("My apps words the API's refusals in plain words, in both languages", async
     assert.ok(!pt(key).startsWith('apps.') && !pt(key).startsWith('nav.'), key);
   }
 });
+
+test('a task run is narrated as its tasks, and its end as a task run', () => {
+  const [en, pt] = [translator('en'), translator('pt')];
+  const started = { type: 'task_started', task: 'fix-add', kind: 'code_generation', description: 'add must add', position: 1, total: 2 };
+  assert.equal(describe(started, en).text, 'Task 1 of 2: fix-add (code_generation) — add must add');
+  assert.equal(describe(started, pt).text, 'Tarefa 1 de 2: fix-add (code_generation) — add must add');
+  const failed = { type: 'task_finished', task: 'notes', status: 'failed', message: 'test -f NOTES.md exited 1', duration_ms: 20 };
+  assert.deepEqual(describe(failed, en), { text: 'notes: failed. test -f NOTES.md exited 1', tone: 'error' });
+  assert.equal(describe({ ...failed, status: 'not_run' }, pt).text, 'notes: não executada. test -f NOTES.md exited 1');
+  assert.equal(describe({ ...failed, status: 'skipped' }, en).tone, 'success');
+  // A task run's end says nothing of fix attempts or a browser.
+  const end = { ...done, success: false, end_reason: 'tasks_failed' };
+  assert.equal(describe(end, en, { kind: 'task' }).text, 'Not every task passed: see the tasks above.');
+  assert.equal(describe({ ...done, duration_ms: 1500 }, en, { kind: 'task' }).text, 'Every task passed (1.5 s).');
+  assert.match(describe(done, en, { kind: 'build' }).text, /^Finished/);
+  for (const key of ['tasks.title', 'tasks.go', 'tasks.list', 'task.running', 'task.passed', 'task.failed', 'task.not_run', 'line.tasks.done']) {
+    assert.notEqual(pt(key), en(key), key);
+  }
+});

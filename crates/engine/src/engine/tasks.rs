@@ -38,13 +38,27 @@ pub struct TaskJob {
     pub rerun: Vec<String>,
     /// A model other than the configured one.
     pub model: Option<String>,
+    /// The worker that claimed the run from the queue (`wright serve`): the run's record is
+    /// there already, and the store refuses its events once this holder has lost it. `None`:
+    /// a run of its own (`wright task run`), recorded when it starts.
+    pub holder: Option<String>,
+    /// Kills the run's commands when the worker's lease runs out (see [`crate::Job::leash`]).
+    pub leash: Option<wright_sandbox::Leash>,
 }
 
 /// Read a task file: TOML by its extension, else JSON. Errors name the file and the field.
 pub fn load_task_file(path: &Path) -> Result<Plan, EngineError> {
     let bad = |e: String| EngineError::Usage(format!("task file {}: {e}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-    wright_tasks::parse(&text, Format::of(path)).map_err(|e| bad(e.to_string()))
+    read_plan(&text, Format::of(path)).map_err(bad)
+}
+
+/// A task file's text read and checked as `wright task check` does (fields, ids, dependencies,
+/// known types), before anything runs. The error names the field.
+pub fn read_plan(text: &str, format: Format) -> Result<Plan, String> {
+    let plan = wright_tasks::parse(text, format).map_err(|e| e.to_string())?;
+    Handlers::builtin().check(&plan).map_err(|e| e.to_string())?;
+    Ok(plan)
 }
 
 /// A task run made ready by [`Engine::prepare_tasks`]; [`PreparedTasks::run`] runs it.
@@ -69,6 +83,9 @@ pub struct PreparedTasks {
     max_turns: u32,
     max_cost_usd: Option<f64>,
     pricing: Pricing,
+    holder: Option<String>,
+    /// Cancelled when the store refuses this run's holder (see [`PreparedTasks::refusal`]).
+    refused: CancellationToken,
 }
 
 /// How a task run ended.
@@ -76,6 +93,12 @@ pub struct TasksFinished {
     pub summary: RunSummary,
     /// Events that could not be stored (each is also logged).
     pub unsaved_events: u64,
+    /// Why it failed (`tasks_failed`, `cancelled`); `None` when every task passed.
+    pub end_reason: Option<EndReason>,
+    /// The store refused the holder an event or the run's end (see [`crate::Finished::refused`]).
+    pub refused: bool,
+    /// This run's ending is the run's: the store took it.
+    pub ended_here: bool,
 }
 
 impl Engine {
@@ -114,7 +137,7 @@ impl Engine {
             }
         };
         let connected = self.connect().await?;
-        let (parts, confinement) = self.parts(&job.id, &workspace, connected, None, None)?;
+        let (parts, confinement) = self.parts(&job.id, &workspace, connected, None, job.leash)?;
         Ok(PreparedTasks {
             id: job.id,
             provider_kind: self.kind.as_str(),
@@ -134,6 +157,8 @@ impl Engine {
             max_turns: self.max_turns(),
             max_cost_usd: o.max_cost.or(file.max_cost),
             pricing: self.pricing.clone(),
+            holder: job.holder,
+            refused: CancellationToken::new(),
         })
     }
 
@@ -238,6 +263,12 @@ impl EventSink for Touched {
 }
 
 impl PreparedTasks {
+    /// A token cancelled when the store refuses this run's holder an event or its ending (see
+    /// [`crate::Prepared::refusal`]).
+    pub fn refusal(&self) -> CancellationToken {
+        self.refused.clone()
+    }
+
     /// Run the plan to its end. Every event is stored first, then given to `sinks` in order;
     /// the stream ends with `complete`. `cancel` stops the run (the task running is stopped,
     /// the ones after it are not run).
@@ -256,12 +287,16 @@ impl PreparedTasks {
             workspace: self.workspace.root().display().to_string(),
             started_at: wright_events::now(),
         };
-        if let Err(e) = self.parts.store.create_build(&record).await {
+        // A queued run was recorded when it was queued; its worker holds it.
+        if self.holder.is_none()
+            && let Err(e) = self.parts.store.create_build(&record).await
+        {
             tracing::warn!(run = %self.id, "task run not recorded: {e}");
         }
         let mut behind: Vec<Arc<dyn EventSink>> = vec![touched.clone()];
         behind.extend(sinks);
-        let log = LogWriter::start(self.parts.store.clone(), &self.id, None, behind);
+        let log =
+            LogWriter::fenced(self.parts.store.clone(), &self.id, self.holder.as_deref(), behind, self.refused.clone());
         let emitter = Emitter::new(self.id.clone(), vec![log.clone()]);
         // As root the sandbox user borrows the project; its owner gets it back afterwards, or,
         // if this run is killed first, on the next start of wright (the loan is in the store).
@@ -361,11 +396,22 @@ impl PreparedTasks {
         };
         // Its `complete` is made from that record: the stream says `tasks_failed` or
         // `cancelled` exactly as the run's row does.
-        if let Err(e) = log.finish(RunEnd::of(finish, vec![])).await {
-            tracing::warn!(run = %self.id, "task run end not stored: {e}");
-        }
+        let ended_here = match log.finish(RunEnd::of(finish, vec![])).await {
+            Ok(wright_store::Finished::Now(_)) => true,
+            Ok(wright_store::Finished::Already { .. }) => false,
+            Err(e) => {
+                tracing::warn!(run = %self.id, "task run end not stored: {e}");
+                false
+            }
+        };
         drop(self.parts.scratch);
-        TasksFinished { summary, unsaved_events: log.failures() }
+        TasksFinished {
+            summary,
+            unsaved_events: log.failures(),
+            end_reason,
+            refused: self.refused.is_cancelled(),
+            ended_here,
+        }
     }
 }
 
