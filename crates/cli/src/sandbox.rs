@@ -1,7 +1,7 @@
 //! `--sandbox`, `--network` and `wright doctor`, which says what the sandbox choice is on this
 //! machine and why.
 
-use crate::{Exit, usage};
+use crate::{DbArgs, Exit, ModelArgs, usage};
 use anyhow::anyhow;
 use serde_json::json;
 use std::path::PathBuf;
@@ -67,7 +67,7 @@ pub struct DoctorArgs {
     /// With `--provider openai --base-url URL [--model M]`: also try that server for real (its
     /// model list, one tool call streamed and one whole) and say what wright will do about it.
     #[command(flatten)]
-    llm: crate::ModelArgs,
+    llm: ModelArgs,
     /// Print the findings as JSON.
     #[arg(long)]
     json: bool,
@@ -87,7 +87,7 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
             return Err(usage(anyhow!("the endpoint check is for OpenAI-compatible servers: use --provider openai")));
         }
         let base = base_url.unwrap_or_else(|| "https://api.openai.com/v1".into());
-        let key = crate::env_var("OPENAI_API_KEY").filter(|k| !k.trim().is_empty());
+        let key = wright_engine::env_var("OPENAI_API_KEY").filter(|k| !k.trim().is_empty());
         Some(crate::endpoint::check(&base, key, model, file.call_timeout(None)).await)
     } else {
         None
@@ -275,5 +275,22 @@ async fn browser_line(
         }
         Ok(r) => format!("runs ({version}) but a blank test page gave {} finding(s)", r.findings.len()),
         Err(e) => format!("cannot run ({version}): {e}"),
+    }
+}
+
+/// The flags every command that runs a model shares (model, sandbox, data), as overrides.
+pub fn where_and_how(llm: &ModelArgs, sandbox: &SandboxArgs, db: &DbArgs) -> wright_engine::Overrides {
+    wright_engine::Overrides {
+        provider: llm.provider.clone(),
+        model: llm.model.clone(),
+        base_url: llm.base_url.clone(),
+        max_tokens: llm.max_tokens,
+        sandbox: sandbox.sandbox.clone(),
+        network: sandbox.network.clone(),
+        db: db.db.clone(),
+        data_dir: db.data_dir.clone(),
+        artifacts: db.artifacts.clone(),
+        notices: crate::notices::terminal(),
+        ..wright_engine::Overrides::default()
     }
 }

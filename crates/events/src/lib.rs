@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 pub mod api;
 mod app;
 pub mod chat;
+pub mod chat_sse;
 pub mod job;
 mod run;
 pub mod words;

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
 use futures::StreamExt;
 use wright_events::Lang;
-use wright_events::chat::{sse_data, sse_name};
+use wright_events::chat_sse::{sse_data, sse_name};
 use wright_store::Conversation;
 
 /// `owner`'s conversation (a user's or a visitor's); anyone else's is "not found".

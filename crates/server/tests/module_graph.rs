@@ -460,12 +460,6 @@ fn describe(edges: &BTreeMap<String, BTreeSet<String>>) -> String {
         .join("\n")
 }
 
-/// Crates whose modules still import each other in a circle, mostly through their `lib.rs`
-/// (types defined in the root that the root's own modules use while the root calls them).
-/// Every other crate must have none; a crate listed here that no longer has one fails the test
-/// too, so the list only shrinks.
-const NOT_YET: &[&str] = &["cli", "events", "starters", "store", "tools"];
-
 #[test]
 fn no_crate_has_a_module_import_cycle() -> std::io::Result<()> {
     let crates = crates()?;
@@ -480,12 +474,6 @@ fn no_crate_has_a_module_import_cycle() -> std::io::Result<()> {
             assert!(edges.values().map(BTreeSet::len).sum::<usize>() > 10, "too few imports:\n{}", describe(&edges));
         }
         let found = cycles(&edges);
-        if NOT_YET.contains(&name.as_str()) {
-            if found.is_empty() {
-                problems.push(format!("crates/{name} has no cycle any more: take it off NOT_YET"));
-            }
-            continue;
-        }
         for (members, path) in found {
             problems.push(format!(
                 "crates/{name}: {} (all in one cycle: {})\n{}",

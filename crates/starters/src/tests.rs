@@ -1,7 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use super::*;
+use serde_json::Value;
 use serde_json::json;
+use wright_events::{Lang, Template};
 
 fn manifest(slots: Value) -> String {
     json!({

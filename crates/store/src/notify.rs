@@ -7,7 +7,7 @@
 //! whoever receives one still trusts the store, and a missed notice costs at most the
 //! follower's safety-net wait ([`crate::runlog::SAFETY_NET`]).
 
-use crate::runlog::Logged;
+use crate::logged::Logged;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;

@@ -10,11 +10,12 @@
 //! - [`RunLog::subscribe`] yields the stored events after a `seq`, then live ones, with no gap
 //!   and no duplicate, woken by the store's [`Notifier`](crate::Notifier).
 
+pub use crate::logged::Logged;
 use crate::types::{BuildFinish, RunStatus};
 use crate::{Result, StoreError};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 use wright_events::{AppRef, Event, EventKind, Seq};
@@ -37,28 +38,6 @@ pub struct Draft {
 impl Draft {
     pub fn now(kind: EventKind) -> Self {
         Self { ts: wright_events::now(), kind }
-    }
-}
-
-/// A stored event, serialised at most once however many followers send it.
-#[derive(Debug)]
-pub struct Logged {
-    pub event: Event,
-    json: OnceLock<String>,
-}
-
-impl Logged {
-    pub fn new(event: Event) -> Self {
-        Self { event, json: OnceLock::new() }
-    }
-
-    /// The event as one line of JSON (`--events jsonl`, SSE `data:`).
-    pub fn json(&self) -> &str {
-        self.json.get_or_init(|| self.event.to_json_line())
-    }
-
-    pub fn is_complete(&self) -> bool {
-        matches!(self.event.kind, EventKind::Complete { .. })
     }
 }
 

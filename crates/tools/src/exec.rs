@@ -4,67 +4,10 @@ use crate::{Tool, ToolContext, ToolError, ToolSuccess, decode, schema::schema_fo
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 use wright_events::{Emitter, EventKind, Stream};
 use wright_sandbox::{CommandOutcome, CommandSpec, OutputSink, RedactStream, Redactor, RunError, StreamKind};
-
-/// How commands of one build run: their whole environment, their time limits, what is hidden
-/// from their output and where packages come from.
-#[derive(Debug, Clone)]
-pub struct ExecConfig {
-    /// The complete environment a command gets. Built from an allowlist, so provider keys and
-    /// anything else in wright's own environment never reach generated code.
-    pub env: Vec<(String, String)>,
-    pub command_timeout: Duration,
-    pub test_timeout: Duration,
-    /// Applied to every command output, live or captured, and to every tool result, so a key
-    /// or the user's home folder that shows up in output never reaches the model or the user.
-    pub redactor: Redactor,
-    /// Root of the shared package cache. When set, `npm install` is not run in the sandbox
-    /// (whose network is off): wright fills the cache with the host's npm and links
-    /// `node_modules` to it. `None` runs npm like any other command.
-    pub deps_cache: Option<PathBuf>,
-}
-
-impl ExecConfig {
-    /// The default environment for a build whose private home and temp folders are given
-    /// (created here): `PATH` from the host, `HOME`/`TMPDIR` inside the build, plain output.
-    pub fn for_build(home: &Path, tmp: &Path) -> std::io::Result<Self> {
-        std::fs::create_dir_all(home)?;
-        std::fs::create_dir_all(tmp)?;
-        let host_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
-        // Relative PATH entries would resolve inside the workspace: drop them.
-        let path = std::env::split_paths(&host_path)
-            .filter(|p| p.is_absolute())
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join(":");
-        let s = |p: &Path| p.to_string_lossy().into_owned();
-        let env = vec![
-            ("PATH".to_string(), path),
-            ("HOME".to_string(), s(home)),
-            ("TMPDIR".to_string(), s(tmp)),
-            ("LANG".to_string(), "C.UTF-8".to_string()),
-            ("TERM".to_string(), "dumb".to_string()),
-            ("NO_COLOR".to_string(), "1".to_string()),
-            ("FORCE_COLOR".to_string(), "0".to_string()),
-            ("CI".to_string(), "1".to_string()),
-            ("npm_config_update_notifier".to_string(), "false".to_string()),
-            ("npm_config_fund".to_string(), "false".to_string()),
-            ("npm_config_audit".to_string(), "false".to_string()),
-            ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
-        ];
-        Ok(Self {
-            env,
-            command_timeout: Duration::from_secs(120),
-            test_timeout: Duration::from_secs(300),
-            redactor: Redactor::default(),
-            deps_cache: None,
-        })
-    }
-}
 
 /// Forwards live output as `command_output` events, redacted. Each stream holds back the
 /// unfinished end of its text so a secret split across two chunks is still caught; call
@@ -241,9 +184,17 @@ impl Tool for RunCommand {
 
 #[cfg(test)]
 mod tests {
-    use crate::builtin_registry;
     use crate::test_support::fixture;
     use serde_json::json;
+
+    /// The registry with this module's tool, and the readers that see what a command left.
+    fn builtin_registry() -> crate::Registry {
+        let mut r = crate::Registry::new();
+        r.register(std::sync::Arc::new(super::RunCommand));
+        r.register(std::sync::Arc::new(crate::ReadFile));
+        r.register(std::sync::Arc::new(crate::SearchFiles));
+        r
+    }
     use wright_provider::ToolCall;
 
     #[tokio::test]

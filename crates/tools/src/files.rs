@@ -367,8 +367,25 @@ pub(crate) fn apply_unified(original: &str, patch: &str) -> Result<String, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtin_registry;
     use crate::test_support::fixture;
+
+    /// The registry with this module's tools only.
+    fn builtin_registry() -> crate::Registry {
+        let mut r = crate::Registry::new();
+        let tools: [std::sync::Arc<dyn Tool>; 7] = [
+            std::sync::Arc::new(CreateFile),
+            std::sync::Arc::new(UpdateFile),
+            std::sync::Arc::new(DeleteFile),
+            std::sync::Arc::new(ReadFile),
+            std::sync::Arc::new(ListFiles),
+            std::sync::Arc::new(SearchFiles),
+            std::sync::Arc::new(ApplyPatch),
+        ];
+        for t in tools {
+            r.register(t);
+        }
+        r
+    }
     use wright_provider::ToolCall;
 
     async fn run(f: &crate::test_support::Fixture, name: &str, args: Value) -> crate::ToolOutcome {
