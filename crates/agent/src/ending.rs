@@ -96,7 +96,7 @@ impl Ending<'_> {
         let attempt = Attempt {
             id: wright_store::new_id("a"),
             build_id: build_id.to_string(),
-            template: template.as_str().to_string(),
+            template,
             success: *end == BuildEnd::Published,
             iterations: p.fix_attempts,
             duration_ms: duration.as_millis() as u64,

@@ -275,6 +275,16 @@ const TIMERS_JS: &str = r#"(() => {
   } });
 })()"#;
 
+/// What [`TAG_JS`] marked: a button to click, or a form to fill and submit. Anything else the
+/// page's script returns (the page may have changed the tagging script's globals) is a button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Target {
+    Form,
+    #[serde(other)]
+    Button,
+}
+
 /// Marks each visible button (outside forms' submit buttons) and each form with an index and
 /// returns `[kind, label]` pairs.
 const TAG_JS: &str = r#"(() => {
@@ -397,20 +407,20 @@ async fn drive(
         );
     }
     let mut actions = 0u32;
-    let mut targets: Vec<(String, String)> =
+    let mut targets: Vec<(Target, String)> =
         page.evaluate(TAG_JS).await.map_err(protocol)?.into_value().unwrap_or_default();
     let mut i = 0usize;
     while i < targets.len() && actions < settings.max_actions && Instant::now() < deadline {
         let (kind, label) = targets[i].clone();
-        let what = match (kind.as_str(), label.is_empty()) {
-            ("form", true) => "submitting a form".to_string(),
-            ("form", false) => format!("submitting the form \"{label}\""),
+        let what = match (kind, label.is_empty()) {
+            (Target::Form, true) => "submitting a form".to_string(),
+            (Target::Form, false) => format!("submitting the form \"{label}\""),
             (_, true) => "clicking a button".to_string(),
             _ => format!("clicking the button \"{label}\""),
         };
         with(c, |c| c.during = Some(what));
         let selector = format!("[data-wright-action=\"{i}\"]");
-        if kind == "form" {
+        if kind == Target::Form {
             let _ = page.evaluate(format!("{SUBMIT_JS}({i})")).await;
         } else if let Ok(el) = page.find_element(selector.clone()).await {
             if el.click().await.is_err() {

@@ -1282,7 +1282,7 @@ mod tests {
             .record_attempt(&Attempt {
                 id: "a-1".into(),
                 build_id: "b22".into(),
-                template: "interactive".into(),
+                template: wright_events::Template::Interactive,
                 success: true,
                 iterations: 2,
                 duration_ms: 65_000,

@@ -69,6 +69,23 @@ pub enum Side {
     Server,
 }
 
+impl Side {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "client" => Some(Side::Client),
+            "server" => Some(Side::Server),
+            _ => None,
+        }
+    }
+}
+
 /// Where a call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallStatus {

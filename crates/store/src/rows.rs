@@ -209,7 +209,8 @@ pub(crate) fn attempt_row(r: &impl Cols) -> Result<Attempt> {
     Ok(Attempt {
         id: r.text("id")?,
         build_id: r.text("build_id")?,
-        template: r.text("template")?,
+        template: template(r, "template")?
+            .ok_or_else(|| StoreError::Corrupt("an attempt without a template".into()))?,
         success: r.int("success")? != 0,
         iterations: n32(r, "iterations")?,
         duration_ms: n(r, "duration_ms")?,

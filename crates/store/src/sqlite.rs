@@ -235,7 +235,7 @@ impl Store for SqliteStore {
         )
         .bind(&a.id)
         .bind(&a.build_id)
-        .bind(&a.template)
+        .bind(a.template.as_str())
         .bind(a.success)
         .bind(i64::from(a.iterations))
         .bind(a.duration_ms as i64)

@@ -120,7 +120,7 @@ impl AssistantStore for SqliteStore {
             .bind(&c.name)
             .bind(&c.arguments)
             .bind(&c.args_hash)
-            .bind(if c.side == Side::Server { "server" } else { "client" })
+            .bind(c.side.as_str())
             .bind(c.read_only)
             .bind(&c.deadline)
             .bind(c.status.as_str())
@@ -163,10 +163,15 @@ impl AssistantStore for SqliteStore {
                     })?;
             let (this_run, status, side): (String, String, String) =
                 (row.try_get("run_id")?, row.try_get("status")?, row.try_get("side")?);
-            if side != "client" || status != "pending" {
+            let (side, status) = (Side::parse(&side), CallStatus::parse(&status));
+            if side != Some(Side::Client) || status != Some(CallStatus::Pending) {
+                let now = match (side, status) {
+                    (Some(Side::Client), Some(s)) => s.as_str(),
+                    (Some(Side::Client), None) => "in a state this version does not know",
+                    _ => "run by the server",
+                };
                 return Err(StoreError::Invalid(format!(
-                    "results: tool call {id} is not waiting for a result (it is {})",
-                    if side == "client" { status.as_str() } else { "run by the server" }
+                    "results: tool call {id} is not waiting for a result (it is {now})"
                 )));
             }
             match &run {

@@ -33,7 +33,7 @@ impl SqliteStore {
         let (status, worker): (String, Option<String>) = (row.try_get("status")?, row.try_get("worker")?);
         let cancel_requested = row.try_get::<i64, _>("cancel_requested")? != 0;
         let attempt = match Restart::decide(
-            &status,
+            RunStatus::parse(&status),
             worker.as_deref(),
             holder,
             cancel_requested,

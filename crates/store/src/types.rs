@@ -141,18 +141,19 @@ pub enum Restart {
 }
 
 impl Restart {
-    /// What to do with a build `holder` wants to restart, from its stored `status`, `worker`,
+    /// What to do with a build `holder` wants to restart, from its stored `status` (`None`: one
+    /// this version does not know), `worker`,
     /// `cancel_requested` flag and `attempt`: `Ok(attempt)` to put it back for run
     /// `attempt + 1`, or the answer that ends the request (the same on every backend).
     pub(crate) fn decide(
-        status: &str,
+        status: Option<RunStatus>,
         worker: Option<&str>,
         holder: &str,
         cancel_requested: bool,
         attempt: u32,
         max_attempts: u32,
     ) -> Result<u32, Restart> {
-        if status != "running" || worker != Some(holder) {
+        if status != Some(RunStatus::Running) || worker != Some(holder) {
             Err(Restart::NotHeld)
         } else if cancel_requested {
             Err(Restart::Cancelled)
@@ -328,7 +329,7 @@ pub struct AttemptError {
 pub struct Attempt {
     pub id: String,
     pub build_id: String,
-    pub template: String,
+    pub template: Template,
     pub success: bool,
     /// Fix attempts it needed.
     pub iterations: u32,

@@ -283,7 +283,7 @@ async fn attempts_and_usage_round_trip(s: Arc<dyn Store>) {
     let a = Attempt {
         id: new_id("a"),
         build_id: "b1".into(),
-        template: "interactive".into(),
+        template: Template::Interactive,
         success: true,
         iterations: 1,
         duration_ms: 1500,

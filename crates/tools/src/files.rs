@@ -159,7 +159,12 @@ pub struct ListFiles;
 /// The project's files (relative paths, sorted), skipping generated folders. Links are not
 /// files of the project and are never followed.
 pub fn project_files(ws: &Workspace) -> Vec<String> {
-    walk(ws, ".").unwrap_or_default().into_iter().filter(|(_, kind, _)| *kind == "file").map(|(p, _, _)| p).collect()
+    walk(ws, ".")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(_, kind, _)| *kind == EntryKind::File)
+        .map(|(p, _, _)| p)
+        .collect()
 }
 
 /// The files beneath the folder `rel` of the project, relative to that folder (the same walk as
@@ -168,15 +173,25 @@ pub fn project_files_under(ws: &Workspace, rel: &str) -> Result<Vec<String>, Pat
     let prefix = wright_sandbox::normalize_path(rel)?.join("/");
     Ok(walk(ws, rel)?
         .into_iter()
-        .filter(|(_, kind, _)| *kind == "file")
+        .filter(|(_, kind, _)| *kind == EntryKind::File)
         .map(|(p, _, _)| if prefix.is_empty() { p } else { p[prefix.len() + 1..].to_string() })
         .collect())
+}
+
+/// An entry's kind as `listFiles` names it for the model.
+fn kind_name(kind: EntryKind) -> &'static str {
+    match kind {
+        EntryKind::File => "file",
+        EntryKind::Dir => "dir",
+        EntryKind::Link => "symlink",
+        EntryKind::Other => "other",
+    }
 }
 
 /// Everything beneath the folder `rel` of the project, through the workspace's capability (a
 /// folder swapped for a link mid-walk is never entered): `(path, kind, bytes)` with paths
 /// relative to the project root. A generated folder is shown, but not what is inside it.
-fn walk(ws: &Workspace, rel: &str) -> Result<Vec<(String, &'static str, u64)>, PathError> {
+fn walk(ws: &Workspace, rel: &str) -> Result<Vec<(String, EntryKind, u64)>, PathError> {
     let names = wright_sandbox::normalize_path(rel)?;
     let enter = |name: &str| !SKIP_DIRS.contains(&name);
     let found =
@@ -186,15 +201,10 @@ fn walk(ws: &Workspace, rel: &str) -> Result<Vec<(String, &'static str, u64)>, P
     Ok(found
         .into_iter()
         .filter(|e| !e.path.contains(".wright-tmp-"))
-        .filter_map(|e| {
-            let kind = match e.kind {
-                EntryKind::File => "file",
-                EntryKind::Dir => "dir",
-                EntryKind::Link => "symlink",
-                EntryKind::Other => return None,
-            };
+        .filter(|e| e.kind != EntryKind::Other)
+        .map(|e| {
             let path = if prefix.is_empty() { e.path } else { format!("{prefix}/{}", e.path) };
-            Some((path, kind, e.len))
+            (path, e.kind, e.len)
         })
         .collect())
 }
@@ -222,7 +232,7 @@ impl Tool for ListFiles {
         let entries: Vec<Value> = all
             .into_iter()
             .take(LIST_LIMIT)
-            .map(|(path, kind, bytes)| json!({"path": path, "kind": kind, "bytes": bytes}))
+            .map(|(path, kind, bytes)| json!({"path": path, "kind": kind_name(kind), "bytes": bytes}))
             .collect();
         let mut v = json!({"ok": true, "entries": entries});
         if total > LIST_LIMIT {
@@ -273,7 +283,7 @@ impl Tool for SearchFiles {
         } else {
             walk(&ctx.workspace, &rel)?
                 .into_iter()
-                .filter(|(_, k, b)| *k == "file" && *b <= 1024 * 1024)
+                .filter(|(_, k, b)| *k == EntryKind::File && *b <= 1024 * 1024)
                 .map(|(p, _, _)| p)
                 .collect()
         };

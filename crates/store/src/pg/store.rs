@@ -111,7 +111,7 @@ impl Store for PgStore {
         )
         .bind(&a.id)
         .bind(&a.build_id)
-        .bind(&a.template)
+        .bind(a.template.as_str())
         .bind(i64::from(a.success))
         .bind(i64::from(a.iterations))
         .bind(a.duration_ms as i64)
