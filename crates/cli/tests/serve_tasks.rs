@@ -204,3 +204,66 @@ async fn bad_task_runs_are_refused_with_the_field_before_anything_is_queued() {
     let r = c.post(s.url(&format!("/api/tasks/{build}/cancel"))).bearer_auth(&alice).send().await.unwrap();
     assert_eq!(r.status(), 404);
 }
+
+/// A task run on a project is interrupted by kill -9 after it changed the project: it runs again
+/// from the project as it was, in a folder of its own (`DATA/builds/ID.2`), and the project's
+/// own folder is put back as it was, as for a follow-up build.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_interrupted_task_run_runs_again_from_the_project_as_it_was() {
+    use std::time::Duration;
+    const ADD: &str = "exports.add = (a, b) => a + b;\n";
+    let llm = MockLlm::start(vec![
+        // The project: a task run in a new folder writes math.js.
+        Turn::calls(&[("createFile", json!({"path": "math.js", "content": ADD}))]),
+        Turn::text("math.js has add."),
+        // The second run's first try: it breaks math.js, then is killed mid-command.
+        Turn::calls(&[
+            ("createFile", json!({"path": "half.js", "content": "// half done\n"})),
+            ("updateFile", json!({"path": "math.js", "content": "this is not javascript (\n"})),
+            ("runCommand", json!({"command": "sleep", "args": ["60"]})),
+        ]),
+        // Its re-run.
+        Turn::calls(&[("createFile", json!({"path": "extra.js", "content": "exports.two = 2;\n"}))]),
+        Turn::text("extra.js is there."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--workers", "1", "--browser-check", "off"];
+    let mut s = Server::start(dir.path(), &llm.base_url, &flags).await;
+    let alice = s.add_user("alice", false).await;
+    let c = client();
+    let make = json!({"tasks": [{"id": "make", "type": "code_generation", "description": "write math.js",
+        "output_artifacts": ["math.js"], "validation_criteria": ["node --check math.js"]}]});
+    let (project, url) = post_ok(&c, &s, &alice, json!({"plan": make})).await;
+    assert_eq!(follow(&c, &s, &alice, &url).await.last().unwrap().data["success"], true);
+
+    let extra = json!({"tasks": [{"id": "extra", "type": "code_generation", "description": "add extra.js",
+        "output_artifacts": ["extra.js"], "validation_criteria": ["node --check math.js", "node --check extra.js"]}]});
+    let (run, url) = post_ok(&c, &s, &alice, json!({"plan": extra, "project": project.clone()})).await;
+    let folder = dir.path().join("builds").join(&project);
+    let busy = async {
+        while !support::server::stored_events(&s, &run).await.iter().any(|e| e["type"] == "command_started") {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), busy).await.expect("the run's command never started");
+    assert!(folder.join("half.js").exists(), "{}", folder.display());
+    s.kill9().await;
+
+    let s = Server::start(dir.path(), &llm.base_url, &flags).await;
+    let events = tokio::time::timeout(Duration::from_secs(120), follow(&c, &s, &alice, &url))
+        .await
+        .expect("the task run did not end");
+    let data: Vec<Value> = events.iter().map(|e| e.data.clone()).collect();
+    assert_eq!(data.iter().filter(|e| e["type"] == "restarted").count(), 1, "{data:#?}");
+    assert_eq!(events.last().unwrap().data["success"], true, "{data:#?}");
+    assert_eq!(data.iter().filter(|e| e["type"] == "complete").count(), 1);
+    let shown = get_json(&c, &s, &alice, &format!("/api/tasks/{run}")).await;
+    assert_eq!((shown["attempt"].as_u64(), shown["tasks"][0]["status"].as_str()), (Some(2), Some("passed")), "{shown}");
+    // The re-run worked on the project as it was, in its own folder; the project is back.
+    let own = dir.path().join("builds").join(format!("{run}.2"));
+    assert_eq!(std::fs::read_to_string(own.join("math.js")).unwrap(), ADD);
+    assert!(!own.join("half.js").exists() && own.join("extra.js").exists());
+    assert_eq!(std::fs::read_to_string(folder.join("math.js")).unwrap(), ADD);
+    assert!(!folder.join("half.js").exists() && !folder.join("extra.js").exists());
+}
