@@ -1,7 +1,7 @@
 //! `/api/builds`: queue, list, show, cancel, follow, and read a build's files.
 
 use crate::api::{BuildBody, BuildView, Cancelled, Created, FileEntry};
-use crate::auth::{Caller, hash_token};
+use crate::auth::Caller;
 use crate::error::{ApiError, ApiJson, ApiResult};
 use crate::files::file_error;
 use crate::headers::{EventsFormat, IdempotencyKey, LastEventId};
@@ -20,8 +20,8 @@ use wright_events::api::{CancelState, RunId};
 use wright_events::words::{Said, say};
 use wright_events::{EventKind, Lang, Level, Template};
 use wright_store::{
-    BuildArgs, BuildFinish, BuildRecord, CancelOutcome, Enqueued, LimitKind, Limits, NewBuild, QueuedBuild, QueuedJob,
-    RunEnd, RunStatus, Tokens,
+    BuildArgs, BuildFinish, BuildRecord, CancelOutcome, Limits, NewBuild, QueuedBuild, QueuedJob, RunEnd, RunStatus,
+    Tokens,
 };
 
 /// Most acceptance commands one request may add, and the longest one.
@@ -72,44 +72,6 @@ fn validate(state: &AppState, body: &BuildBody) -> ApiResult<()> {
     Ok(())
 }
 
-/// The answer to a request that a per-user limit refused (decided by the store in the
-/// transaction that would have queued it): 429 with when to try again.
-pub(crate) async fn refuse(
-    state: &AppState,
-    user: &str,
-    kind: LimitKind,
-    count: u64,
-    oldest: Option<String>,
-) -> ApiError {
-    let cfg = &state.cfg;
-    state.metrics.refused(kind.as_str());
-    if let Err(e) = state.store.log_refusal(user, kind.as_str()).await {
-        tracing::warn!("refusal not logged: {e}");
-    }
-    match kind {
-        LimitKind::Concurrent => ApiError::too_many(
-            "rate_limited",
-            format!(
-                "you have {count} builds queued or running, the most at once ({}); wait for one to end",
-                cfg.max_concurrent_builds
-            ),
-            10,
-        ),
-        LimitKind::Hourly => {
-            let hour = chrono::Duration::hours(1);
-            let retry = oldest
-                .and_then(|o| chrono::DateTime::parse_from_rfc3339(&o).ok())
-                .map(|o| (o.with_timezone(&chrono::Utc) + hour - chrono::Utc::now()).num_seconds().max(1) as u64)
-                .unwrap_or(60);
-            ApiError::too_many(
-                "rate_limited",
-                format!("you started {count} builds in the last hour, the most allowed; try again in {retry} s"),
-                retry,
-            )
-        }
-    }
-}
-
 /// Queue a build.
 #[utoipa::path(post, path = "/api/builds", request_body = BuildBody, security(("bearer" = [])),
     params(("Idempotency-Key" = Option<String>, Header,
@@ -128,18 +90,10 @@ pub async fn create(
     // request when it asks for the same job (spelling, spacing and key order do not count).
     let args = BuildArgs::from_body(&body).map_err(|e| ApiError::invalid("invalid_fields", e.to_string()))?;
     let job = QueuedJob::Build(args.clone());
-    let dedup_key = hash_token(&format!("{}\n{}", caller.0.id, job.encode()));
-    // A retry (same key, or the same request while it is active) is the build it names: known
-    // before any limit or check, so it is answered even at the limit and never counted again.
-    if let Some(b) = state.store.existing_build(&caller.0.id, key.as_deref(), &dedup_key).await? {
-        return existing(b, &job);
-    }
-    if state.is_stopping() {
-        return Err(ApiError::unavailable(
-            "shutting_down",
-            "this server is shutting down; send the build again shortly",
-        ));
-    }
+    let dedup_key = match crate::enqueue::retry_or_stopping(&state, &caller, key.as_deref(), &job).await? {
+        Ok(dedup_key) => dedup_key,
+        Err(answer) => return Ok(answer),
+    };
     validate(&state, &body)?;
     let parent = match &body.r#continue {
         Some(id) => {
@@ -190,50 +144,18 @@ pub async fn create(
         limits: Some(Limits { concurrent: cfg_limits.0, per_hour: cfg_limits.1 }),
     };
 
-    match state.store.enqueue_build(&queued).await? {
-        Enqueued::New => {
-            if body.assistant
-                && let Err(e) =
-                    crate::app_assistant::create_key(&state, &id, &queued.preview_key, &caller.0.id, &body.prompt).await
-            {
-                tracing::warn!(build = %id, "the build's assistant key could not be made; its pages go without: {e}");
-            }
-            state.queue.wake.notify_one();
-            tracing::info!(build = %id, user = %caller.0.name, "queued");
-            let events_url = format!("/api/builds/{id}/events");
-            let created = Created { id: RunId(id), status: RunStatus::Queued, events_url, deduplicated: false };
-            Ok((StatusCode::ACCEPTED, Json(created)))
-        }
-        Enqueued::Existing(b) => existing(*b, &queued.job),
-        Enqueued::Limited { kind, count, oldest } => Err(refuse(&state, &caller.0.id, kind, count, oldest).await),
-        Enqueued::FolderBusy(other) => Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "conflict",
-            format!("build {other} is still working in this folder; continue once it has ended"),
-        )),
+    let busy = |other: &str| format!("build {other} is still working in this folder; continue once it has ended");
+    if let Some(answer) = crate::enqueue::enqueue(&state, &caller, &queued, busy).await? {
+        return Ok(answer);
     }
-}
-
-/// The answer to a request (`job`, what its body asks for) that names build `b` already
-/// there: that build, unless the request only shares its `Idempotency-Key` and asks for
-/// something else. A key names one request, so that is refused with 422 (as Stripe does)
-/// rather than answered with a build the client did not ask for. The requests are compared
-/// as the typed jobs they ask for, so spacing, key order and spelling (`Full-Stack`) do not
-/// count; an identical twin found without the key asks for the same job by construction.
-pub(crate) fn existing(b: BuildRecord, job: &QueuedJob) -> ApiResult<(StatusCode, Json<Created>)> {
-    let differs = b.job.as_ref().is_some_and(|first| first.as_ref() != Ok(job));
-    let id = b.start.id;
-    if differs {
-        return Err(ApiError::invalid(
-            "idempotency_key_reused",
-            format!(
-                "Idempotency-Key: this key was sent with a different body for build {id}; \
-                 send that body again to get the build, or a new key for a new build"
-            ),
-        ));
+    if body.assistant
+        && let Err(e) =
+            crate::app_assistant::create_key(&state, &id, &queued.preview_key, &caller.0.id, &body.prompt).await
+    {
+        tracing::warn!(build = %id, "the build's assistant key could not be made; its pages go without: {e}");
     }
-    let events_url = crate::api::events_url(b.start.kind, &id);
-    Ok((StatusCode::ACCEPTED, Json(Created { id: RunId(id), status: b.status, events_url, deduplicated: true })))
+    tracing::info!(build = %id, user = %caller.0.name, "queued");
+    Ok(crate::enqueue::created(&state, id, wright_events::RunKind::Build))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -35,6 +35,7 @@ mod chat;
 mod checks;
 mod config;
 mod embeddings;
+mod enqueue;
 mod error;
 mod explain;
 mod files;

@@ -4,8 +4,8 @@
 //! [`QueuedJob::Task`]), so it is followed, resumed, restarted and cancelled as a build is.
 
 use crate::api::{Cancelled, Created, TaskBody, TaskOutcomeView, TaskRunView};
-use crate::auth::{Caller, hash_token};
-use crate::builds::{check_model, existing, follow, refuse, visible};
+use crate::auth::Caller;
+use crate::builds::{check_model, follow, visible};
 use crate::error::{ApiError, ApiJson, ApiResult};
 use crate::headers::{EventsFormat, IdempotencyKey, LastEventId};
 use crate::state::AppState;
@@ -15,7 +15,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use wright_events::api::RunId;
 use wright_events::{EventKind, Lang, RunKind};
-use wright_store::{BuildRecord, Enqueued, Limits, NewBuild, QueuedBuild, QueuedJob, RunStatus, TaskArgs};
+use wright_store::{BuildRecord, Limits, NewBuild, QueuedBuild, QueuedJob, RunStatus, TaskArgs};
 
 /// Most tasks one plan may hold.
 const MAX_TASKS: usize = 100;
@@ -90,16 +90,10 @@ pub async fn create(
         model: body.model.clone(),
     };
     let job = QueuedJob::Task(args);
-    let dedup_key = hash_token(&format!("{}\n{}", caller.0.id, job.encode()));
-    if let Some(b) = state.store.existing_build(&caller.0.id, key.as_deref(), &dedup_key).await? {
-        return existing(b, &job);
-    }
-    if state.is_stopping() {
-        return Err(ApiError::unavailable(
-            "shutting_down",
-            "this server is shutting down; send the task run again shortly",
-        ));
-    }
+    let dedup_key = match crate::enqueue::retry_or_stopping(&state, &caller, key.as_deref(), &job).await? {
+        Ok(dedup_key) => dedup_key,
+        Err(answer) => return Ok(answer),
+    };
     check_model(&state, body.model.as_ref())?;
     // Everything in the plan goes to the model: no secrets in it.
     let text = job.encode();
@@ -174,22 +168,12 @@ pub async fn create(
         first_event: Some(EventKind::Queued { position: state.store.queue_depth().await? }),
         limits: Some(Limits { concurrent: state.cfg.max_concurrent_builds, per_hour: state.cfg.builds_per_hour }),
     };
-    match state.store.enqueue_build(&queued).await? {
-        Enqueued::New => {
-            state.queue.wake.notify_one();
-            tracing::info!(run = %id, user = %caller.0.name, tasks = ids.len(), "task run queued");
-            let events_url = crate::api::events_url(RunKind::Task, &id);
-            let created = Created { id: RunId(id), status: RunStatus::Queued, events_url, deduplicated: false };
-            Ok((StatusCode::ACCEPTED, Json(created)))
-        }
-        Enqueued::Existing(b) => existing(*b, &queued.job),
-        Enqueued::Limited { kind, count, oldest } => Err(refuse(&state, &caller.0.id, kind, count, oldest).await),
-        Enqueued::FolderBusy(other) => Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "conflict",
-            format!("run {other} is still working on this project; start the tasks once it has ended"),
-        )),
+    let busy = |other: &str| format!("run {other} is still working on this project; start the tasks once it has ended");
+    if let Some(answer) = crate::enqueue::enqueue(&state, &caller, &queued, busy).await? {
+        return Ok(answer);
     }
+    tracing::info!(run = %id, user = %caller.0.name, tasks = ids.len(), "task run queued");
+    Ok(crate::enqueue::created(&state, id, RunKind::Task))
 }
 
 /// One task run: the run, and each task that has ended so far, in run order.
