@@ -1,7 +1,7 @@
 //! The build state machine.
 
 use crate::agent_loop::{AgentLoop, PhaseEnd};
-use crate::diagnose::diagnose;
+use crate::diagnose::{diagnose, diagnosis_block};
 use crate::ending::{Ending, narrate_findings};
 use crate::journal::Journal;
 use crate::learning::{Snapshot, find_notes, knowledge_of, learn, lessons_narration, snapshot};
@@ -371,7 +371,7 @@ async fn drive(
         for f in &v.failures {
             p.errors.push(AttemptError {
                 iteration: p.fix_attempts,
-                kind: f.kind.clone(),
+                kind: f.kind.as_str().to_string(),
                 error: wright_tools::clip(&f.summary, 500),
                 fixed: false,
             });
@@ -389,7 +389,7 @@ async fn drive(
         enter(ctx, journal, Phase::Fixing, attempt, format!("Fixing: {}", wright_tools::clip(&summary, 300)));
         p.log.push(format!("Fix attempt {attempt} of {}.", req.max_fix_attempts));
 
-        let diagnoses = diagnose(&details);
+        let diagnoses = diagnose(&v.failures);
         // Lessons about these errors that the opening prompt did not carry.
         let mut extra = Vec::new();
         if let Some(j) = journal {
@@ -512,28 +512,7 @@ fn project_libraries(ws: &wright_sandbox::Workspace, files: &[String], prompt: &
 
 /// Every failure's detail, for diagnosis, note matching and the lesson.
 fn failure_text(failures: &[Failure]) -> String {
-    failures.iter().map(|f| format!("{}\n{}", f.summary, f.detail)).collect::<Vec<_>>().join("\n\n")
-}
-
-/// The structured reading of the errors, as a section of the fix message.
-fn diagnosis_block(diagnoses: &[crate::diagnose::Diagnosis]) -> String {
-    if diagnoses.is_empty() {
-        return String::new();
-    }
-    let mut m = String::from("\n## What wright read in the errors\n");
-    for d in diagnoses.iter().take(8) {
-        m.push_str(&format!("- {}: {}", d.kind.describe(), wright_tools::clip(&d.message, 300)));
-        match (&d.file, d.line) {
-            (Some(f), Some(l)) => m.push_str(&format!(" (in {f}, line {l})")),
-            (Some(f), None) => m.push_str(&format!(" (in {f})")),
-            _ => {}
-        }
-        if let Some(lib) = &d.library {
-            m.push_str(&format!(" [package: {lib}]"));
-        }
-        m.push('\n');
-    }
-    m
+    failures.iter().map(|f| format!("{}\n{}", f.summary, f.text())).collect::<Vec<_>>().join("\n\n")
 }
 
 /// Map a loop phase's end to a build end when it ends the build; narrate the others.
