@@ -3,19 +3,26 @@
 //! The reading itself lives with the test reports ([`wright_testreport::diagnose`]): it knows
 //! the runners' output and the TAP parser. This module hands it typed values: each failing
 //! test as the [`TestFailure`](wright_testreport::TestFailure) verification found (its
-//! location is where the error is when its message names no place of its own), and each
-//! failure's own detail as the tool output it is. Nothing here re-reads text wright wrote.
+//! location is where the error is when its message names no place of its own), and the tool
+//! output each failure holds, with the place verification found when it knows one. Nothing
+//! here re-reads text wright wrote.
 
 use crate::verdict::Failure;
+use wright_testreport::Location;
 pub use wright_testreport::diagnose::{Diagnosis, ErrorKind, libraries_in_source};
 use wright_testreport::diagnose::{Evidence, diagnose_all};
 
 /// Every distinct error in `failures`, in order, deduplicated, at most 20.
 pub fn diagnose(failures: &[Failure]) -> Vec<Diagnosis> {
-    let heads: Vec<String> = failures.iter().map(|f| format!("{}\n{}", f.summary, f.detail)).collect();
+    let places: Vec<Option<Location>> = failures.iter().map(Failure::place).collect();
     let mut evidence = Vec::new();
-    for (f, head) in failures.iter().zip(&heads) {
-        evidence.push(Evidence::Output(head));
+    for (f, place) in failures.iter().zip(&places) {
+        if !f.output.trim().is_empty() {
+            evidence.push(match place {
+                Some(p) => Evidence::At(&f.output, p),
+                None => Evidence::Output(&f.output),
+            });
+        }
         evidence.extend(f.tests.iter().map(Evidence::Test));
     }
     diagnose_all(&evidence)
@@ -84,14 +91,33 @@ mod tests {
 
     #[test]
     fn raw_output_of_other_failures_is_still_read() {
-        let f = Failure::new(
-            FailureKind::ServerCheck,
-            "the server did not start",
-            "Server output (end):\n    /p/server.js:3\n    app.listen(;\n               ^\n    SyntaxError: Unexpected token ';'\n",
-        );
-        let all = diagnose(&[f]);
+        let output = "/p/server.js:3\napp.listen(;\n           ^\nSyntaxError: Unexpected token ';'\n";
+        let server =
+            Failure::new(FailureKind::ServerCheck, "the server did not start", "wright ran it.").with_output(output);
+        let all = diagnose(&[server]);
         assert_eq!(all.len(), 1, "{all:#?}");
         assert_eq!((all[0].kind, all[0].file.as_deref(), all[0].line), (ErrorKind::Syntax, Some("server.js"), Some(3)));
+        assert_eq!(all[0].column, Some(12));
         assert_eq!(diagnosis_block(&[]), "");
+    }
+
+    #[test]
+    fn wrights_own_words_are_not_read_and_a_known_place_is_kept() {
+        // The detail is wright's prose: an error-shaped line in it is not diagnosed.
+        let prose = Failure::new(FailureKind::CheckFailed, "`npm test` failed", "TypeError: made up by wright\n");
+        assert!(diagnose(&[prose]).is_empty());
+        let browser = Failure {
+            file: Some("app.js".into()),
+            line: Some(2),
+            column: Some(5),
+            ..Failure::new(FailureKind::Runtime, "uncaught exception", "In the browser, …")
+                .with_output("ReferenceError: totl is not defined")
+        };
+        let all = diagnose(&[browser]);
+        assert_eq!(all.len(), 1, "{all:#?}");
+        assert_eq!(
+            (all[0].kind, all[0].file.as_deref(), all[0].line, all[0].column),
+            (ErrorKind::Runtime, Some("app.js"), Some(2), Some(5))
+        );
     }
 }

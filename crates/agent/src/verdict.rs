@@ -2,7 +2,7 @@
 //! browser. The checks ([`crate::verify`], [`crate::verify_browser`]) make these and the
 //! prompts ([`crate::prompts`]) and the build read them, so they live below all of them.
 
-use wright_testreport::TestFailure;
+use wright_testreport::{Location, TestFailure};
 use wright_webcheck::Problem;
 
 /// What sort of failure a verification found. The serde names are the `kind` of
@@ -104,6 +104,10 @@ pub struct Failure {
     pub tests: Vec<TestFailure>,
     /// The web page's problems (kind `template_check`), warnings included.
     pub problems: Vec<Problem>,
+    /// The tools' own output behind this failure (a test runner's tail, the server's or a
+    /// command's output, the browser's error message), which diagnosis reads; never wright's
+    /// wording around it. Empty when there is none.
+    pub output: String,
     /// Where in the project it went wrong, when known (runtime errors in the browser).
     pub file: Option<String>,
     pub line: Option<u32>,
@@ -119,10 +123,22 @@ impl Failure {
             detail: detail.into(),
             tests: Vec::new(),
             problems: Vec::new(),
+            output: String::new(),
             file: None,
             line: None,
             column: None,
         }
+    }
+
+    /// The same failure, with the tool output it came from.
+    pub fn with_output(self, output: impl Into<String>) -> Self {
+        Self { output: output.into(), ..self }
+    }
+
+    /// Where it went wrong, when verification knows (the browser's errors, compile errors).
+    pub fn place(&self) -> Option<Location> {
+        let file = self.file.clone().filter(|f| !f.is_empty())?;
+        Some(Location { file, line: self.line, column: self.column })
     }
 
     pub fn title(&self) -> &str {

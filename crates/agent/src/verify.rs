@@ -53,6 +53,9 @@ pub async fn verify(
             }
             let mut f = Failure::new(FailureKind::TestFailure, run.summary(), d);
             f.tests = run.report.errors.clone();
+            if f.tests.is_empty() {
+                f.output = run.output_tail.clone();
+            }
             v.failures.push(f);
         }
         TestStatus::NoTests if tests_required && checks.is_empty() => {
@@ -70,11 +73,10 @@ pub async fn verify(
             if !run.output_tail.is_empty() {
                 d.push_str(&format!("Output (end):\n{}\n", indent(&run.output_tail)));
             }
-            v.failures.push(Failure::new(
-                FailureKind::TestError,
-                format!("tests could not run: {}", first_line(&msg)),
-                d,
-            ));
+            v.failures.push(
+                Failure::new(FailureKind::TestError, format!("tests could not run: {}", first_line(&msg)), d)
+                    .with_output(format!("{msg}\n{}", run.output_tail)),
+            );
         }
     }
 
@@ -140,12 +142,15 @@ pub async fn verify(
                 } else {
                     format!("exited with code {}", o.exit_code.map_or("none".into(), |c| c.to_string()))
                 };
-                let out = format!("{}{}", o.stdout.render(), o.stderr.render());
-                v.failures.push(Failure::new(
-                    FailureKind::CheckFailed,
-                    format!("`{check}` {how}"),
-                    format!("`{check}` {how}. Output (end):\n{}\n", indent(&wright_tools::clip_tail(&out, 2500))),
-                ));
+                let out = wright_tools::clip_tail(&format!("{}{}", o.stdout.render(), o.stderr.render()), 2500);
+                v.failures.push(
+                    Failure::new(
+                        FailureKind::CheckFailed,
+                        format!("`{check}` {how}"),
+                        format!("`{check}` {how}. Output (end):\n{}\n", indent(&out)),
+                    )
+                    .with_output(out),
+                );
             }
             Err(e) => v.failures.push(Failure::new(
                 FailureKind::CheckFailed,
@@ -233,7 +238,7 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
         detail
     };
     let run = format!("`node {entry}` with PORT={port}");
-    match result {
+    let failure = match result {
         Some(Probe::Status(code)) if code < 500 => None,
         Some(Probe::Status(code)) => Some(server_failure(
             format!("the server answered {code}"),
@@ -280,7 +285,8 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
                 with_output(format!("wright ran {run}; {how} before answering.")),
             ))
         }
-    }
+    };
+    failure.map(|f| f.with_output(output))
 }
 
 /// What the request for `/` got.

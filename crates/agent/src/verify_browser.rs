@@ -182,6 +182,7 @@ fn failure(f: &Finding) -> Failure {
         line: f.line,
         column: f.column,
         ..Failure::new(kind, wright_tools::clip(&line, 300), format!("In the browser, {line}\n{hint}\n"))
+            .with_output(f.message.clone())
     }
 }
 

@@ -34,7 +34,7 @@ mod tap;
 
 pub use paths::libraries_in_source;
 
-use crate::TestFailure;
+use crate::{Location, TestFailure};
 use paths::{Loc, library_from_path, missing_package, package_name, project_file, project_roots};
 use patterns::{
     ANSI, BARE_LINE, ERROR_LINE, FRAME, HEADER, IMPORTED_FROM, NPM_LINE, NPM_NOT_IN_REGISTRY, PATH_PREFIXED, caps,
@@ -128,6 +128,9 @@ pub enum Evidence<'a> {
     /// A failing test, already parsed: its error text is read, and its location is where the
     /// error is when the text names no place of its own.
     Test(&'a TestFailure),
+    /// A tool's output about one place (a browser error at a line of a script): read like
+    /// [`Evidence::Output`], with the place as the fallback when the text names none.
+    At(&'a str, &'a Location),
 }
 
 /// Every distinct error found in `text` (test runner output, node stack traces, TAP from
@@ -143,7 +146,7 @@ pub fn diagnose_all(evidence: &[Evidence<'_>]) -> Vec<Diagnosis> {
     let texts: Vec<Vec<String>> = evidence
         .iter()
         .map(|e| match e {
-            Evidence::Output(text) => text.lines().map(clean_line).collect(),
+            Evidence::Output(text) | Evidence::At(text, _) => text.lines().map(clean_line).collect(),
             Evidence::Test(t) => t.error.lines().map(|l| replace(&ANSI, l, "").trim_end().to_string()).collect(),
         })
         .collect();
@@ -158,6 +161,10 @@ pub fn diagnose_all(evidence: &[Evidence<'_>]) -> Vec<Diagnosis> {
             Evidence::Test(t) => {
                 let place = t.place().map(|p| Loc { path: p.file, line: p.line, column: p.column });
                 scan(lines, place.as_ref(), &roots, &mut found);
+            }
+            Evidence::At(_, p) => {
+                let place = Loc { path: p.file.clone(), line: p.line, column: p.column };
+                scan(lines, Some(&place), &roots, &mut found);
             }
         }
     }
