@@ -1,22 +1,22 @@
 //! The build state machine.
 
-use crate::agent_loop::{AgentLoop, PhaseEnd};
-use crate::diagnose::diagnose;
+use crate::agent_loop::AgentLoop;
+use crate::build_fix::{BuildFixing, phase_end};
 use crate::ending::{Ending, narrate_findings};
+use crate::fixing::{FixPlan, fix_loop};
 use crate::journal::Journal;
-use crate::learning::{Snapshot, find_notes, knowledge_of, learn, lessons_narration, snapshot};
+use crate::learning::{find_notes, knowledge_of, lessons_narration};
 use crate::prompts::{self, Narration, Template};
 pub use crate::run::{BuildEnd, BuildReport, BuildRequest};
 use crate::run::{Progress, enter};
 use crate::scan;
-use crate::verify::{Failure, verify};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use wright_events::{EventKind, Level, Phase};
 use wright_memory::Query;
-use wright_provider::{Message, Provider, ProviderError, Role};
-use wright_store::{AttemptError, NewBuild, Store};
+use wright_provider::{Message, Provider, Role};
+use wright_store::{NewBuild, Store};
 use wright_tools::{Registry, ToolContext};
 
 /// The parts a build runs on. `ctx.cancel` is the caller's stop button (Ctrl-C).
@@ -325,128 +325,19 @@ async fn drive(
 
     let fix_agent = req.fix_model.as_ref().map(|m| AgentLoop { model: m.clone(), ..agent.clone() });
     let fix_agent = fix_agent.as_ref().unwrap_or(agent);
-    let mut history: Vec<String> = Vec::new();
-    // What failed first and the files at that moment: the lesson is the difference.
-    let mut before_fix: Option<(String, Snapshot)> = None;
-    let fixes = crate::fixing::FixPlan::new(req.max_fix_attempts);
-    loop {
-        if ctx.cancel.is_cancelled() {
-            return BuildEnd::Cancelled;
-        }
-        let mut transpiled = None;
-        if template.has_build_step() {
-            let words = prompts::narrate(req.lang, Narration::Transpiling);
-            enter(ctx, journal, Phase::Transpiling, p.fix_attempts, words);
-            transpiled = crate::transpiling::transpile(ctx, req.transpile_limit, p.fix_attempts).await;
-        }
-        let v = match transpiled {
-            Some(failed) => failed,
-            None => {
-                let words = prompts::narrate(req.lang, Narration::Verifying);
-                enter(ctx, journal, Phase::Verifying, p.fix_attempts, words);
-                let browser =
-                    crate::verify::BrowserCheck { settings: &req.browser, screenshot: req.screenshot.as_deref() };
-                verify(ctx, template, &req.checks, p.fix_attempts, &browser).await
-            }
-        };
-        p.browser = v.browser.clone();
-        if ctx.cancel.is_cancelled() {
-            return BuildEnd::Cancelled;
-        }
-        if v.passed() {
-            p.log.push(format!("Verification {}: passed.", p.fix_attempts + 1));
-            if p.fix_attempts > 0 {
-                emitter.emit(EventKind::ErrorFixed { iteration: p.fix_attempts });
-                for e in &mut p.errors {
-                    e.fixed = true;
-                }
-                if let (Some(j), Some((error, snapshot))) = (journal, before_fix.as_ref()) {
-                    learn(req, template, fix_agent, ctx, j, p, error, snapshot).await;
-                }
-            }
-            return BuildEnd::Published;
-        }
-        let summary = summarize(&v.failures);
-        p.log.push(format!("Verification {}: {}.", p.fix_attempts + 1, summary));
-        for f in &v.failures {
-            p.errors.push(AttemptError {
-                iteration: p.fix_attempts,
-                kind: f.kind.clone(),
-                error: wright_tools::clip(&f.summary, 500),
-                fixed: false,
-            });
-        }
-        let details = failure_text(&v.failures);
-        let Some(next) = fixes.next(p.fix_attempts) else {
-            return BuildEnd::VerificationFailed;
-        };
-        if before_fix.is_none() && journal.is_some() {
-            before_fix = Some((details.clone(), snapshot(&ctx.workspace)));
-        }
-        p.fix_attempts = next.number;
-        let attempt = next.number;
-        history.push(format!("verification {}: {}", attempt, summary));
-        enter(ctx, journal, Phase::Fixing, attempt, format!("Fixing: {}", wright_tools::clip(&summary, 300)));
-        p.log.push(format!("Fix attempt {attempt} of {}.", req.max_fix_attempts));
-
-        let diagnoses = diagnose(&details);
-        // Lessons about these errors that the opening prompt did not carry.
-        let mut extra = Vec::new();
-        if let Some(j) = journal {
-            let mut libs = libraries.clone();
-            libs.extend(diagnoses.iter().filter_map(|d| d.library.clone()));
-            let q = Query { prompt: &req.prompt, template: template.as_str(), libraries: &libs, errors: &details };
-            let known: Vec<String> = p.applied.iter().map(|n| n.id.clone()).collect();
-            extra = find_notes(j, &q, req.note_budget, &known, "FIXING").await;
-            if !extra.is_empty() {
-                emitter.status(Level::Info, lessons_narration(req.lang, extra.len()));
-                p.log.push(format!(
-                    "Used {} more lesson(s) for this error: {}.",
-                    extra.len(),
-                    extra.iter().map(|n| n.id.as_str()).collect::<Vec<_>>().join(", ")
-                ));
-                p.applied.extend(extra.iter().cloned());
-            }
-        }
-        let diagnosis = diagnosis_block(&diagnoses);
-        // The last attempt starts afresh: long failed transcripts make models worse at debugging.
-        if next.fresh {
-            let files = wright_tools::project_files(&ctx.workspace);
-            let mut opening = String::new();
-            if let Some(k) = knowledge_of(&p.applied, req.lang) {
-                opening.push_str(&k);
-                opening.push('\n');
-            }
-            opening.push_str(&prompts::fresh_fix_message(
-                &req.prompt,
-                &files,
-                &history,
-                &v.failures,
-                attempt,
-                req.max_fix_attempts,
-            ));
-            opening.push_str(&diagnosis);
-            if let Some(j) = journal {
-                j.restart();
-            }
-            messages = vec![Message::system(system.clone()), Message::user(opening)];
-        } else {
-            let mut m = prompts::fix_message(&v.failures, attempt, req.max_fix_attempts);
-            m.push_str(&diagnosis);
-            if let Some(k) = knowledge_of(&extra, req.lang) {
-                m.push('\n');
-                m.push_str(&k);
-            }
-            messages.push(Message::user(m));
-        }
-        let end = phase_end(fix_agent.run(&mut messages, &mut p.stats).await, emitter);
-        if let Some(j) = journal {
-            j.sync(&messages, None).await;
-        }
-        if let Some(end) = end {
-            return end;
-        }
-    }
+    let mut fixing = BuildFixing {
+        req,
+        template,
+        ctx,
+        journal,
+        p,
+        fix_agent,
+        system,
+        libraries,
+        history: Vec::new(),
+        before_fix: None,
+    };
+    fix_loop(&mut fixing, FixPlan::new(req.max_fix_attempts), &mut messages).await
 }
 
 /// A continued build: the earlier conversation (old tool output shortened) under today's
@@ -510,56 +401,11 @@ fn project_libraries(ws: &wright_sandbox::Workspace, files: &[String], prompt: &
     libs
 }
 
-/// Every failure's detail, for diagnosis, note matching and the lesson.
-fn failure_text(failures: &[Failure]) -> String {
-    failures.iter().map(|f| format!("{}\n{}", f.summary, f.detail)).collect::<Vec<_>>().join("\n\n")
-}
-
-/// The structured reading of the errors, as a section of the fix message.
-fn diagnosis_block(diagnoses: &[crate::diagnose::Diagnosis]) -> String {
-    if diagnoses.is_empty() {
-        return String::new();
-    }
-    let mut m = String::from("\n## What wright read in the errors\n");
-    for d in diagnoses.iter().take(8) {
-        m.push_str(&format!("- {}: {}", d.kind.describe(), wright_tools::clip(&d.message, 300)));
-        match (&d.file, d.line) {
-            (Some(f), Some(l)) => m.push_str(&format!(" (in {f}, line {l})")),
-            (Some(f), None) => m.push_str(&format!(" (in {f})")),
-            _ => {}
-        }
-        if let Some(lib) = &d.library {
-            m.push_str(&format!(" [package: {lib}]"));
-        }
-        m.push('\n');
-    }
-    m
-}
-
-/// Map a loop phase's end to a build end when it ends the build; narrate the others.
-fn phase_end(end: PhaseEnd, emitter: &wright_events::Emitter) -> Option<BuildEnd> {
-    match end {
-        PhaseEnd::Finished(_) => None,
-        PhaseEnd::MaxTurns => {
-            emitter.status(Level::Warning, "The model used all its turns for this step; checking what it has so far.");
-            None
-        }
-        PhaseEnd::Stuck(_) => None,
-        PhaseEnd::Cancelled => Some(BuildEnd::Cancelled),
-        PhaseEnd::BudgetSpent(c) => Some(BuildEnd::BudgetSpent(c)),
-        // The loop compacted what it could before giving up on an overflow.
-        PhaseEnd::Provider(ProviderError::ContextTooLong(m)) => Some(BuildEnd::ContextFull(m)),
-        PhaseEnd::Provider(e) => Some(BuildEnd::ProviderUnusable(e)),
-    }
-}
-
-fn summarize(failures: &[Failure]) -> String {
-    failures.iter().map(|f| f.summary.clone()).collect::<Vec<_>>().join("; ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::PhaseEnd;
+    use wright_provider::ProviderError;
 
     /// A page with risky code still publishes; its warnings are narrated and reported.
     #[tokio::test]

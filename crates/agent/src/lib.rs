@@ -8,6 +8,7 @@
 
 mod agent_loop;
 mod build;
+mod build_fix;
 pub mod diagnose;
 mod ending;
 mod entry;

@@ -330,7 +330,7 @@ pub fn fix_message(failures: &[Failure], attempt: u32, max: u32) -> String {
         "wright verified the project and it is not done yet (fix attempt {attempt} of {max}). Fix the problems below: read the files involved, change them with updateFile or applyPatch, run the tests yourself with runTests, and stop calling tools when everything passes.\n"
     );
     for f in failures {
-        m.push_str(&format!("\n## {}\n{}\n", f.title(), f.detail.trim_end()));
+        m.push_str(&format!("\n## {}\n{}\n", f.title(), f.text().trim_end()));
     }
     m
 }

@@ -67,5 +67,5 @@ fn failure(ctx: &ToolContext, d: &Diagnostic) -> Failure {
     }
     let (file, line, column) =
         if d.file.is_empty() { (None, None, None) } else { (Some(d.file.clone()), Some(d.line), Some(d.column)) };
-    Failure { kind: d.kind.as_str().to_string(), summary: d.render(), detail, file, line, column }
+    Failure { file, line, column, ..Failure::new(d.kind.into(), d.render(), detail) }
 }

@@ -4,7 +4,8 @@
 
 pub use crate::entry::{server_entry, server_entry_in};
 use crate::prompts::Template;
-pub use crate::verdict::{BrowserStatus, Failure};
+use crate::verdict::indent;
+pub use crate::verdict::{BrowserStatus, Failure, FailureKind};
 pub use crate::verify_browser::BrowserCheck;
 use crate::verify_browser::check_in_browser;
 use std::time::Duration;
@@ -45,34 +46,25 @@ pub async fn verify(
     match run.status {
         TestStatus::Passed => {}
         TestStatus::Failed => {
+            // The failing tests stay values; [`Failure::text`] words them for the model.
             let mut d = format!("{}\n", run.summary());
-            for e in &run.report.errors {
-                d.push_str(&format!("- {}", e.test));
-                if let Some(loc) = &e.location {
-                    d.push_str(&format!(" (at {loc})"));
-                }
-                d.push_str(&format!(":\n{}\n", indent(&e.error)));
-            }
             if run.report.errors.is_empty() && !run.output_tail.is_empty() {
                 d.push_str(&format!("Output (end):\n{}\n", indent(&run.output_tail)));
             }
-            v.failures.push(Failure {
-                kind: "test_failure".into(),
-                summary: run.summary(),
-                detail: d,
-                ..Default::default()
-            });
+            let mut f = Failure::new(FailureKind::TestFailure, run.summary(), d);
+            f.tests = run.report.errors.clone();
+            if f.tests.is_empty() {
+                f.output = run.output_tail.clone();
+            }
+            v.failures.push(f);
         }
         TestStatus::NoTests if tests_required && checks.is_empty() => {
             let msg = run.message.clone().unwrap_or_default();
-            v.failures.push(Failure {
-                kind: "no_tests".into(),
-                summary: "no tests found".into(),
-                detail: format!(
-                    "{msg}\nThis project has code, and wright only calls a project done when its tests pass."
-                ),
-                ..Default::default()
-            });
+            v.failures.push(Failure::new(
+                FailureKind::NoTests,
+                "no tests found",
+                format!("{msg}\nThis project has code, and wright only calls a project done when its tests pass."),
+            ));
         }
         TestStatus::NoTests => {}
         TestStatus::Error => {
@@ -81,12 +73,10 @@ pub async fn verify(
             if !run.output_tail.is_empty() {
                 d.push_str(&format!("Output (end):\n{}\n", indent(&run.output_tail)));
             }
-            v.failures.push(Failure {
-                kind: "test_error".into(),
-                summary: format!("tests could not run: {}", first_line(&msg)),
-                detail: d,
-                ..Default::default()
-            });
+            v.failures.push(
+                Failure::new(FailureKind::TestError, format!("tests could not run: {}", first_line(&msg)), d)
+                    .with_output(format!("{msg}\n{}", run.output_tail)),
+            );
         }
     }
 
@@ -110,28 +100,17 @@ pub async fn verify(
         match checked {
             Ok(report) => {
                 if !report.ok() {
-                    let mut d = String::new();
-                    for p in &report.problems {
-                        match p.line {
-                            Some(l) => d.push_str(&format!("- {}:{}: {}\n", p.file, l, p.message)),
-                            None => d.push_str(&format!("- {}: {}\n", p.file, p.message)),
-                        }
-                    }
-                    let n = report.problems.iter().filter(|p| !p.message.starts_with("warning: ")).count();
-                    v.failures.push(Failure {
-                        kind: "template_check".into(),
-                        summary: format!("{n} problem(s) in the web page"),
-                        detail: d,
-                        ..Default::default()
-                    });
+                    let n = report.problems.iter().filter(|p| !p.is_warning()).count();
+                    let mut f = Failure::new(FailureKind::TemplateCheck, format!("{n} problem(s) in the web page"), "");
+                    f.problems = report.problems;
+                    v.failures.push(f);
                 }
             }
-            Err(e) => v.failures.push(Failure {
-                kind: "template_check".into(),
-                summary: "the web page could not be checked".into(),
-                detail: e.to_string(),
-                ..Default::default()
-            }),
+            Err(e) => v.failures.push(Failure::new(
+                FailureKind::TemplateCheck,
+                "the web page could not be checked",
+                e.to_string(),
+            )),
         }
     }
 
@@ -163,23 +142,21 @@ pub async fn verify(
                 } else {
                     format!("exited with code {}", o.exit_code.map_or("none".into(), |c| c.to_string()))
                 };
-                let out = format!("{}{}", o.stdout.render(), o.stderr.render());
-                v.failures.push(Failure {
-                    kind: "check_failed".into(),
-                    summary: format!("`{check}` {how}"),
-                    detail: format!(
-                        "`{check}` {how}. Output (end):\n{}\n",
-                        indent(&wright_tools::clip_tail(&out, 2500))
-                    ),
-                    ..Default::default()
-                });
+                let out = wright_tools::clip_tail(&format!("{}{}", o.stdout.render(), o.stderr.render()), 2500);
+                v.failures.push(
+                    Failure::new(
+                        FailureKind::CheckFailed,
+                        format!("`{check}` {how}"),
+                        format!("`{check}` {how}. Output (end):\n{}\n", indent(&out)),
+                    )
+                    .with_output(out),
+                );
             }
-            Err(e) => v.failures.push(Failure {
-                kind: "check_failed".into(),
-                summary: format!("`{check}` could not run"),
-                detail: e.to_string(),
-                ..Default::default()
-            }),
+            Err(e) => v.failures.push(Failure::new(
+                FailureKind::CheckFailed,
+                format!("`{check}` could not run"),
+                e.to_string(),
+            )),
         }
     }
 
@@ -192,7 +169,7 @@ pub(crate) fn announce(ctx: &ToolContext, failures: &[Failure], iteration: u32) 
     for f in failures {
         ctx.emitter.emit(EventKind::ErrorDetected {
             iteration,
-            kind: f.kind.clone(),
+            kind: f.kind.as_str().to_string(),
             error: wright_tools::clip(&f.summary, 500),
             file: f.file.clone(),
             line: f.line,
@@ -261,7 +238,7 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
         detail
     };
     let run = format!("`node {entry}` with PORT={port}");
-    match result {
+    let failure = match result {
         Some(Probe::Status(code)) if code < 500 => None,
         Some(Probe::Status(code)) => Some(server_failure(
             format!("the server answered {code}"),
@@ -308,7 +285,8 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
                 with_output(format!("wright ran {run}; {how} before answering.")),
             ))
         }
-    }
+    };
+    failure.map(|f| f.with_output(output))
 }
 
 /// What the request for `/` got.
@@ -341,7 +319,7 @@ fn parse_probe(json: &str) -> Option<Probe> {
 }
 
 fn server_failure(summary: String, detail: String) -> Failure {
-    Failure { kind: "server_check".into(), summary, detail, ..Default::default() }
+    Failure::new(FailureKind::ServerCheck, summary, detail)
 }
 
 /// The line of the output that says what went wrong (Node prints the error after the source
@@ -376,10 +354,6 @@ fn entry_page(template: Template, files: &[String]) -> Option<String> {
             .find(|p| files.iter().any(|f| f == *p))
             .map(|p| (*p).to_string()),
     }
-}
-
-fn indent(s: &str) -> String {
-    s.trim_end().lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
 }
 
 fn first_line(s: &str) -> &str {

@@ -3,7 +3,7 @@
 
 use crate::entry::server_entry;
 use crate::prompts::Template;
-use crate::verdict::{BrowserStatus, Failure};
+use crate::verdict::{BrowserStatus, Failure, FailureKind};
 use wright_browser::{
     BrowserError, BrowserMode, BrowserSettings, Finding, FindingKind, Launch, PageReport, PageSource,
 };
@@ -125,15 +125,14 @@ pub(crate) async fn check_in_browser(
 
 /// `--browser-check on` and the browser would not run: the verification fails, saying so.
 fn unavailable(reason: &str) -> Failure {
-    Failure {
-        kind: "browser_unavailable".into(),
-        summary: wright_tools::clip(&format!("the page could not be opened in a browser: {reason}"), 300),
-        detail: format!(
+    Failure::new(
+        FailureKind::BrowserUnavailable,
+        wright_tools::clip(&format!("the page could not be opened in a browser: {reason}"), 300),
+        format!(
             "The browser check is required (--browser-check on) but could not run: {reason}\n\
              This is a problem of the machine, not of the project's code; change nothing for it.\n"
         ),
-        ..Default::default()
-    }
+    )
 }
 
 fn emit_report(ctx: &ToolContext, iteration: u32, r: &PageReport, screenshot: Option<String>) {
@@ -177,13 +176,13 @@ fn failure(f: &Finding) -> Failure {
         }
     };
     let line = f.describe();
+    let kind = if f.kind == FindingKind::OutOfMemory { FailureKind::OutOfMemory } else { FailureKind::Runtime };
     Failure {
-        kind: if f.kind == FindingKind::OutOfMemory { "out_of_memory" } else { "runtime" }.into(),
-        summary: wright_tools::clip(&line, 300),
-        detail: format!("In the browser, {line}\n{hint}\n"),
         file: f.file.clone(),
         line: f.line,
         column: f.column,
+        ..Failure::new(kind, wright_tools::clip(&line, 300), format!("In the browser, {line}\n{hint}\n"))
+            .with_output(f.message.clone())
     }
 }
 
@@ -215,7 +214,7 @@ mod tests {
             during: None,
         };
         let fail = failure(&f);
-        assert_eq!(fail.kind, "runtime");
+        assert_eq!(fail.kind.as_str(), "runtime");
         assert_eq!((fail.file.as_deref(), fail.line, fail.column), (Some("app.js"), Some(3), Some(18)));
         assert!(fail.detail.contains("uncaught exception at app.js:3:18: ReferenceError"), "{}", fail.detail);
     }
@@ -231,7 +230,7 @@ mod tests {
             during: None,
         };
         let fail = failure(&f);
-        assert_eq!(fail.kind, "out_of_memory");
+        assert_eq!(fail.kind.as_str(), "out_of_memory");
         assert_eq!(fail.title(), "Too much memory");
         assert!(fail.summary.starts_with("too much memory: the page used too much memory"), "{}", fail.summary);
     }

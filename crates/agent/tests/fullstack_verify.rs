@@ -146,7 +146,7 @@ async fn assert_no_server_left(fx: &Fixture) {
 }
 
 fn server_failures(v: &wright_agent::Verification) -> Vec<&wright_agent::Failure> {
-    v.failures.iter().filter(|f| f.kind == "server_check").collect()
+    v.failures.iter().filter(|f| f.kind == wright_agent::verify::FailureKind::ServerCheck).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,7 @@
 
 use crate::handlers::{TaskEnv, TaskHandler, failed_message, validate};
 use crate::{Format, OverallStatus, Task, TaskResult, ValidationDetails};
-use wright_agent::fixing::{DEFAULT_FIX_ATTEMPTS, FixPlan};
+use wright_agent::fixing::{DEFAULT_FIX_ATTEMPTS, FixAttempt, FixLoop, FixPlan, Round, fix_loop};
 use wright_agent::{LoopStats, PhaseEnd};
 use wright_events::Phase;
 use wright_provider::Message;
@@ -166,65 +166,119 @@ pub(crate) async fn work(task: &Task, env: &TaskEnv, w: &Work) -> TaskResult {
     let fixes = FixPlan::new(
         task.limits.and_then(|l| l.max_fix_attempts).map_or(DEFAULT_FIX_ATTEMPTS, |m| m.min(DEFAULT_FIX_ATTEMPTS)),
     );
-    let before = artifacts(task, env);
     let first = first_message(task, env);
     let mut messages = vec![Message::system(w.system), Message::user(first.clone())];
+    let mut fixing = TaskFixing {
+        task,
+        env,
+        w,
+        agent,
+        before: artifacts(task, env),
+        first,
+        stats: LoopStats::default(),
+        said: String::new(),
+    };
     // Each task is a conversation of its own in the run's record.
     journal(env, Phase::Generating, true);
-    let mut stats = LoopStats::default();
-    let mut attempt = 0u32;
-    loop {
-        let said = match agent.run(&mut messages, &mut stats).await {
-            PhaseEnd::Finished(text) => text,
-            PhaseEnd::Cancelled => return failed(task, "the task was cancelled".into(), None),
-            PhaseEnd::Provider(e) => return failed(task, format!("the model service failed: {e}"), None),
-            PhaseEnd::BudgetSpent(usd) => {
-                return failed(task, format!("the cost limit was reached (${usd:.4})"), None);
-            }
-            PhaseEnd::MaxTurns => return failed(task, "the model used all its turns".into(), None),
-            PhaseEnd::Stuck(why) => return failed(task, format!("the model kept repeating itself ({why})"), None),
-        };
+    if let Some(end) = fixing.run(&mut messages).await {
+        return end;
+    }
+    fix_loop(&mut fixing, fixes, &mut messages).await
+}
+
+/// A task between its first answer and its result: the task's validation as the fix loop's
+/// verification, the failing checks as its fix message.
+struct TaskFixing<'a> {
+    task: &'a Task,
+    env: &'a TaskEnv,
+    w: &'a Work,
+    agent: wright_agent::AgentLoop,
+    /// The output artifacts before the task ran, to tell which were written.
+    before: Vec<(String, Option<Vec<u8>>)>,
+    first: String,
+    stats: LoopStats,
+    /// What the model last said when it stopped, the task's answer.
+    said: String,
+}
+
+/// The validation that failed, the artifacts not written and the other problems.
+struct Failing {
+    details: ValidationDetails,
+    missing: Vec<String>,
+    extra: Vec<String>,
+}
+
+impl FixLoop for TaskFixing<'_> {
+    type End = TaskResult;
+    type Failed = Failing;
+
+    async fn verify(&mut self, _: u32) -> Round<TaskResult, Failing> {
+        let (task, env) = (self.task, self.env);
         let mut details = validate(task, env).await;
-        let missing = unwritten(env, &before);
-        let extra = (w.check)(task, env);
+        let missing = unwritten(env, &self.before);
+        let extra = (self.w.check)(task, env);
         if !missing.is_empty() || !extra.is_empty() {
             details.overall_status = OverallStatus::Failed;
         }
         if details.overall_status != OverallStatus::Failed {
-            let message = if details.overall_status == OverallStatus::Passed { w.passed } else { w.unchecked };
-            return TaskResult {
+            let message =
+                if details.overall_status == OverallStatus::Passed { self.w.passed } else { self.w.unchecked };
+            return Round::Done(TaskResult {
                 message: message.to_string(),
-                ai_result: serde_json::json!({ "content": said }),
+                ai_result: serde_json::json!({ "content": self.said }),
                 validation_details: details,
-            };
+            });
         }
-        let why = reasons(&details, &missing, &extra);
-        let next = fixes.next(attempt).filter(|_| !env.ctx.cancel.is_cancelled());
-        let Some(next) = next else {
-            let message = format!("{why} (after {attempt} fix attempt(s))");
-            return TaskResult {
-                message,
-                ai_result: serde_json::json!({ "content": said }),
-                validation_details: details,
-            };
-        };
-        attempt = next.number;
-        let report = fix_report(&details, &missing, &extra);
-        journal(env, Phase::Fixing, next.fresh);
+        Round::Failed(Failing { details, missing, extra })
+    }
+
+    fn may_fix(&self) -> bool {
+        !self.env.ctx.cancel.is_cancelled()
+    }
+
+    fn exhausted(&mut self, f: Failing, made: u32) -> TaskResult {
+        let why = reasons(&f.details, &f.missing, &f.extra);
+        TaskResult {
+            message: format!("{why} (after {made} fix attempt(s))"),
+            ai_result: serde_json::json!({ "content": self.said }),
+            validation_details: f.details,
+        }
+    }
+
+    async fn fix_message(&mut self, f: &Failing, next: FixAttempt) -> String {
+        let report = fix_report(&f.details, &f.missing, &f.extra);
+        journal(self.env, Phase::Fixing, next.fresh);
         if next.fresh {
             // The last attempt starts over: a long failing conversation misleads more than it helps.
-            messages = vec![
-                Message::system(w.system),
-                Message::user(format!(
-                    "{first}\n\nAn earlier attempt at this task left it failing. The project now holds that \
-                         attempt's changes. What fails:\n{report}"
-                )),
-            ];
+            format!(
+                "{}\n\nAn earlier attempt at this task left it failing. The project now holds that \
+                     attempt's changes. What fails:\n{report}",
+                self.first
+            )
         } else {
-            messages.push(Message::user(format!(
+            format!(
                 "The task is not done yet. What fails:\n{report}\nFix the project (not the checks) and stop \
                      calling tools when it passes."
-            )));
+            )
+        }
+    }
+
+    fn system(&self) -> String {
+        self.w.system.to_string()
+    }
+
+    async fn run(&mut self, messages: &mut Vec<Message>) -> Option<TaskResult> {
+        let task = self.task;
+        match self.agent.run(messages, &mut self.stats).await {
+            PhaseEnd::Finished(text) => {
+                self.said = text;
+                None
+            }
+            PhaseEnd::Cancelled => Some(failed(task, "the task was cancelled".into(), None)),
+            PhaseEnd::Provider(e) => Some(failed(task, format!("the model service failed: {e}"), None)),
+            PhaseEnd::BudgetSpent(usd) => Some(failed(task, format!("the cost limit was reached (${usd:.4})"), None)),
+            PhaseEnd::MaxTurns => Some(failed(task, "the model used all its turns".into(), None)),
+            PhaseEnd::Stuck(why) => Some(failed(task, format!("the model kept repeating itself ({why})"), None)),
         }
     }
 }

@@ -11,6 +11,7 @@
 //! found zero tests is `Ok` with `total == 0`.
 
 mod detect;
+pub mod diagnose;
 mod jest;
 mod junit;
 mod libtest;
@@ -21,7 +22,7 @@ mod text;
 pub use detect::{
     DetectError, JEST_REPORT_FILE, PYTEST_REPORT_FILE, REPORT_DIR, RunPlan, Runner, VITEST_REPORT_FILE, detect,
 };
-pub use report::{Format, ParseError, TestFailure, TestReport};
+pub use report::{Format, Location, ParseError, TestFailure, TestReport};
 pub use text::{MAX_ERROR_CHARS, clean_error_text, strip_ansi};
 
 /// Parses TAP (node's `--test-reporter=tap` in particular). See [`Format::Tap`].

@@ -21,20 +21,38 @@ enum Directive {
     Todo,
 }
 
+/// One test point (`ok`/`not ok` line) with its YAML block, in the order of the text.
 #[derive(Debug)]
-struct Point {
-    ok: bool,
+pub(crate) struct Point {
+    pub(crate) ok: bool,
     name: String,
     directive: Directive,
     yaml: Vec<YamlEntry>,
     has_children: bool,
     /// `#` comment lines printed at the top level since the previous top-level test:
     /// node's copy of a test file's stdout/stderr.
-    file_output: Vec<String>,
+    pub(crate) file_output: Vec<String>,
+}
+
+/// What [`read`] found in a TAP text: the points and the counters, before they become a
+/// report ([`parse`]) or diagnoses (`crate::diagnose`).
+#[derive(Debug)]
+pub(crate) struct Stream {
+    pub(crate) points: Vec<Point>,
+    counters: Counters,
+    bail_outs: Vec<String>,
+}
+
+impl Stream {
+    /// Whether any test failed: only then is the text worth reading as TAP for diagnosis.
+    pub(crate) fn has_failures(&self) -> bool {
+        self.points.iter().any(|p| !p.ok) || !self.bail_outs.is_empty()
+    }
 }
 
 impl Point {
-    fn get(&self, key: &str) -> Option<&str> {
+    /// A YAML field's value (unquoted, block scalars dedented), if the block has it.
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.entry(key).map(|e| e.value.as_str())
     }
 
@@ -101,6 +119,12 @@ impl Counters {
 }
 
 pub(crate) fn parse(text: &str) -> Result<TestReport, ParseError> {
+    let stream = read(text)?;
+    Ok(build_report(&stream.points, &stream.counters, stream.bail_outs))
+}
+
+/// Reads the points, counters and bail-outs of a TAP text.
+pub(crate) fn read(text: &str) -> Result<Stream, ParseError> {
     let clean = strip_ansi(text);
     let lines: Vec<&str> = clean.lines().collect();
 
@@ -179,7 +203,7 @@ pub(crate) fn parse(text: &str) -> Result<TestReport, ParseError> {
     if points.is_empty() && !plan_seen && !counters.seen && bail_outs.is_empty() {
         return Err(ParseError::NoResults);
     }
-    Ok(build_report(&points, &counters, bail_outs))
+    Ok(Stream { points, counters, bail_outs })
 }
 
 fn build_report(points: &[Point], counters: &Counters, bail_outs: Vec<String>) -> TestReport {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::{Problem, WARNING_PREFIX};
+use crate::{Problem, Severity};
 
 mod meta;
 pub use meta::{PageMeta, page_meta};
@@ -148,14 +148,14 @@ const MAX_FORCE_CLOSED: usize = 64;
 /// Check one HTML document's text (no filesystem): returns problems with 1-based line numbers.
 ///
 /// Problems are sorted by line. Findings that do not break the page (such as
-/// a missing `<!DOCTYPE html>`) have messages starting with `"warning: "`.
+/// a missing `<!DOCTYPE html>`) have [`Severity::Warning`].
 pub fn check_html(file: &str, text: &str) -> Vec<Problem> {
     let analysis = analyze(text);
     let dropped = analysis.dropped;
     let mut problems: Vec<Problem> = analysis
         .issues
         .into_iter()
-        .map(|(line, message)| Problem { file: file.to_string(), line: Some(line), message })
+        .map(|(line, severity, message)| Problem { file: file.to_string(), line: Some(line), severity, message })
         .collect();
     problems.sort_by_key(|p| p.line);
     if problems.len() + dropped > MAX_PROBLEMS {
@@ -164,6 +164,7 @@ pub fn check_html(file: &str, text: &str) -> Vec<Problem> {
         problems.push(Problem {
             file: file.to_string(),
             line: None,
+            severity: Severity::Error,
             message: format!("{extra} more problems not shown; fix the ones above first"),
         });
     }
@@ -181,8 +182,8 @@ pub fn local_references(text: &str) -> Vec<(String, u32)> {
 
 /// Everything learned from one pass over a document.
 pub(crate) struct Analysis {
-    /// `(line, message)` findings, unsorted.
-    pub issues: Vec<(u32, String)>,
+    /// `(line, severity, message)` findings, unsorted.
+    pub issues: Vec<(u32, Severity, String)>,
     /// Local references in document order.
     pub refs: Vec<(String, u32)>,
     /// Findings left out of `issues` to bound memory.
@@ -195,6 +196,7 @@ pub(crate) fn analyze(text: &str) -> Analysis {
         return Analysis {
             issues: vec![(
                 1,
+                Severity::Error,
                 "the file is empty; write a complete HTML page starting with `<!DOCTYPE html>`".to_string(),
             )],
             refs: Vec::new(),
@@ -266,7 +268,7 @@ struct Scanner<'a> {
     src: &'a str,
     pos: usize,
     line_starts: Vec<usize>,
-    issues: Vec<(u32, String)>,
+    issues: Vec<(u32, Severity, String)>,
     /// Issues not kept because of [`MAX_COLLECTED_ISSUES`] (still counted in the summary).
     dropped: usize,
 }
@@ -300,8 +302,12 @@ impl<'a> Scanner<'a> {
     }
 
     fn issue(&mut self, line: u32, message: String) {
+        self.finding(line, Severity::Error, message);
+    }
+
+    fn finding(&mut self, line: u32, severity: Severity, message: String) {
         if self.issues.len() < MAX_COLLECTED_ISSUES {
-            self.issues.push((line, message));
+            self.issues.push((line, severity, message));
         } else {
             self.dropped += 1;
         }
@@ -721,6 +727,11 @@ impl<'a> Checker<'a> {
         self.sc.issue(line, message);
     }
 
+    /// An advisory finding: reported, but the page still works.
+    fn warn(&mut self, line: u32, message: String) {
+        self.sc.finding(line, Severity::Warning, message);
+    }
+
     fn run(&mut self) {
         while !self.aborted {
             let Some(token) = self.sc.next_token() else {
@@ -782,10 +793,7 @@ impl<'a> Checker<'a> {
 
     fn doctype(&mut self, line: u32) {
         if !self.doctype_seen && self.elements > 0 {
-            self.issue(
-                line,
-                format!("{WARNING_PREFIX}`<!DOCTYPE html>` on line {line} should be the very first thing in the file"),
-            );
+            self.warn(line, format!("`<!DOCTYPE html>` on line {line} should be the very first thing in the file"));
         }
         self.doctype_seen = true;
         self.seen_markup = true;
@@ -1106,11 +1114,10 @@ impl<'a> Checker<'a> {
             );
         }
         if !self.doctype_seen {
-            self.issue(
+            self.warn(
                 1,
-                format!(
-                    "{WARNING_PREFIX}missing `<!DOCTYPE html>` on the first line; without it browsers render the page in quirks mode"
-                ),
+                "missing `<!DOCTYPE html>` on the first line; without it browsers render the page in quirks mode"
+                    .into(),
             );
         }
         Analysis { issues: self.sc.issues, refs: self.refs, dropped: self.sc.dropped }

@@ -8,7 +8,7 @@
 //! checker (not a full HTML5 parser) and words every finding so that a model
 //! (or a beginner) can fix it from the message alone.
 //!
-//! Findings whose message starts with [`WARNING_PREFIX`] are advisory (e.g. a
+//! Findings of [`Severity::Warning`] are advisory (e.g. a
 //! missing `<!DOCTYPE html>`): they are reported but do not make
 //! [`WebReport::ok`] false, because the page still works.
 
@@ -17,5 +17,5 @@ mod report;
 mod site;
 
 pub use html::{PageMeta, check_html, local_references, page_meta};
-pub use report::{CheckError, Problem, WARNING_PREFIX, WebReport};
+pub use report::{CheckError, Problem, Severity, WebReport};
 pub use site::{check_site, check_site_in};

@@ -3,24 +3,68 @@
 
 use serde::Serialize;
 
-/// Prefix of advisory findings that [`WebReport::ok`] ignores.
-pub const WARNING_PREFIX: &str = "warning: ";
+/// How much a finding matters: errors break the page, warnings are advice that
+/// [`WebReport::ok`] ignores (the page still works, e.g. without `<!DOCTYPE html>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Error,
+    Warning,
+}
 
 /// One thing wrong with a page, located as precisely as the checker can.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+///
+/// Serialises as `{"file", "line", "message"}` with a warning's message starting `warning: `,
+/// the shape reports had before the severity was typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     /// Path of the file relative to the site root, with `/` separators.
     pub file: String,
     /// 1-based line number, when the problem has a location in the file.
     pub line: Option<u32>,
-    /// Human-readable description that says what to change.
+    /// Whether the page is broken by it or only advised.
+    pub severity: Severity,
+    /// Human-readable description that says what to change (without the severity).
     pub message: String,
 }
 
 impl Problem {
-    /// True for advisory findings (message starts with [`WARNING_PREFIX`]).
+    /// True for advisory findings.
     pub fn is_warning(&self) -> bool {
-        self.message.starts_with(WARNING_PREFIX)
+        self.severity == Severity::Warning
+    }
+}
+
+impl Serialize for Problem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("Problem", 3)?;
+        s.serialize_field("file", &self.file)?;
+        s.serialize_field("line", &self.line)?;
+        s.serialize_field("message", &self.labelled_message())?;
+        s.end()
+    }
+}
+
+impl Problem {
+    /// The message, after `warning: ` when this is a warning.
+    pub fn labelled_message(&self) -> String {
+        match self.severity {
+            Severity::Warning => format!("warning: {}", self.message),
+            Severity::Error => self.message.clone(),
+        }
+    }
+}
+
+/// `file:line: message`, with `warning: ` before the message of a warning: how a person or a
+/// model reads a finding.
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        write!(f, ": {}", self.labelled_message())
     }
 }
 

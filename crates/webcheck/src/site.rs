@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use wright_beneath::{Dir, Kind};
 
 use crate::html::{check_html, local_references};
-use crate::{CheckError, Problem, WARNING_PREFIX, WebReport};
+use crate::{CheckError, Problem, Severity, WebReport};
 
 /// At most this many pages are checked, so a huge tree cannot stall a build.
 const MAX_PAGES: usize = 50;
@@ -47,6 +47,7 @@ pub fn check_site_in(root: &Dir, entry: &str) -> Result<WebReport, CheckError> {
         report.problems.push(Problem {
             file: entry_rel.clone(),
             line: None,
+            severity: Severity::Error,
             message: format!("{entry_rel} is missing"),
         });
     }
@@ -60,7 +61,8 @@ pub fn check_site_in(root: &Dir, entry: &str) -> Result<WebReport, CheckError> {
         report.problems.push(Problem {
             file: entry_rel.clone(),
             line: None,
-            message: format!("{WARNING_PREFIX}only the first {} of {total} HTML pages were checked", pages.len()),
+            severity: Severity::Warning,
+            message: format!("only the first {} of {total} HTML pages were checked", pages.len()),
         });
     }
 
@@ -81,6 +83,7 @@ fn check_page(root: &Dir, page: &[String], site_root: &[String], report: &mut We
         report.problems.push(Problem {
             file: rel,
             line: None,
+            severity: Severity::Error,
             message: format!(
                 "the page is too large to check ({size} bytes; the limit is {MAX_PAGE_BYTES}); generated pages should be small"
             ),
@@ -94,6 +97,7 @@ fn check_page(root: &Dir, page: &[String], site_root: &[String], report: &mut We
             report.problems.push(Problem {
                 file: rel.clone(),
                 line: None,
+                severity: Severity::Error,
                 message: "the file is not valid UTF-8 text; save it as UTF-8".to_string(),
             });
             String::from_utf8_lossy(e.as_bytes()).into_owned()
@@ -105,7 +109,12 @@ fn check_page(root: &Dir, page: &[String], site_root: &[String], report: &mut We
     let mut reference_problems = Vec::new();
     for (reference, line) in local_references(&text) {
         if let Some(message) = check_reference(root, page_dir, site_root, &reference, line) {
-            reference_problems.push(Problem { file: rel.clone(), line: Some(line), message });
+            reference_problems.push(Problem {
+                file: rel.clone(),
+                line: Some(line),
+                severity: Severity::Error,
+                message,
+            });
         }
     }
     report.problems.extend(reference_problems);

@@ -270,3 +270,17 @@ fn report_serializes() {
         })
     );
 }
+
+#[test]
+fn a_warning_is_typed_and_keeps_its_serialised_label() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), "<html><head><title>t</title></head><body><p>x</p></body></html>")
+        .unwrap();
+    let report = check_site(dir.path(), "index.html").unwrap();
+    let warning = report.problems.iter().find(|p| p.severity == wright_webcheck::Severity::Warning).unwrap();
+    assert!(warning.message.starts_with("missing `<!DOCTYPE html>`"), "{}", warning.message);
+    assert!(report.ok());
+    let json = serde_json::to_value(warning).unwrap();
+    assert!(json["message"].as_str().unwrap().starts_with("warning: missing `<!DOCTYPE html>`"), "{json}");
+    assert_eq!(warning.to_string(), format!("index.html:1: warning: {}", warning.message));
+}

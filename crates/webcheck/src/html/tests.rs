@@ -319,7 +319,7 @@ fn empty_body_with_script_is_fine() {
 fn missing_doctype_is_only_a_warning() {
     let all = check_html("index.html", "<html><body><p>x</p></body></html>");
     assert_eq!(all.len(), 1, "{all:#?}");
-    assert!(all[0].message.starts_with("warning: "));
+    assert_eq!(all[0].severity, crate::Severity::Warning);
     assert!(all[0].message.contains("<!DOCTYPE html>"));
     assert_eq!(all[0].line, Some(1));
     let report = crate::WebReport { pages: vec!["index.html".into()], problems: all };
