@@ -64,9 +64,9 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         .map(|s| Arc::new(Journal::for_writer(s.clone(), &build_id, &deps.provider_label, deps.holder.clone())));
     if let Some(store) = &deps.store {
         let record = NewBuild {
-            id: build_id.clone(),
+            id: build_id.clone().into(),
             kind: wright_events::RunKind::Build,
-            parent_id: req.parent.clone(),
+            parent_id: req.parent.clone().map(Into::into),
             prompt: req.prompt.clone(),
             template: Some(template),
             lang: req.lang,

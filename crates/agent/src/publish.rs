@@ -99,7 +99,7 @@ mod tests {
         let b = wright_store::NewBuild {
             id: id.into(),
             kind: wright_events::RunKind::Build,
-            parent_id: parent.map(String::from),
+            parent_id: parent.map(Into::into),
             prompt: "p".into(),
             template: Some(wright_events::Template::Static),
             lang: wright_events::Lang::En,

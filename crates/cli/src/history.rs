@@ -260,7 +260,7 @@ pub async fn builds(
                     .iter()
                     .map(|b| {
                         vec![
-                            b.start.id.clone(),
+                            b.start.id.to_string(),
                             b.status.as_str().to_string(),
                             b.shown_template().to_string(),
                             b.fix_attempts.to_string(),

@@ -34,7 +34,7 @@ pub struct RunRef {
 
 impl From<&BuildRecord> for RunRef {
     fn from(b: &BuildRecord) -> Self {
-        Self { id: b.start.id.clone(), workspace: PathBuf::from(&b.start.workspace) }
+        Self { id: b.start.id.to_string(), workspace: PathBuf::from(&b.start.workspace) }
     }
 }
 

@@ -418,7 +418,7 @@ impl Engine {
             fix_model: o.fix_model.clone().or(file.fix_model.clone()),
             note_budget: o.note_budget.or(file.note_budget).unwrap_or(BuildRequest::default().note_budget),
             note_model: o.note_model.clone().or(file.note_model.clone()),
-            parent: parent.as_ref().map(|p| p.start.id.clone()),
+            parent: parent.as_ref().map(|p| p.start.id.to_string()),
             history,
             browser: wright_browser::BrowserSettings {
                 outside: parts.egress.as_ref().map(crate::egress::BuildEgress::browser_access),

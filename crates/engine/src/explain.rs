@@ -130,7 +130,7 @@ impl Engine {
         .map_err(|e| EngineError::Provider(format!("the AI provider could not be used: {e}")))?;
         let model = result.model.clone().unwrap_or(priced_as);
         let usage = UsageEntry {
-            build_id: build.start.id.clone(),
+            build_id: build.start.id.to_string(),
             phase: "EXPLAIN".into(),
             provider: self.provider_kind().as_str().into(),
             tokens: Tokens {

@@ -25,6 +25,51 @@ impl std::fmt::Display for RunId {
     }
 }
 
+impl RunId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A run id reads as the text it is wherever text is asked for (`&run.id` for a `&str`), so
+/// records carry the type without every caller unwrapping it.
+impl std::ops::Deref for RunId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for RunId {
+    fn from(id: String) -> Self {
+        RunId(id)
+    }
+}
+
+impl From<&str> for RunId {
+    fn from(id: &str) -> Self {
+        RunId(id.to_string())
+    }
+}
+
+impl PartialEq<str> for RunId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for RunId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for RunId {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
 impl std::fmt::Display for UserId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)

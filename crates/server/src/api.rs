@@ -1,11 +1,11 @@
 //! The API's bodies come from the protocol crate ([`wright_events::api`]); what is left here
 //! is how the server fills them from its records. A leaf of the module graph.
 
+use wright_events::api::UserId;
 pub use wright_events::api::{
     AppEdit, AppView, BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models,
     StarterView, TaskBody, TaskOutcomeView, TaskRunView,
 };
-use wright_events::api::{RunId, UserId};
 use wright_store::BuildRecord;
 
 /// A stored build as the API shows it; the report only in `GET /api/builds/{id}`.
@@ -23,7 +23,7 @@ pub fn view_of(b: BuildRecord, preview_origin: &str, with_report: bool) -> Build
         status: b.status,
         end_reason: b.end_reason,
         attempt: b.attempt,
-        parent_id: b.start.parent_id.map(RunId),
+        parent_id: b.start.parent_id,
         owner: b.owner.map(UserId),
         fix_attempts: b.fix_attempts,
         turns: b.turns,
@@ -37,7 +37,7 @@ pub fn view_of(b: BuildRecord, preview_origin: &str, with_report: bool) -> Build
         queue_position: None,
         report: if with_report { b.report } else { None },
         app: None,
-        id: RunId(id),
+        id,
     }
 }
 

@@ -16,7 +16,7 @@ use futures::StreamExt;
 use serde::Deserialize;
 use std::convert::Infallible;
 use wright_engine::{ArtifactError, RunRef};
-use wright_events::api::{CancelState, RunId};
+use wright_events::api::CancelState;
 use wright_events::words::{Said, say};
 use wright_events::{EventKind, Lang, Level, Template};
 use wright_store::{
@@ -123,7 +123,7 @@ pub async fn create(
     let first = EventKind::Queued { position: ahead };
     let queued = QueuedBuild {
         build: NewBuild {
-            id: id.clone(),
+            id: id.clone().into(),
             kind: wright_events::RunKind::Build,
             parent_id: parent.as_ref().map(|p| p.start.id.clone()),
             prompt: body.prompt.clone(),
@@ -225,7 +225,7 @@ pub(crate) async fn cancel_run(state: &AppState, b: BuildRecord) -> ApiResult<Js
         }
         CancelOutcome::AlreadyEnded => CancelState::Ended,
     };
-    Ok(Json(Cancelled { id: RunId(id), status }))
+    Ok(Json(Cancelled { id, status }))
 }
 
 /// How a build cancelled before any worker took it ends: a warning (in the build's language),

@@ -120,5 +120,5 @@ pub(crate) fn existing(b: BuildRecord, job: &QueuedJob) -> ApiResult<(StatusCode
         ));
     }
     let events_url = crate::api::events_url(b.start.kind, &id);
-    Ok((StatusCode::ACCEPTED, Json(Created { id: RunId(id), status: b.status, events_url, deduplicated: true })))
+    Ok((StatusCode::ACCEPTED, Json(Created { id, status: b.status, events_url, deduplicated: true })))
 }

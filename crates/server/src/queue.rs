@@ -222,7 +222,7 @@ async fn lang_of(shared: &AppState, build: &str) -> Lang {
 /// Run a build `worker` claimed (asked for at `asked`, where its lease starts by this
 /// process's clock).
 async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::BuildRecord, asked: Instant) {
-    let id = record.start.id.clone();
+    let id = record.start.id.to_string();
     let handles = Handles::default();
     shared.queue.with(|m| m.insert(id.clone(), handles.clone()));
     // The run's commands are watched from outside this process: killed when the lease is not

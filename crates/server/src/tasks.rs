@@ -149,7 +149,7 @@ pub async fn create(
     let lang = on.map_or(Lang::En, |p| p.start.lang);
     let queued = QueuedBuild {
         build: NewBuild {
-            id: id.clone(),
+            id: id.clone().into(),
             kind: RunKind::Task,
             parent_id: on.map(|p| p.start.id.clone()),
             prompt,

@@ -134,10 +134,10 @@ pub(crate) fn build_row(r: &impl Cols) -> Result<BuildRecord> {
     let kind = r.text("kind")?;
     Ok(BuildRecord {
         start: NewBuild {
-            id: r.text("id")?,
+            id: RunId(r.text("id")?),
             kind: wright_events::RunKind::parse(&kind)
                 .ok_or_else(|| StoreError::Corrupt(format!("run kind `{kind}`")))?,
-            parent_id: r.opt_text("parent_id")?,
+            parent_id: r.opt_text("parent_id")?.map(RunId),
             prompt: r.text("prompt")?,
             template: template(r, "template")?,
             lang: lang(r, "lang")?,

@@ -20,8 +20,8 @@ impl SqliteStore {
                  status, started_at, owner, request, idempotency_key, queued_at, preview_key, dedup_key, kind) \
                  VALUES (?,?,?,?,?,?,?,?,'queued',?,?,?,?,?,?,?,?)",
             )
-            .bind(&b.id)
-            .bind(&b.parent_id)
+            .bind(b.id.as_str())
+            .bind(b.parent_id.as_deref())
             .bind(&b.prompt)
             .bind(crate::rows::template_text(b.template))
             .bind(b.lang.as_str())
@@ -54,7 +54,7 @@ impl SqliteStore {
                      ORDER BY queued_at LIMIT 1",
                 )
                 .bind(&b.workspace)
-                .bind(&b.id)
+                .bind(b.id.as_str())
                 .fetch_optional(&mut *tx)
                 .await?;
                 if let Some(row) = busy {

@@ -3,18 +3,19 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use wright_events::api::RunId;
 pub use wright_events::job::{BuildArgs, JobError, QueuedJob, TaskArgs};
 pub use wright_events::{EndReason, Lang, RestartReason, RunStatus, TaskStatus, Template};
 
 /// What is known about a build when it starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewBuild {
-    pub id: String,
+    pub id: RunId,
     /// Build, task run or chat turn: which engine drives it.
     #[serde(default)]
     pub kind: wright_events::RunKind,
     /// The build this one continues (`wright run --continue`), if any.
-    pub parent_id: Option<String>,
+    pub parent_id: Option<RunId>,
     pub prompt: String,
     /// The project template a build uses (`static`, `fullstack`…); `None` for other kinds of
     /// run (stored, and shown in JSON, as the empty text it always was).

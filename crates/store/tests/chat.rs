@@ -346,7 +346,7 @@ async fn chat_runs_are_not_listed_or_counted_as_builds(s: Arc<dyn Store>) {
     assert!(matches!(s.enqueue_build(&queued("chat2", RunKind::Chat)).await.unwrap(), Enqueued::New));
 
     let ids = |l: Vec<BuildRecord>| {
-        let mut v = l.into_iter().map(|b| b.start.id).collect::<Vec<_>>();
+        let mut v = l.into_iter().map(|b| b.start.id.0).collect::<Vec<_>>();
         v.sort();
         v
     };

@@ -63,7 +63,7 @@ async fn live(s: &Arc<dyn Store>, id: &str, life: &Life) -> u64 {
             stored += 1;
         }
         let worker = format!("w{round}");
-        assert_eq!(s.claim_build(&worker, HOUR).await.unwrap().map(|b| b.start.id), Some(id.to_string()));
+        assert_eq!(s.claim_build(&worker, HOUR).await.unwrap().map(|b| b.start.id.0), Some(id.to_string()));
         for n in batches {
             let drafts: Vec<Draft> = (0..*n).map(|_| say("working")).collect();
             stored += s.append(id, Some(&worker), drafts).await.unwrap().len() as u64;

@@ -98,7 +98,7 @@ async fn futures_all(s: &Arc<dyn Store>, n: usize) -> Vec<Option<String>> {
     let handles: Vec<_> = (0..n)
         .map(|i| {
             let s = s.clone();
-            tokio::spawn(async move { s.claim_build(&format!("w{i}"), HOUR).await.unwrap().map(|b| b.start.id) })
+            tokio::spawn(async move { s.claim_build(&format!("w{i}"), HOUR).await.unwrap().map(|b| b.start.id.0) })
         })
         .collect();
     let mut out = Vec::new();
@@ -269,7 +269,7 @@ async fn twenty_workers_claim_ten_builds_once_each(s: Arc<dyn Store>) {
                 let mut got = Vec::new();
                 while let Some(b) = s.claim_build(&format!("w{w}"), HOUR).await.unwrap() {
                     assert_eq!(b.status, RunStatus::Running);
-                    got.push(b.start.id);
+                    got.push(b.start.id.0);
                 }
                 got
             })
@@ -300,7 +300,7 @@ async fn reapers_at_once_take_each_lost_build_once(s: Arc<dyn Store>) {
         .collect();
     let mut taken = Vec::new();
     for h in handles {
-        taken.extend(h.await.unwrap().into_iter().map(|b| b.start.id));
+        taken.extend(h.await.unwrap().into_iter().map(|b| b.start.id.0));
     }
     taken.sort();
     let all: Vec<String> = (0..10).map(|i| format!("b{i}")).collect();
@@ -429,7 +429,7 @@ async fn a_retry_is_found_before_it_is_queued(s: Arc<dyn Store>) {
     s.enqueue_build(&queued("b1", "u1", Some("k"), "{\"a\":1}", T0)).await.unwrap();
     let found = |key: Option<&'static str>, dedup: &'static str| {
         let s = s.clone();
-        async move { s.existing_build("u1", key, dedup).await.unwrap().map(|b| b.start.id) }
+        async move { s.existing_build("u1", key, dedup).await.unwrap().map(|b| b.start.id.0) }
     };
     assert_eq!(found(Some("k"), "other").await.as_deref(), Some("b1"), "by its key");
     assert_eq!(found(None, "u1:{\"a\":1}").await.as_deref(), Some("b1"), "an identical active request");

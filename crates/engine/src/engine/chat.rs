@@ -371,7 +371,7 @@ impl Engine {
     pub async fn record_chat_turn(&self, job: &mut ChatJob) -> Result<(), EngineError> {
         let model = self.default_model().await?;
         let record = NewBuild {
-            id: job.run.clone(),
+            id: job.run.clone().into(),
             kind: RunKind::Chat,
             parent_id: None,
             prompt: job.content.clone(),

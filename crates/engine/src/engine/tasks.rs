@@ -217,7 +217,7 @@ impl Engine {
             })
             .map(|t| t.id.clone())
             .collect();
-        Ok((RunOptions { earlier, rerun }, kept, run.start.id))
+        Ok((RunOptions { earlier, rerun }, kept, run.start.id.0))
     }
 }
 
@@ -276,9 +276,9 @@ impl PreparedTasks {
         let clock = Instant::now();
         let touched = Arc::new(Touched::default());
         let record = NewBuild {
-            id: self.id.clone(),
+            id: self.id.clone().into(),
             kind: RunKind::Task,
-            parent_id: self.resumed.clone(),
+            parent_id: self.resumed.clone().map(Into::into),
             prompt: self.plan.goal.clone().unwrap_or_else(|| format!("tasks from {}", self.file.display())),
             template: None,
             lang: Lang::En,

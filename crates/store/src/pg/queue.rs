@@ -38,8 +38,8 @@ impl PgStore {
                  VALUES ($1,$2,$3,$4,$5,$6,$7,$8,'queued',$9,$10,$11,$12,wright_now(),$13,$14,$15) \
                  ON CONFLICT DO NOTHING",
             )
-            .bind(&b.id)
-            .bind(&b.parent_id)
+            .bind(b.id.as_str())
+            .bind(b.parent_id.as_deref())
             .bind(&b.prompt)
             .bind(crate::rows::template_text(b.template))
             .bind(b.lang.as_str())
@@ -69,7 +69,7 @@ impl PgStore {
                      ORDER BY queued_at LIMIT 1",
                 )
                 .bind(&b.workspace)
-                .bind(&b.id)
+                .bind(b.id.as_str())
                 .fetch_optional(&mut *tx)
                 .await?;
                 if let Some(id) = busy {

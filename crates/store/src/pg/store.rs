@@ -20,8 +20,8 @@ impl Store for PgStore {
              workspace = CASE WHEN builds.worker IS NULL THEN excluded.workspace ELSE builds.workspace END, \
              status = 'running'",
         )
-        .bind(&b.id)
-        .bind(&b.parent_id)
+        .bind(b.id.as_str())
+        .bind(b.parent_id.as_deref())
         .bind(&b.prompt)
         .bind(crate::rows::template_text(b.template))
         .bind(b.lang.as_str())
