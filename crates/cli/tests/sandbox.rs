@@ -267,7 +267,9 @@ async fn a_landlock_command_dies_with_the_wright_that_started_it() {
     cmd.arg("run").arg("make a counter app");
     cmd.args(["--provider", "openai", "--base-url", &mock.base_url, "--model", "mock-model"]);
     cmd.arg("--workspace").arg(dir.path().join("ws")).arg("--data-dir").arg(dir.path().join("data"));
-    cmd.args(["--sandbox", "landlock", "--command-timeout", "300", "--events", "jsonl"]);
+    // No starter: picking one by meaning embeds every starter's passages in a fresh data
+    // folder, which can take a minute on a loaded 2-core machine and is not what this tests.
+    cmd.args(["--sandbox", "landlock", "--command-timeout", "300", "--events", "jsonl", "--starter", "off"]);
     for k in support::HOST_ENV {
         cmd.env_remove(k);
     }
