@@ -36,6 +36,9 @@ async fn a_task_file_pasted_in_the_page_runs_and_its_tasks_show_their_state() {
     let page = browser.new_page(login.as_str()).await.unwrap();
 
     until(&page, "!document.getElementById('ask-tasks').hidden", "the task form").await;
+    // The suggestions under the prompt arrive on their own and push the task form down: wait
+    // for them, so a click lands where the button is.
+    until(&page, "!document.getElementById('try').hidden", "the suggestions").await;
     page.find_element("#tasks-open summary").await.unwrap().click().await.unwrap();
     until(&page, "document.getElementById('tasks-open').open", "the task form open").await;
     // A mistake is refused before anything runs, with the field at fault.
