@@ -38,6 +38,21 @@ pub async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<B
     if caller.may_see(b.owner.as_deref()) && !chat { Ok(b) } else { Err(ApiError::not_found(format!("build {id}"))) }
 }
 
+/// Run `id`, if the caller may see it and it has ended: one still queued or running is a
+/// `409 parent_active` that `busy` words (its folder is not to be worked on yet).
+pub(crate) async fn ended(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    busy: impl FnOnce() -> String,
+) -> ApiResult<BuildRecord> {
+    let b = visible(state, caller, id).await?;
+    if !b.status.is_final() {
+        return Err(ApiError::new(StatusCode::CONFLICT, "parent_active", busy()));
+    }
+    Ok(b)
+}
+
 /// A model the caller asked for must be one the server offers.
 pub(crate) fn check_model(state: &AppState, model: Option<&String>) -> ApiResult<()> {
     if let Some(m) = model
@@ -97,15 +112,7 @@ pub async fn create(
     validate(&state, &body)?;
     let parent = match &body.r#continue {
         Some(id) => {
-            let p = visible(&state, &caller, id).await?;
-            if !p.status.is_final() {
-                return Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    "parent_active",
-                    format!("build {id} has not ended yet; continue it once it has"),
-                ));
-            }
-            Some(p)
+            Some(ended(&state, &caller, id, || format!("build {id} has not ended yet; continue it once it has")).await?)
         }
         None => None,
     };

@@ -26,17 +26,12 @@ async fn visible_run(state: &AppState, caller: &Caller, id: &str) -> ApiResult<B
     if b.start.kind == RunKind::Task { Ok(b) } else { Err(ApiError::not_found(format!("task run {id}"))) }
 }
 
-/// A run whose project a new task run may work on: the caller's, ended, and not a chat turn.
+/// A run whose project a new task run may work on: the caller's, and ended.
 async fn ended_project(state: &AppState, caller: &Caller, id: &str, field: &str) -> ApiResult<BuildRecord> {
-    let b = visible(state, caller, id).await?;
-    if !b.status.is_final() {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "parent_active",
-            format!("{field}: run {id} has not ended yet; start the tasks once it has"),
-        ));
-    }
-    Ok(b)
+    crate::builds::ended(state, caller, id, || {
+        format!("{field}: run {id} has not ended yet; start the tasks once it has")
+    })
+    .await
 }
 
 /// The plan of `body`, read and checked as `wright task check` does; errors name the field.
