@@ -375,7 +375,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     let lang = args.lang.as_deref().map(parse_lang).transpose()?;
     let engine = Engine::new(file, args.overrides()).await?;
     let job = Job {
-        id: wright_engine::new_build_id(),
+        id: wright_engine::new_build_id().into(),
         prompt: args.prompt,
         template,
         lang,

@@ -177,7 +177,7 @@ async fn run(args: TaskRunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit
     };
     let engine = Engine::new(file, args.overrides()).await?;
     let job = TaskJob {
-        id: wright_engine::new_build_id(),
+        id: wright_engine::new_build_id().into(),
         file: args.file.clone(),
         plan,
         workspace,

@@ -24,7 +24,7 @@ use wright_events::{Emitter, EventSink};
 use wright_provider::Provider;
 use wright_provider::openai::EndpointMemory;
 use wright_sandbox::{ProcessRunner, Workspace};
-use wright_store::{LogWriter, Store};
+use wright_store::{LogWriter, RunId, Store};
 use wright_tools::{ExecConfig, ToolContext, builtin_registry};
 
 /// Settings given on the command line (or by the server's own flags); each beats `wright.toml`.
@@ -66,9 +66,9 @@ pub struct Overrides {
 }
 
 /// One build to prepare: what the user asked for. Everything else comes from the engine.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Job {
-    pub id: String,
+    pub id: RunId,
     pub prompt: String,
     /// `None`: the continued build's, else the configured one, else `auto`.
     pub template: Option<Template>,
@@ -359,7 +359,7 @@ impl Engine {
         };
         let template = starter.as_ref().map_or(template, |c| c.starter.manifest.template);
         let model = job.model.clone().unwrap_or_else(|| connected.model.clone());
-        let build_id = job.id.clone();
+        let build_id = job.id.to_string();
         let (ws_path, history) = match &parent {
             Some(p) => {
                 // A follow-up works in its parent's folder, or in the folder given: a server's

@@ -53,7 +53,7 @@ impl Ready {
         match job {
             QueuedJob::Build(args) => {
                 let job = Job {
-                    id: id.to_string(),
+                    id: id.into(),
                     prompt: args.prompt,
                     template: args.template,
                     lang: args.lang,
@@ -80,7 +80,7 @@ impl Ready {
                     ));
                 }
                 let job = TaskJob {
-                    id: id.to_string(),
+                    id: id.into(),
                     file: PathBuf::from("POST /api/tasks"),
                     plan,
                     workspace: folder,

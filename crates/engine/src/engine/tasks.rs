@@ -16,7 +16,7 @@ use wright_agent::{AgentLoop, Pricing};
 use wright_events::{Emitter, EndReason, Event, EventKind, EventSink, Lang, Level, RunKind};
 use wright_provider::RetryPolicy;
 use wright_sandbox::Workspace;
-use wright_store::{BuildFinish, LogWriter, NewBuild, RunEnd, RunStatus, Store, TaskRecord, Tokens};
+use wright_store::{BuildFinish, LogWriter, NewBuild, RunEnd, RunId, RunStatus, Store, TaskRecord, Tokens};
 use wright_tasks::{
     Earlier, Format, Handlers, ModelJudge, Plan, Recorder, RunOptions, RunSummary, TaskEnv, TaskOutcome, TaskResult,
     run_plan,
@@ -26,7 +26,7 @@ use wright_tools::{ToolContext, builtin_registry};
 /// One task run to prepare.
 #[derive(Debug, Clone)]
 pub struct TaskJob {
-    pub id: String,
+    pub id: RunId,
     /// The task file (kept in the run's record).
     pub file: PathBuf,
     pub plan: Plan,
@@ -139,7 +139,7 @@ impl Engine {
         let connected = self.connect().await?;
         let (parts, confinement) = self.parts(&job.id, &workspace, connected, None, job.leash)?;
         Ok(PreparedTasks {
-            id: job.id,
+            id: job.id.0,
             provider_kind: self.kind.as_str(),
             model: job.model.unwrap_or_else(|| connected.model.clone()),
             sandbox: confinement.summary,
