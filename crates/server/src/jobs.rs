@@ -3,7 +3,7 @@
 //! shape, so the queue's lease, interrupt and restart handling is written once for every kind.
 
 use crate::metrics::UsageSink;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use wright_engine::notice::Warning;
@@ -72,8 +72,10 @@ impl Ready {
                 // Checked when it was queued; read again with the task crate's own reader.
                 let plan = wright_engine::read_plan(&args.plan.to_string(), wright_engine::TaskFormat::Json)
                     .map_err(|e| (format!("the task run's plan cannot be read: {e}"), EndReason::InvalidRequest))?;
-                // A run of its own starts in an empty folder of its own.
-                if let Err(e) = std::fs::create_dir_all(&folder) {
+                // A run of its own starts in an empty folder of its own; a project's folder is
+                // there already. Either is opened beneath the artifacts' root and never through a
+                // link (a project's generated code could have planted one).
+                if let Err(e) = own_folder(engine.artifacts().root(), &folder) {
                     return Err((
                         format!("the task run's folder could not be made: {e}"),
                         EndReason::WorkspaceUnusable,
@@ -137,10 +139,41 @@ impl Ready {
     }
 }
 
+/// Make (or open) `folder` beneath `root`, through the no-follow capability: a link anywhere
+/// on the way is refused rather than followed. A folder outside the root is refused too.
+fn own_folder(root: &Path, folder: &Path) -> Result<(), String> {
+    let rel = folder
+        .strip_prefix(root)
+        .map_err(|_| format!("{} is not beneath {}", folder.display(), root.display()))?
+        .to_str()
+        .ok_or_else(|| format!("{} is not a UTF-8 path", folder.display()))?;
+    let root = wright_sandbox::Dir::create(root).map_err(|e| e.to_string())?;
+    root.create_dir_all(rel).map(|_| ()).map_err(|e| e.to_string())
+}
+
 /// Why a run could not be made ready, as its `end_reason`.
 pub(crate) fn engine_reason(e: &EngineError) -> EndReason {
     match e {
         EngineError::Usage(_) => EndReason::InvalidRequest,
         EngineError::Provider(_) => EndReason::ProviderUnusable,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::own_folder;
+
+    #[test]
+    fn a_task_runs_folder_is_made_beneath_the_root_and_never_through_a_link() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        own_folder(root.path(), &root.path().join("builds/r1")).unwrap();
+        assert!(root.path().join("builds/r1").is_dir());
+        // A project whose folder is a link (to the user's home, say) is refused, and nothing
+        // is made where the link points.
+        std::os::unix::fs::symlink(outside.path(), root.path().join("builds/r2")).unwrap();
+        assert!(own_folder(root.path(), &root.path().join("builds/r2/sub")).is_err());
+        assert!(!outside.path().join("sub").exists());
+        assert!(own_folder(root.path(), outside.path()).is_err(), "outside the root");
     }
 }
