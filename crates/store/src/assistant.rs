@@ -116,6 +116,21 @@ impl CallStatus {
     }
 }
 
+/// A result may be posted for call `id` only while it is a client call still pending: its
+/// stored `side` and `status` (text, as either backend holds them) say whether it is.
+pub(crate) fn waiting_for_result(id: &str, side: &str, status: &str) -> crate::Result<()> {
+    let (side, status) = (Side::parse(side), CallStatus::parse(status));
+    if side == Some(Side::Client) && status == Some(CallStatus::Pending) {
+        return Ok(());
+    }
+    let now = match (side, status) {
+        (Some(Side::Client), Some(s)) => s.as_str(),
+        (Some(Side::Client), None) => "in a state this version does not know",
+        _ => "run by the server",
+    };
+    Err(crate::StoreError::Invalid(format!("results: tool call {id} is not waiting for a result (it is {now})")))
+}
+
 /// A new id for an assistant call: `ac-` and a whole UUID (122 random bits), so ids never meet
 /// in a store however many calls, turns and servers share it. The page and the results route
 /// know a call by it; the provider never sees it.

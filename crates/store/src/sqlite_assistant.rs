@@ -1,7 +1,7 @@
 //! [`AssistantStore`] on SQLite. Results are accepted inside `BEGIN IMMEDIATE`, so the check
 //! that every id is pending and the resume decision see one state of the table.
 
-use crate::assistant::{Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side};
+use crate::assistant::{Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey};
 use crate::chat_rows::{assistant_turn_row, call_row, key_row};
 use crate::rows::json;
 use crate::sqlite::SqliteStore;
@@ -163,17 +163,7 @@ impl AssistantStore for SqliteStore {
                     })?;
             let (this_run, status, side): (String, String, String) =
                 (row.try_get("run_id")?, row.try_get("status")?, row.try_get("side")?);
-            let (side, status) = (Side::parse(&side), CallStatus::parse(&status));
-            if side != Some(Side::Client) || status != Some(CallStatus::Pending) {
-                let now = match (side, status) {
-                    (Some(Side::Client), Some(s)) => s.as_str(),
-                    (Some(Side::Client), None) => "in a state this version does not know",
-                    _ => "run by the server",
-                };
-                return Err(StoreError::Invalid(format!(
-                    "results: tool call {id} is not waiting for a result (it is {now})"
-                )));
-            }
+            crate::assistant::waiting_for_result(id, &side, &status)?;
             match &run {
                 Some(r) if *r != this_run => {
                     return Err(StoreError::Invalid("results: the calls belong to different turns".into()));

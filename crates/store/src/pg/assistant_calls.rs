@@ -11,7 +11,7 @@
 
 use super::PgStore;
 use super::chat::refused;
-use crate::assistant::{Answer, Answered, AssistantTurn, CallRow, CallStatus, Side};
+use crate::assistant::{Answer, Answered, AssistantTurn, CallRow, CallStatus};
 use crate::rows::json;
 use crate::{Result, StoreError};
 use sqlx::{PgConnection, Row};
@@ -144,17 +144,7 @@ impl PgStore {
                     })?;
             let (this_run, status, side): (String, String, String) =
                 (row.try_get("run_id")?, row.try_get("status")?, row.try_get("side")?);
-            let (side, status) = (Side::parse(&side), CallStatus::parse(&status));
-            if side != Some(Side::Client) || status != Some(CallStatus::Pending) {
-                let now = match (side, status) {
-                    (Some(Side::Client), Some(s)) => s.as_str(),
-                    (Some(Side::Client), None) => "in a state this version does not know",
-                    _ => "run by the server",
-                };
-                return Err(StoreError::Invalid(format!(
-                    "results: tool call {id} is not waiting for a result (it is {now})"
-                )));
-            }
+            crate::assistant::waiting_for_result(id, &side, &status)?;
             match &run {
                 Some(r) if *r != this_run => {
                     return Err(StoreError::Invalid("results: the calls belong to different turns".into()));
