@@ -152,7 +152,7 @@ fn own_folder(root: &Path, folder: &Path) -> Result<(), String> {
 }
 
 /// Why a run could not be made ready, as its `end_reason`.
-pub(crate) fn engine_reason(e: &EngineError) -> EndReason {
+fn engine_reason(e: &EngineError) -> EndReason {
     match e {
         EngineError::Usage(_) => EndReason::InvalidRequest,
         EngineError::Provider(_) => EndReason::ProviderUnusable,
