@@ -96,6 +96,31 @@ async fn concurrent_appenders_get_gapless_unique_seqs(s: Arc<dyn Store>) {
     }
 }
 
+/// A refused write leaves no lock behind: the claim right after it finds the build. (sqlx
+/// rolls back a dropped transaction only later, in a task of its own; until then a claim's
+/// `SKIP LOCKED` would pass the locked build by.)
+async fn a_refused_writer_leaves_the_build_claimable(s: Arc<dyn Store>) {
+    for i in 0..40 {
+        let id = format!("rc{i}");
+        let queued = QueuedBuild {
+            build: new_run(&id),
+            owner: "u1".into(),
+            job: QueuedJob::Build(BuildArgs { prompt: "{}".into(), ..Default::default() }),
+            idempotency_key: None,
+            dedup_key: format!("u1:{id}"),
+            preview_key: format!("pk{i}"),
+            first_event: None,
+            limits: None,
+        };
+        assert_eq!(s.enqueue_build(&queued).await.unwrap(), Enqueued::New);
+        assert!(matches!(s.append(&id, Some("w1"), vec![say("no")]).await, Err(StoreError::NotHolder(_))));
+        assert!(matches!(s.finish(&id, Some("w1"), end(RunStatus::Failed)).await, Err(StoreError::NotHolder(_))));
+        let claimed = s.claim_build("w1", std::time::Duration::from_secs(3600)).await.unwrap();
+        assert_eq!(claimed.map(|b| b.start.id.to_string()), Some(id.clone()), "round {i}");
+        s.finish(&id, Some("w1"), end(RunStatus::Failed)).await.unwrap();
+    }
+}
+
 /// A worker whose lease ran out and whose run a reaper took over is refused, in the same
 /// transaction that would have stored its events; so is anyone after the end.
 async fn a_stale_writer_is_refused(s: Arc<dyn Store>) {
@@ -217,6 +242,12 @@ async fn sqlite_concurrent_appenders_get_gapless_unique_seqs() {
 }
 
 #[tokio::test]
+async fn sqlite_a_refused_writer_leaves_the_build_claimable() {
+    let (_d, s) = sqlite().await;
+    a_refused_writer_leaves_the_build_claimable(s).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_a_stale_writer_is_refused() {
     let (_d, s) = sqlite().await;
     a_stale_writer_is_refused(s).await;
@@ -303,6 +334,11 @@ mod postgres {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn concurrent_appenders_get_gapless_unique_seqs() {
         super::concurrent_appenders_get_gapless_unique_seqs(support::postgres().await).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_refused_writer_leaves_the_build_claimable() {
+        super::a_refused_writer_leaves_the_build_claimable(support::postgres().await).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

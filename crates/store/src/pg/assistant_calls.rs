@@ -9,8 +9,8 @@
 //! exactly one post, the one that answers the last call, resumes the turn. Turns are locked
 //! in `run_id` order when there are several, so two sweeps cannot deadlock.
 
-use super::PgStore;
 use super::chat::refused;
+use super::{PgStore, settle};
 use crate::assistant::{Answer, Answered, AssistantTurn, CallRow, CallStatus};
 use crate::rows::json;
 use crate::{Result, StoreError};
@@ -50,9 +50,10 @@ async fn close_calls(tx: &mut PgConnection, runs: &[String], status: CallStatus,
 impl PgStore {
     pub(super) async fn wait_for_page_pg(&self, t: &AssistantTurn, calls: &[CallRow]) -> Result<()> {
         let mut tx = self.pool.begin().await?;
-        let now = db_now(&mut tx).await?;
-        // The UPDATE locks the turn's row, as every writer of its calls does first.
-        let done = sqlx::query(
+        let written = async {
+            let now = db_now(&mut tx).await?;
+            // The UPDATE locks the turn's row, as every writer of its calls does first.
+            let done = sqlx::query(
             "UPDATE assistant_turns SET transcript = $1, parts = $2, round = $3, state = 'waiting', updated_at = $4 \
              WHERE run_id = $5 AND state = 'running'",
         )
@@ -63,11 +64,11 @@ impl PgStore {
         .bind(&t.run)
         .execute(&mut *tx)
         .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::Invalid(format!("assistant turn {} is not running", t.run)));
-        }
-        for c in calls {
-            sqlx::query(
+            if done.rows_affected() == 0 {
+                return Err(StoreError::Invalid(format!("assistant turn {} is not running", t.run)));
+            }
+            for c in calls {
+                sqlx::query(
                 "INSERT INTO assistant_calls (id, provider_id, run_id, conversation_id, round, pos, name, arguments, \
                  args_hash, side, read_only, deadline, status, output, error, answered_at) \
                  VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)",
@@ -96,9 +97,11 @@ impl PgStore {
                 }
                 _ => refused(e),
             })?;
+            }
+            Ok(())
         }
-        tx.commit().await?;
-        Ok(())
+        .await;
+        settle(tx, written).await
     }
 
     pub(super) async fn answer_calls_pg(
@@ -115,90 +118,94 @@ impl PgStore {
             return Err(StoreError::Invalid(format!("results: call {dup} is answered twice in this batch")));
         }
         let mut tx = self.pool.begin().await?;
-        // The turn of the first call, locked before any call is looked at: posts for one turn
-        // take turns from here on. (A call's turn never changes; an unknown first id is
-        // reported by the checks below.)
-        let first_run: Option<String> =
-            sqlx::query_scalar("SELECT run_id FROM assistant_calls WHERE id = $1 AND conversation_id = $2")
-                .bind(first)
-                .bind(conversation)
-                .fetch_optional(&mut *tx)
-                .await?;
-        if let Some(r) = &first_run {
-            sqlx::query("SELECT 1 FROM assistant_turns WHERE run_id = $1 FOR NO KEY UPDATE")
-                .bind(r)
-                .execute(&mut *tx)
-                .await?;
-        }
-        let now = db_now(&mut tx).await?;
-        let mut run: Option<String> = None;
-        for (id, _) in answers {
-            let row =
-                sqlx::query("SELECT run_id, status, side FROM assistant_calls WHERE id = $1 AND conversation_id = $2")
-                    .bind(id)
+        let answered = async {
+            // The turn of the first call, locked before any call is looked at: posts for one turn
+            // take turns from here on. (A call's turn never changes; an unknown first id is
+            // reported by the checks below.)
+            let first_run: Option<String> =
+                sqlx::query_scalar("SELECT run_id FROM assistant_calls WHERE id = $1 AND conversation_id = $2")
+                    .bind(first)
                     .bind(conversation)
                     .fetch_optional(&mut *tx)
-                    .await?
-                    .ok_or_else(|| {
-                        StoreError::Invalid(format!("results: no tool call {id} is waiting in this conversation"))
-                    })?;
-            let (this_run, status, side): (String, String, String) =
-                (row.try_get("run_id")?, row.try_get("status")?, row.try_get("side")?);
-            crate::assistant::waiting_for_result(id, &side, &status)?;
-            match &run {
-                Some(r) if *r != this_run => {
-                    return Err(StoreError::Invalid("results: the calls belong to different turns".into()));
-                }
-                Some(_) => {}
-                None => run = Some(this_run),
+                    .await?;
+            if let Some(r) = &first_run {
+                sqlx::query("SELECT 1 FROM assistant_turns WHERE run_id = $1 FOR NO KEY UPDATE")
+                    .bind(r)
+                    .execute(&mut *tx)
+                    .await?;
             }
-        }
-        let run = run.unwrap_or_default();
-        for (id, answer) in answers {
-            let (output, error) = match answer {
-                Answer::Output(o) => (Some(o.as_str()), None),
-                Answer::Error(e) => (None, Some(e.as_str())),
-            };
-            sqlx::query(
-                "UPDATE assistant_calls SET status = 'answered', output = $1, error = $2, answered_at = $3 \
+            let now = db_now(&mut tx).await?;
+            let mut run: Option<String> = None;
+            for (id, _) in answers {
+                let row = sqlx::query(
+                    "SELECT run_id, status, side FROM assistant_calls WHERE id = $1 AND conversation_id = $2",
+                )
+                .bind(id)
+                .bind(conversation)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or_else(|| {
+                    StoreError::Invalid(format!("results: no tool call {id} is waiting in this conversation"))
+                })?;
+                let (this_run, status, side): (String, String, String) =
+                    (row.try_get("run_id")?, row.try_get("status")?, row.try_get("side")?);
+                crate::assistant::waiting_for_result(id, &side, &status)?;
+                match &run {
+                    Some(r) if *r != this_run => {
+                        return Err(StoreError::Invalid("results: the calls belong to different turns".into()));
+                    }
+                    Some(_) => {}
+                    None => run = Some(this_run),
+                }
+            }
+            let run = run.unwrap_or_default();
+            for (id, answer) in answers {
+                let (output, error) = match answer {
+                    Answer::Output(o) => (Some(o.as_str()), None),
+                    Answer::Error(e) => (None, Some(e.as_str())),
+                };
+                sqlx::query(
+                    "UPDATE assistant_calls SET status = 'answered', output = $1, error = $2, answered_at = $3 \
                  WHERE id = $4",
-            )
-            .bind(output)
-            .bind(error)
-            .bind(&now)
-            .bind(id)
-            .execute(&mut *tx)
-            .await
-            .map_err(refused)?;
-        }
-        let left: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM assistant_calls WHERE run_id = $1 AND status = 'pending'")
-                .bind(&run)
-                .fetch_one(&mut *tx)
-                .await?;
-        let outcome = if left == 0 {
-            let resumed = sqlx::query(
+                )
+                .bind(output)
+                .bind(error)
+                .bind(&now)
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(refused)?;
+            }
+            let left: i64 =
+                sqlx::query_scalar("SELECT COUNT(*) FROM assistant_calls WHERE run_id = $1 AND status = 'pending'")
+                    .bind(&run)
+                    .fetch_one(&mut *tx)
+                    .await?;
+            let outcome = if left == 0 {
+                let resumed = sqlx::query(
                 "UPDATE assistant_turns SET state = 'running', updated_at = $1 WHERE run_id = $2 AND state = 'waiting'",
             )
             .bind(&now)
             .bind(&run)
             .execute(&mut *tx)
             .await?;
-            if resumed.rows_affected() == 0 {
-                return Err(StoreError::Invalid(format!("results: turn {run} is not waiting for results")));
-            }
-            sqlx::query("UPDATE builds SET workspace = $1 WHERE id = $2")
-                .bind(answerer)
-                .bind(&run)
-                .execute(&mut *tx)
-                .await
-                .map_err(refused)?;
-            Answered::RoundComplete { run }
-        } else {
-            Answered::Waiting { run, left: usize::try_from(left).unwrap_or(usize::MAX) }
-        };
-        tx.commit().await?;
-        Ok(outcome)
+                if resumed.rows_affected() == 0 {
+                    return Err(StoreError::Invalid(format!("results: turn {run} is not waiting for results")));
+                }
+                sqlx::query("UPDATE builds SET workspace = $1 WHERE id = $2")
+                    .bind(answerer)
+                    .bind(&run)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(refused)?;
+                Answered::RoundComplete { run }
+            } else {
+                Answered::Waiting { run, left: usize::try_from(left).unwrap_or(usize::MAX) }
+            };
+            Ok(outcome)
+        }
+        .await;
+        settle(tx, answered).await
     }
 
     pub(super) async fn close_pending_pg(&self, conversation: &str, why: &str) -> Result<Vec<String>> {

@@ -29,6 +29,27 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Commit `tx` if `done` is `Ok`; otherwise roll it back before handing the error on. sqlx
+/// rolls back a transaction dropped unfinished only once its connection goes back to the pool,
+/// in a task of its own, and until then the transaction's row and advisory locks stand: a
+/// claim (`SKIP LOCKED`) made right after a refused append would pass that run by.
+pub(crate) async fn settle<T>(tx: sqlx::Transaction<'_, sqlx::Postgres>, done: Result<T>) -> Result<T> {
+    match done {
+        Ok(value) => {
+            tx.commit().await?;
+            Ok(value)
+        }
+        Err(e) => {
+            // A rollback that fails leaves a broken connection, which the pool closes: that
+            // ends the transaction too. The caller needs the first error, not this one.
+            if let Err(rollback) = tx.rollback().await {
+                tracing::debug!(error = %rollback, "rolling back a refused transaction failed");
+            }
+            Err(e)
+        }
+    }
+}
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations_pg");
 
 /// The longest one statement may run on the server (`statement_timeout`). wright's statements

@@ -5,8 +5,8 @@
 //! processes (`pg_notify`) is part of the transaction: PostgreSQL sends it on commit, never
 //! for a rolled-back write.
 
-use super::PgStore;
 use super::notify::{RUNS, run_notice};
+use super::{PgStore, settle};
 use crate::rows::u;
 use crate::runlog::{
     Draft, Finished, Head, Logged, RunEnd, RunLog, check_append, check_end, check_head, end_drafts, follow,
@@ -95,9 +95,12 @@ impl RunLog for PgStore {
             return Ok(vec![]);
         }
         let mut tx = self.pool.begin().await?;
-        let head = head(&mut tx, run, writer, false).await?;
-        let logged = insert(&mut tx, self.notifier.origin(), run, head.last, events).await?;
-        tx.commit().await?;
+        let stored = async {
+            let head = head(&mut tx, run, writer, false).await?;
+            insert(&mut tx, self.notifier.origin(), run, head.last, events).await
+        }
+        .await;
+        let logged = settle(tx, stored).await?;
         self.notifier.appended(run, &logged);
         Ok(logged)
     }
@@ -105,7 +108,10 @@ impl RunLog for PgStore {
     async fn finish(&self, run: &str, writer: Option<&str>, end: RunEnd) -> Result<Finished> {
         check_end(&end)?;
         let mut tx = self.pool.begin().await?;
-        let head = head(&mut tx, run, writer, true).await?;
+        let head = match head(&mut tx, run, writer, true).await {
+            Ok(head) => head,
+            Err(refused) => return settle(tx, Err(refused)).await,
+        };
         if head.status.is_final() {
             let complete: Option<String> = sqlx::query_scalar(
                 "SELECT data FROM events WHERE build_id = $1 AND type = 'complete' ORDER BY seq LIMIT 1",
@@ -117,9 +123,11 @@ impl RunLog for PgStore {
             let complete = complete.as_deref().map(parse_event).transpose()?;
             return Ok(Finished::Already { complete, status: head.status });
         }
-        let RunEnd { last_words, record: f, complete } = end;
-        let logged = insert(&mut tx, self.notifier.origin(), run, head.last, end_drafts(last_words, complete)).await?;
-        sqlx::query(
+        let stored = async {
+            let RunEnd { last_words, record: f, complete } = end;
+            let logged =
+                insert(&mut tx, self.notifier.origin(), run, head.last, end_drafts(last_words, complete)).await?;
+            sqlx::query(
             "UPDATE builds SET status=$1, end_reason=$2, fix_attempts=$3, turns=$4, input_tokens=$5, output_tokens=$6, \
              cached_tokens=$7, cost_usd=$8, duration_ms=$9, files=$10, report=$11, finished_at=$12, lease_until=NULL \
              WHERE id=$13",
@@ -139,7 +147,10 @@ impl RunLog for PgStore {
         .bind(run)
         .execute(&mut *tx)
         .await?;
-        tx.commit().await?;
+            Ok(logged)
+        }
+        .await;
+        let logged = settle(tx, stored).await?;
         self.notifier.appended(run, &logged);
         self.notifier.ended(run);
         Ok(Finished::Now(logged))
