@@ -321,6 +321,20 @@ pub enum EventKind {
         path: String,
         step: LinkStep,
     },
+    /// An MCP server of `wright.toml` started and offered these tools (`mcp__<server>__<tool>`)
+    /// to the run: the ones enabled, pinned and unchanged.
+    McpServerStarted {
+        server: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tools: Vec<String>,
+    },
+    /// An MCP server could not be started or listed; the run goes on without its tools unless
+    /// it is `required`, and then it ends.
+    McpServerFailed {
+        server: String,
+        reason: String,
+        required: bool,
+    },
 }
 
 /// The step of wright's own that refused a link (`link_refused`).
@@ -362,6 +376,8 @@ impl EventKind {
             EventKind::Restarted { .. } => "restarted",
             EventKind::Starter { .. } => "starter",
             EventKind::LinkRefused { .. } => "link_refused",
+            EventKind::McpServerStarted { .. } => "mcp_server_started",
+            EventKind::McpServerFailed { .. } => "mcp_server_failed",
             EventKind::Queued { .. } => "queued",
             EventKind::Started { .. } => "started",
             EventKind::ToolScores { .. } => "tool_scores",

@@ -32,7 +32,7 @@ struct Entry {
 /// Tools by name.
 #[derive(Default)]
 pub struct Registry {
-    tools: BTreeMap<&'static str, Entry>,
+    tools: BTreeMap<String, Entry>,
 }
 
 impl Registry {
@@ -42,11 +42,11 @@ impl Registry {
 
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         let schema = tool.parameters();
-        self.tools.insert(tool.name(), Entry { tool, schema });
+        self.tools.insert(tool.name().to_string(), Entry { tool, schema });
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
-        self.tools.keys().copied().collect()
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.keys().map(String::as_str).collect()
     }
 
     /// What the model is told about the tools.

@@ -41,8 +41,10 @@ pub struct ToolSuccess {
 /// derived schema is also what `parameters` reports, so the two cannot drift apart.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn description(&self) -> &'static str;
+    /// The name the model calls it by: a built-in's is fixed, an MCP server's tool's
+    /// (`mcp__<server>__<tool>`) is known once the server has said what it offers.
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> Value;
     /// Repair common, unambiguous slips before validation (e.g. a JSON object given as file
