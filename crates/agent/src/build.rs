@@ -36,6 +36,17 @@ pub struct BuildDeps {
     /// record and `complete` in one transaction, after every event emitted before. Without one
     /// `complete` goes to the emitter's sinks, and a store (if any) is ended directly.
     pub log: Option<Arc<wright_store::LogWriter>>,
+    /// What the run sets up once its record exists, before the model's first turn: the MCP
+    /// servers of `wright.toml` (their events are the run's). `None`: nothing.
+    pub prelude: Option<Arc<dyn Prelude>>,
+}
+
+/// Set-up a run does once its record exists (so what it says is stored as the run's), before
+/// the model's first turn: tools it adds to the registry, or why the run cannot go on (it
+/// then ends at once, its record and `complete` stored as for any ending).
+#[async_trait::async_trait]
+pub trait Prelude: Send + Sync {
+    async fn prepare(&self, ctx: &ToolContext) -> Result<Vec<Arc<dyn wright_tools::Tool>>, String>;
 }
 
 /// Run one build to its end. Always emits `complete` last, whatever happens; with a store,
@@ -79,9 +90,22 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
             tracing::warn!(build = %build_id, "build record not created: {e}");
         }
     }
+    let mut registry = deps.registry;
+    let mut cannot_start = None;
+    if let Some(prelude) = &deps.prelude {
+        match prelude.prepare(&ctx).await {
+            Ok(tools) if tools.is_empty() => {}
+            Ok(tools) => {
+                let mut more = (*registry).clone();
+                tools.into_iter().for_each(|t| more.register(t));
+                registry = Arc::new(more);
+            }
+            Err(why) => cannot_start = Some(why),
+        }
+    }
     let agent = AgentLoop {
         provider: deps.provider,
-        registry: deps.registry,
+        registry,
         ctx: ctx.clone(),
         model: req.model.clone(),
         temperature: req.temperature,
@@ -95,7 +119,10 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
     };
     let mut p = Progress::default();
 
-    let end = drive(&req, template, &agent, &ctx, journal.as_deref(), &mut p).await;
+    let end = match cannot_start {
+        Some(why) => BuildEnd::ToolServerFailed(why),
+        None => drive(&req, template, &agent, &ctx, journal.as_deref(), &mut p).await,
+    };
     timer.abort();
     // A cancel that came from the timer is a timeout, not the user's stop.
     let end = match end {
@@ -146,6 +173,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         BuildEnd::Cancelled => prompts::narrate(req.lang, Narration::Stopped),
         BuildEnd::BudgetSpent(c) => prompts::narrate(req.lang, Narration::BudgetSpent(*c)),
         BuildEnd::NoFittingStarter => prompts::narrate(req.lang, Narration::NoFittingStarter),
+        BuildEnd::ToolServerFailed(why) => prompts::narrate(req.lang, Narration::ToolServerFailed(why.clone())),
     };
     if let Some(j) = &journal {
         j.set_phase(if success { Phase::Published } else { Phase::Failed });
@@ -446,6 +474,7 @@ mod tests {
             provider_label: "scripted:m".into(),
             holder: None,
             log: None,
+            prelude: None,
         };
         let report = run_build(req, deps).await;
         assert!(report.success(), "{}", report.report);

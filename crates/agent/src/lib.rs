@@ -29,7 +29,7 @@ pub mod verify;
 mod verify_browser;
 
 pub use agent_loop::{AgentLoop, ContextFit, LoopStats, PhaseEnd};
-pub use build::{BuildDeps, run_build};
+pub use build::{BuildDeps, Prelude, run_build};
 pub use pricing::{ModelPrice, Pricing};
 pub use prompts::{Lang, OutsideApi, Template};
 pub use run::{BuildEnd, BuildReport, BuildRequest};

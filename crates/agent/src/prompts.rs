@@ -171,6 +171,12 @@ pub fn narrate(lang: Lang, key: Narration) -> String {
         (Lang::Pt, NoFittingStarter) => {
             "Nada foi construído: o modelo embutido não tem um app testado que sirva para este pedido.".into()
         }
+        (Lang::En, ToolServerFailed(why)) => {
+            format!("Nothing was built: a tool server this build requires did not start ({why}).")
+        }
+        (Lang::Pt, ToolServerFailed(why)) => {
+            format!("Nada foi construído: um servidor de ferramentas exigido por esta construção não iniciou ({why}).")
+        }
     }
 }
 
@@ -197,6 +203,8 @@ pub enum Narration {
     Stopped,
     /// The built-in model has no tested app that fits the request.
     NoFittingStarter,
+    /// A required MCP server did not start (why).
+    ToolServerFailed(String),
     /// What a build filled from a starter is (its title), and whether its texts stayed the
     /// starter's defaults.
     FromStarter(String, bool),

@@ -110,6 +110,8 @@ pub enum BuildEnd {
     BudgetSpent(f64),
     /// The built-in model has no tested starter that fits the request: nothing was built.
     NoFittingStarter,
+    /// A required MCP server could not be started (why): nothing was built.
+    ToolServerFailed(String),
 }
 
 impl BuildEnd {
@@ -124,6 +126,7 @@ impl BuildEnd {
             Self::Cancelled => Some(EndReason::Cancelled),
             Self::BudgetSpent(_) => Some(EndReason::BudgetSpent),
             Self::NoFittingStarter => Some(EndReason::NoFittingStarter),
+            Self::ToolServerFailed(_) => Some(EndReason::ToolServerFailed),
         }
     }
 }

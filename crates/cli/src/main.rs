@@ -8,6 +8,7 @@ mod chat;
 mod endpoint;
 mod explain;
 mod history;
+mod mcp;
 mod notices;
 mod render;
 mod sandbox;
@@ -120,6 +121,11 @@ enum Command {
         db: DbArgs,
         #[command(subcommand)]
         command: apps::AppsCommand,
+    },
+    /// Tools from MCP servers (wright.toml `[mcp_servers.NAME]`): list them, approve changes.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp::McpCommand,
     },
     /// The people who may use `wright serve`: add (prints a token once), list, remove.
     Users {
@@ -296,6 +302,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => serve::serve(*args, cli.config).await,
             Command::Worker(args) => serve::worker(*args, cli.config).await,
             Command::Starters { command } => starters::starters(command, cli.config, &mut std::io::stdout()).await,
+            Command::Mcp { command } => mcp::mcp(command, cli.config, &mut std::io::stdout()).await,
             Command::Apps { db, command } => {
                 let store = open_store(db, cli.config.as_deref()).await?;
                 done(apps::apps(command, store.as_ref(), &mut std::io::stdout()).await)
@@ -451,6 +458,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         | BuildEnd::TimedOut(_)
         | BuildEnd::Cancelled
         | BuildEnd::BudgetSpent(_)
-        | BuildEnd::NoFittingStarter => 1,
+        | BuildEnd::NoFittingStarter
+        | BuildEnd::ToolServerFailed(_) => 1,
     })
 }

@@ -240,6 +240,14 @@ impl HumanSink {
             EventKind::Starter { id, score, mode, .. } => {
                 (if self.verbose { vec![format!("🧩 starter {id} (match {score:.2}, {mode})")] } else { vec![] }, None)
             }
+            EventKind::McpServerStarted { server, tools } => {
+                let offered = if tools.is_empty() { String::new() } else { format!(": {}", tools.join(", ")) };
+                (vec![format!("🧰 {} {server}{offered}", self.t("narrate.mcp_server_ready"))], None)
+            }
+            EventKind::McpServerFailed { server, reason, required } => {
+                let mark = if *required { "✗" } else { "⚠" };
+                (vec![format!("{mark} {} {server}: {reason}", self.t("narrate.mcp_server_failed"))], None)
+            }
             EventKind::LinkRefused { path, .. } => {
                 (vec![format!("🔗 {} `{path}`", self.t("narrate.refused_to_follow_a_link_the"))], None)
             }

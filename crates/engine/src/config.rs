@@ -99,6 +99,9 @@ pub struct FileConfig {
     /// Who may read `GET /metrics` and what its labels say (`[metrics]`, `docs/api.md`).
     #[serde(default)]
     pub metrics: MetricsFile,
+    /// Tools from MCP servers, one table per server (`[mcp_servers.NAME]`, `docs/mcp.md`).
+    #[serde(default)]
+    pub mcp_servers: std::collections::BTreeMap<String, wright_mcp::ServerConfig>,
 }
 
 /// The `[metrics]` table of `wright serve`.

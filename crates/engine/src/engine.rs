@@ -136,6 +136,8 @@ pub struct Engine {
     /// The starters' passages embedded, for picking by meaning (made again when the library
     /// changes: a user's starter added or removed).
     starter_meanings: meanings::MeaningsCache,
+    /// The MCP servers of `wright.toml`, checked at start.
+    mcp: Vec<wright_mcp::Server>,
 }
 
 /// A template name as users type it.
@@ -177,6 +179,7 @@ impl Engine {
         let sandbox_mode = Mode::parse(o.sandbox.as_deref().or(file.sandbox.as_deref()).unwrap_or("auto"))?;
         let network = sandbox::parse_network(o.network.as_deref().or(file.network.as_deref()).unwrap_or("deny"))?;
         let egress = crate::egress::configured(&file.egress, &env)?;
+        let mcp = wright_mcp::servers(&file.mcp_servers).map_err(|e| EngineError::Usage(e.to_string()))?;
         let data_dir = file.data_dir(o.data_dir.clone());
         let artifacts = crate::LocalArtifacts::new(file.artifacts_root(o.artifacts.clone(), &data_dir));
         let db_url = database_url(o.db.clone(), &file, &data_dir);
@@ -217,6 +220,7 @@ impl Engine {
             docs: Default::default(),
             wright_docs: std::sync::OnceLock::new(),
             starter_meanings: Default::default(),
+            mcp,
         })
     }
 
@@ -452,6 +456,63 @@ impl Engine {
         })
     }
 
+    /// The MCP servers a run in `workspace` starts, confined like its commands (same sandbox
+    /// mode and limits), with the workspace and a home in `scratch` writable.
+    fn mcp_prelude(&self, workspace: &Workspace, scratch: &Path) -> Option<Arc<crate::mcp::McpPrelude>> {
+        if self.mcp.is_empty() {
+            return None;
+        }
+        let home = scratch.join("mcp-home");
+        Some(Arc::new(crate::mcp::McpPrelude {
+            servers: self.mcp.clone(),
+            confine: crate::mcp::RunConfine {
+                mode: self.sandbox_mode,
+                limits: sandbox::limits(&self.file),
+                writable: vec![workspace.root().to_path_buf(), home.clone()],
+            },
+            data_dir: self.data_dir.clone(),
+            home,
+            env: self.env,
+        }))
+    }
+
+    /// The MCP servers of `wright.toml`.
+    pub fn mcp_servers(&self) -> &[wright_mcp::Server] {
+        &self.mcp
+    }
+
+    /// Each server of `wright.toml` started once, in a throwaway workspace, and what it lists
+    /// (judged against the pins, which are only read): for `wright mcp list` and `doctor`.
+    pub async fn mcp_inspect(&self) -> Result<Vec<(wright_mcp::Server, Result<Vec<wright_mcp::Listed>, String>)>, EngineError> {
+        let (scratch, ws) = self.mcp_scratch()?;
+        let Some(prelude) = self.mcp_prelude(&ws, scratch.path()) else { return Ok(vec![]) };
+        Ok(crate::mcp::inspect(&prelude, ws.root()).await)
+    }
+
+    /// Approve what `server` lists now: its enabled tools' descriptions and schemas become
+    /// their pins (`wright mcp approve SERVER`).
+    pub async fn mcp_approve(&self, server: &str) -> Result<Vec<wright_mcp::Listed>, EngineError> {
+        let Some(s) = self.mcp.iter().find(|s| s.name == server) else {
+            let known: Vec<&str> = self.mcp.iter().map(|s| s.name.as_str()).collect();
+            return Err(EngineError::Usage(format!(
+                "no MCP server `{server}` in wright.toml (the servers: {})",
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            )));
+        };
+        let (scratch, ws) = self.mcp_scratch()?;
+        let Some(prelude) = self.mcp_prelude(&ws, scratch.path()) else { return Ok(vec![]) };
+        crate::mcp::approve(&prelude, ws.root(), s).await.map_err(EngineError::Usage)
+    }
+
+    /// A scratch folder with an empty workspace in it, for starting servers outside a run.
+    fn mcp_scratch(&self) -> Result<(tempfile::TempDir, Workspace), EngineError> {
+        let scratch = self.scratch("mcp")?;
+        let root = scratch.path().join("workspace");
+        let ws = Workspace::open(&root, Default::default())
+            .map_err(|e| EngineError::Usage(format!("making a workspace: {e}")))?;
+        Ok((scratch, ws))
+    }
+
     /// The parts every prepared run holds: its scratch folder, its confinement (and one line
     /// on it), the store with the writer that persists its events first, and the model.
     fn parts(
@@ -463,6 +524,8 @@ impl Engine {
         leash: Option<wright_sandbox::Leash>,
     ) -> Result<(RunParts, Confinement), EngineError> {
         let scratch = self.scratch(run_id)?;
+        let scratch_path = scratch.path().to_path_buf();
+        let scratch_path = scratch_path.as_path();
         let (exec, choice) = self.sandbox_with(workspace, scratch.path(), egress)?;
         // A leashed run's commands start through its leash, and its model calls are refused
         // once the deadline has passed, whichever of the run's tasks wakes first after a freeze.
@@ -480,6 +543,7 @@ impl Engine {
             provider,
             label: connected.label.clone(),
             egress: None,
+            mcp: self.mcp_prelude(workspace, scratch_path),
         };
         Ok((parts, Confinement { summary: choice.summary, warnings: choice.warnings }))
     }
@@ -503,6 +567,8 @@ pub(crate) struct RunParts {
     pub(crate) label: String,
     /// The build's outside-access proxy, stopped when the run ends.
     pub(crate) egress: Option<crate::egress::BuildEgress>,
+    /// The MCP servers the run starts once its record exists (none configured: `None`).
+    pub(crate) mcp: Option<Arc<crate::mcp::McpPrelude>>,
 }
 
 /// One narration line on what a build may reach outside.
@@ -599,6 +665,7 @@ impl Prepared {
             provider_label: p.label,
             holder: self.holder,
             log: Some(log.clone()),
+            prelude: p.mcp.clone().map(|m| m as Arc<dyn wright_agent::Prelude>),
         };
         let report = run_build(self.req, deps).await;
         drop(p.egress);

@@ -15,6 +15,7 @@ mod engine;
 mod error;
 mod explain;
 mod leashed;
+mod mcp;
 pub mod local;
 pub mod notice;
 pub mod providers;

@@ -106,6 +106,8 @@ named! {
         RoundLimit = "round_limit",
         /// The built-in model has no tested starter that fits the request (docs/starters.md).
         NoFittingStarter = "no_fitting_starter",
+        /// An MCP server its `wright.toml` table marks `required` could not be started.
+        ToolServerFailed = "tool_server_failed",
     }
 }
 

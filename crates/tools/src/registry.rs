@@ -24,13 +24,14 @@ impl ToolOutcome {
     }
 }
 
+#[derive(Clone)]
 struct Entry {
     tool: Arc<dyn Tool>,
     schema: Value,
 }
 
 /// Tools by name.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Registry {
     tools: BTreeMap<String, Entry>,
 }
