@@ -483,7 +483,9 @@ impl Engine {
 
     /// Each server of `wright.toml` started once, in a throwaway workspace, and what it lists
     /// (judged against the pins, which are only read): for `wright mcp list` and `doctor`.
-    pub async fn mcp_inspect(&self) -> Result<Vec<(wright_mcp::Server, Result<Vec<wright_mcp::Listed>, String>)>, EngineError> {
+    pub async fn mcp_inspect(
+        &self,
+    ) -> Result<Vec<(wright_mcp::Server, Result<Vec<wright_mcp::Listed>, String>)>, EngineError> {
         let (scratch, ws) = self.mcp_scratch()?;
         let Some(prelude) = self.mcp_prelude(&ws, scratch.path()) else { return Ok(vec![]) };
         Ok(crate::mcp::inspect(&prelude, ws.root()).await)

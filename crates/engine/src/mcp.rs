@@ -90,8 +90,12 @@ pub(crate) async fn inspect(
     let mut out = Vec::new();
     let _ = std::fs::create_dir_all(&prelude.home);
     for server in &prelude.servers {
-        let launch =
-            Launch { confine: &prelude.confine, workspace: workspace.to_path_buf(), home: prelude.home.clone(), env: &lookup };
+        let launch = Launch {
+            confine: &prelude.confine,
+            workspace: workspace.to_path_buf(),
+            home: prelude.home.clone(),
+            env: &lookup,
+        };
         let listed = match &mut pins {
             Err(e) => Err(e.to_string()),
             Ok(pins) => match wright_mcp::Connection::connect(server, &launch).await {
@@ -115,8 +119,12 @@ pub(crate) async fn approve(
     std::fs::create_dir_all(&prelude.home).map_err(|e| e.to_string())?;
     let env = prelude.env;
     let lookup = move |k: &str| env(k);
-    let launch =
-        Launch { confine: &prelude.confine, workspace: workspace.to_path_buf(), home: prelude.home.clone(), env: &lookup };
+    let launch = Launch {
+        confine: &prelude.confine,
+        workspace: workspace.to_path_buf(),
+        home: prelude.home.clone(),
+        env: &lookup,
+    };
     let connection = wright_mcp::Connection::connect(server, &launch).await.map_err(|e| e.to_string())?;
     // Listed against a copy: what is pinned now does not matter, the new pins replace it.
     let listed = wright_mcp::list(&connection, &mut pins.clone()).await.map_err(|e| e.to_string())?;

@@ -166,7 +166,10 @@ impl Connection {
             Some(code) => {
                 let tail = p.stderr_tail();
                 let last = tail.trim().lines().last().unwrap_or("").to_string();
-                format!(" (the server exited with {code:?}{})", if last.is_empty() { String::new() } else { format!(": {last}") })
+                format!(
+                    " (the server exited with {code:?}{})",
+                    if last.is_empty() { String::new() } else { format!(": {last}") }
+                )
             }
             None => String::new(),
         }

@@ -191,9 +191,7 @@ fn check_name(name: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "`{name}` cannot name a server: use up to 32 letters, digits, `-` or `_` (and no `__`)"
-        ))
+        Err(format!("`{name}` cannot name a server: use up to 32 letters, digits, `-` or `_` (and no `__`)"))
     }
 }
 

@@ -89,8 +89,11 @@ pub(crate) fn success(server: &str, tool: &str, r: &CallToolResult) -> ToolSucce
     let mut value = json!({"ok": ok, "output": output});
     if let Some(s) = &r.structured_content {
         let encoded = s.to_string();
-        value["structured"] =
-            if encoded.len() <= STRUCTURED_MAX { s.clone() } else { Value::String(wright_tools::clip(&encoded, STRUCTURED_MAX)) };
+        value["structured"] = if encoded.len() <= STRUCTURED_MAX {
+            s.clone()
+        } else {
+            Value::String(wright_tools::clip(&encoded, STRUCTURED_MAX))
+        };
     }
     if !ok {
         value["error"] = Value::String(wright_tools::clip(&output, 2000));
