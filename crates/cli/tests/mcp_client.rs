@@ -261,3 +261,64 @@ async fn a_table_with_a_key_that_loads_code_is_refused_before_anything_runs() {
     assert!(run.stderr.contains("NODE_OPTIONS"), "{}", run.stderr);
     assert!(mock.requests().is_empty());
 }
+
+/// The fixture as a Streamable HTTP server on the host, killed when dropped.
+struct HttpFixture {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpFixture {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = std::process::Command::new(support::python::mcp_python())
+            .arg(fixture())
+            .args(["http", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..300 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Self { child, url: format!("http://127.0.0.1:{port}/mcp") };
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the HTTP fixture did not listen on {port}");
+    }
+}
+
+impl Drop for HttpFixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamable_http_servers_tools_are_called_too() {
+    let fixture = HttpFixture::start();
+    let toml = format!(
+        "[mcp_servers.web]\nurl = {:?}\nbearer_token_env_var = \"DOCS_TOKEN\"\nenabled_tools = [\"lookup\"]\n",
+        fixture.url
+    );
+    let turns = vec![
+        Turn::calls(&[("mcp__web__lookup", json!({"word": "cat"}))]),
+        Turn::calls(&[("createFile", json!({"path": "index.html", "content": PAGE}))]),
+        Turn::text("Done."),
+    ];
+    let (run, mock) = run_with(&toml, turns, tempfile::tempdir().unwrap()).await;
+    assert_eq!(run.code, 0, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
+    assert_eq!(run.of_type("mcp_server_started")[0]["tools"], json!(["mcp__web__lookup"]));
+    let answers = tool_answers(&mock);
+    assert!(answer(&answers, "mcp__web__lookup")["output"].as_str().unwrap().contains("The team's word for cat"));
+
+    // Its token comes from wright's environment; without it the server is not reached.
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start_with_fallback(vec![], Turn::text("Done.")).await;
+    std::fs::write(dir.path().join("wright.toml"), toml.replace("DOCS_TOKEN", "NOT_SET_ANYWHERE")).unwrap();
+    let run = wright_in(dir, "openai", &mock.base_url, "a page", &["--template", "static", "--browser-check", "off"], &[])
+        .await;
+    let failed = run.of_type("mcp_server_failed");
+    assert!(failed[0]["reason"].as_str().unwrap().contains("NOT_SET_ANYWHERE"), "{failed:?}");
+}
