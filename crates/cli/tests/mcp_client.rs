@@ -317,8 +317,47 @@ async fn a_streamable_http_servers_tools_are_called_too() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockLlm::start_with_fallback(vec![], Turn::text("Done.")).await;
     std::fs::write(dir.path().join("wright.toml"), toml.replace("DOCS_TOKEN", "NOT_SET_ANYWHERE")).unwrap();
-    let run = wright_in(dir, "openai", &mock.base_url, "a page", &["--template", "static", "--browser-check", "off"], &[])
-        .await;
+    let run =
+        wright_in(dir, "openai", &mock.base_url, "a page", &["--template", "static", "--browser-check", "off"], &[])
+            .await;
     let failed = run.of_type("mcp_server_failed");
     assert!(failed[0]["reason"].as_str().unwrap().contains("NOT_SET_ANYWHERE"), "{failed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_run_uses_a_servers_tool_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("repo");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("words.txt"), "dog: ?\n").unwrap();
+    std::fs::write(dir.path().join("wright.toml"), table("enabled_tools = [\"lookup\"]")).unwrap();
+    let task = json!({"id": "words", "type": "code_generation", "description": "fill in the team's word for dog",
+        "input_artifacts": ["words.txt"], "output_artifacts": ["words.txt"],
+        "validation_criteria": ["grep -q FIXTURE-ANSWER-42 words.txt"]});
+    std::fs::write(dir.path().join("words.json"), task.to_string()).unwrap();
+    let llm = MockLlm::start_with_fallback(
+        vec![
+            Turn::calls(&[("mcp__fix__lookup", json!({"word": "dog"}))]),
+            Turn::when(
+                "FIXTURE-ANSWER-42",
+                Turn::calls(&[("updateFile", json!({"path": "words.txt", "content": "dog: FIXTURE-ANSWER-42\n"}))]),
+                Turn::text("The tool did not answer."),
+            ),
+        ],
+        Turn::text("Filled in."),
+    )
+    .await;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+    cmd.args(["task", "run", "words.json", "--events", "jsonl", "--sandbox", "bwrap", "--workspace"]).arg(&proj);
+    cmd.args(["--provider", "openai", "--base-url", &llm.base_url, "--model", "mock-model"]);
+    cmd.arg("--data-dir").arg(dir.path().join("data")).current_dir(dir.path());
+    for k in support::HOST_ENV {
+        cmd.env_remove(k);
+    }
+    cmd.env("OPENAI_API_KEY", support::OPENAI_KEY);
+    let out = cmd.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}\nstdout: {stdout}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("\"type\":\"mcp_server_started\""), "{stdout}");
+    assert_eq!(std::fs::read_to_string(proj.join("words.txt")).unwrap(), "dog: FIXTURE-ANSWER-42\n");
 }

@@ -310,9 +310,18 @@ impl PreparedTasks {
             exec: self.parts.exec.clone(),
         };
         let journal = Arc::new(Journal::new(self.parts.store.clone(), self.id.clone(), self.parts.label.clone()));
+        // The MCP servers of wright.toml start now that the run is recorded, as a build's do.
+        let mut registry = builtin_registry();
+        let mut cannot_start = None;
+        if let Some(mcp) = &self.parts.mcp {
+            match wright_agent::Prelude::prepare(mcp.as_ref(), &ctx).await {
+                Ok(tools) => tools.into_iter().for_each(|t| registry.register(t)),
+                Err(why) => cannot_start = Some(why),
+            }
+        }
         let agent = AgentLoop {
             provider: self.parts.provider.clone(),
-            registry: Arc::new(builtin_registry()),
+            registry: Arc::new(registry),
             ctx: ctx.clone(),
             model: self.model.clone(),
             temperature: self.temperature,
@@ -342,7 +351,16 @@ impl PreparedTasks {
             );
         }
         let recorder = StoreRecorder { store: self.parts.store.clone(), run_id: self.id.clone() };
-        let summary = match run_plan(&self.plan, &Handlers::builtin(), &env, &self.options, &recorder).await {
+        let planned = match &cannot_start {
+            Some(why) => {
+                emitter.emit(EventKind::Error {
+                    message: format!("No task ran: an MCP server this run requires did not start ({why})."),
+                });
+                Ok(RunSummary::default())
+            }
+            None => run_plan(&self.plan, &Handlers::builtin(), &env, &self.options, &recorder).await,
+        };
+        let summary = match planned {
             Ok(s) => s,
             Err(e) => {
                 // Checked when prepared; reaching here means the plan changed under us.
@@ -376,6 +394,8 @@ impl PreparedTasks {
         let turns = self.parts.store.turns(&self.id).await.map(|t| t.len()).unwrap_or(0);
         let end_reason = if success {
             None
+        } else if cannot_start.is_some() {
+            Some(EndReason::ToolServerFailed)
         } else if ctx.cancel.is_cancelled() {
             Some(EndReason::Cancelled)
         } else {
