@@ -311,10 +311,16 @@ fn main() {
         let default_threshold = best_threshold(&scored(None));
         let mut thresholds = BTreeMap::new();
         for t in &tools {
-            thresholds.insert(t.name(), best_threshold(&scored(Some(t.name()))));
+            thresholds.insert(t.name().to_string(), best_threshold(&scored(Some(t.name()))));
         }
-        let leaked: &'static [(&'static str, f32)] =
-            Box::leak(thresholds.into_iter().collect::<Vec<_>>().into_boxed_slice());
+        // The fitted model names its tools for the length of the program (it prints them).
+        let leaked: &'static [(&'static str, f32)] = Box::leak(
+            thresholds
+                .into_iter()
+                .map(|(name, t)| (&*Box::leak(name.into_boxed_str()), t))
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
+        );
         let model = Model { weights, bias, thresholds: leaked, default_threshold };
         println!("\n// ridge {ridge}; features {:?}", Signals::NAMES);
         let doc = match name {

@@ -139,7 +139,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 impl Scorer {
     /// Compile every tool's cues and, with an embedding model, embed the example bank (the
     /// tuning split, once, at start).
-    pub fn new(tools: Vec<(&'static str, Cues)>, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, CueError> {
+    pub fn new(tools: Vec<(&str, Cues)>, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, CueError> {
         Self::with_bank(tools, embedder, labelled(), false)
     }
 
@@ -147,7 +147,7 @@ impl Scorer {
     /// is the message being scored (to measure on the bank itself). Each tool's own
     /// [`Cues::examples`] join the bank as requests for that tool.
     pub fn with_bank(
-        tools: Vec<(&'static str, Cues)>,
+        tools: Vec<(&str, Cues)>,
         embedder: Option<Arc<dyn Embedder>>,
         mut examples: Vec<Example>,
         leave_one_out: bool,

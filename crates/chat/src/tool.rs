@@ -103,8 +103,10 @@ pub enum ToolError {
 /// A chat tool. Adding one is this impl plus one line in [`crate::builtin_tools`].
 #[async_trait]
 pub trait ChatTool: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn description(&self) -> &'static str;
+    /// A built-in's name is fixed; an MCP server's tool's (`mcp__<server>__<tool>`) is known
+    /// once the server has listed it.
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
     /// Words that bring the tool to mind, in English and Portuguese (shown in docs and used by
     /// the scorer).
     fn triggers(&self) -> &'static [&'static str];

@@ -20,6 +20,9 @@ pub fn as_text(m: &ChatMessage) -> String {
                 let sources: Vec<String> = hits.iter().map(|h| format!("{} › {}", h.source, h.heading)).collect();
                 format!("[sources: {}]", sources.join("; "))
             }
+            Part::ToolOutput { tool, text } => {
+                format!("[{tool} answered: {}]", wright_text::head(text, 500, wright_text::Unit::Chars))
+            }
             Part::Error { tool, message } => format!("[{tool} failed: {message}]"),
         })
         .collect();

@@ -164,7 +164,7 @@ fn a_tool_with_only_examples_is_scored_by_the_same_model() {
     use wright_chat::relevance::{Cues, Scorer, labelled};
     let e = common::embedder().expect("the embedding model (`cargo xtask setup`)");
     let tools = wright_chat::builtin_tools(common::video("http://127.0.0.1:9", Some("k")));
-    let mut cues: Vec<(&'static str, Cues)> = tools.iter().map(|t| (t.name(), t.cues())).collect();
+    let mut cues: Vec<(&str, Cues)> = tools.iter().map(|t| (t.name(), t.cues())).collect();
     let examples = [
         "make me a timeline of the French Revolution",
         "put the events of World War II on a timeline",

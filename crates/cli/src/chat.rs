@@ -136,6 +136,7 @@ pub fn render_part(p: &Part, lang: Lang) -> String {
             }
             s
         }
+        Part::ToolOutput { tool, text } => format!("🧰 {tool}:\n{text}"),
         Part::Error { tool, message } => format!("⚠️  {tool}: {message}"),
     }
 }

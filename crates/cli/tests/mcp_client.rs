@@ -361,3 +361,43 @@ async fn a_task_run_uses_a_servers_tool_too() {
     assert!(stdout.contains("\"type\":\"mcp_server_started\""), "{stdout}");
     assert_eq!(std::fs::read_to_string(proj.join("words.txt")).unwrap(), "dog: FIXTURE-ANSWER-42\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chat_runs_a_servers_tool_when_a_message_asks_for_what_it_does() {
+    let llm = MockLlm::start_with_fallback(vec![], Turn::text("Here is what I found.")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    support::server::link_models(&data);
+    let examples = "tool_examples = { lookup = [\"what is our team's word for a dog\", \"look up the team's term for a bug\", \
+                    \"how does our team call a cat\", \"team glossary: what do we call a meeting\", \
+                    \"qual é a palavra da nossa equipe para cachorro\"] }";
+    std::fs::write(dir.path().join("wright.toml"), table(&format!("enabled_tools = [\"lookup\"]\n{examples}")))
+        .unwrap();
+    let chat = |message: &str| {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+        cmd.args(["chat", message, "--provider", "openai", "--base-url", &llm.base_url, "--model", "mock-model"]);
+        cmd.arg("--data-dir").arg(&data).current_dir(dir.path()).stdin(std::process::Stdio::null());
+        for k in support::HOST_ENV {
+            cmd.env_remove(k);
+        }
+        cmd.env("OPENAI_API_KEY", support::OPENAI_KEY).env_remove("YOUTUBE_API_KEY");
+        async move { cmd.output().await.unwrap() }
+    };
+    let out = chat("what's our team's word for a horse?").await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains("🧰 mcp__fix__lookup")
+            && stdout.contains("The team's word for what's our team's word for a horse? is FIXTURE-ANSWER-42"),
+        "{stdout}"
+    );
+    // The reply's model heard the tool's answer.
+    assert!(llm.requests().iter().any(|r| r.to_string().contains("FIXTURE-ANSWER-42")));
+    // A message about something else leaves it alone.
+    let before = llm.requests().len();
+    let out = chat("thanks, that is all for today").await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(!stdout.contains("FIXTURE-ANSWER-42"), "{stdout}");
+    assert!(!llm.requests()[before..].iter().any(|r| r.to_string().contains("FIXTURE-ANSWER-42")));
+}

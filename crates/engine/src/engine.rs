@@ -463,6 +463,14 @@ impl Engine {
             return None;
         }
         let home = scratch.join("mcp-home");
+        self.mcp_prelude_at(workspace, home)
+    }
+
+    /// [`Engine::mcp_prelude`] with the servers' home at `home`.
+    fn mcp_prelude_at(&self, workspace: &Workspace, home: PathBuf) -> Option<Arc<crate::mcp::McpPrelude>> {
+        if self.mcp.is_empty() {
+            return None;
+        }
         Some(Arc::new(crate::mcp::McpPrelude {
             servers: self.mcp.clone(),
             confine: crate::mcp::RunConfine {

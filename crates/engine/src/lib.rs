@@ -17,6 +17,7 @@ mod explain;
 mod leashed;
 pub mod local;
 mod mcp;
+mod mcp_chat;
 pub mod notice;
 pub mod providers;
 pub mod sandbox;

@@ -40,16 +40,21 @@ impl Confine for RunConfine {
     }
 }
 
-#[async_trait::async_trait]
-impl wright_agent::Prelude for McpPrelude {
-    async fn prepare(&self, ctx: &ToolContext) -> Result<Vec<Arc<dyn Tool>>, String> {
+impl McpPrelude {
+    /// Start every server for a run in `workspace`, saying each outcome on `emitter`: the
+    /// tools they offer, or why the run cannot go on (a required server failed).
+    pub(crate) async fn start(
+        &self,
+        workspace: &std::path::Path,
+        emitter: &wright_events::Emitter,
+    ) -> Result<Vec<Arc<wright_mcp::McpTool>>, String> {
         let mut pins = match Pins::load(&self.data_dir) {
             Ok(p) => p,
             Err(e) => {
                 // Without its pins no tool can be trusted: every server fails, as it would at start.
                 let reason = e.to_string();
                 for s in &self.servers {
-                    ctx.emitter.emit(wright_events::EventKind::McpServerFailed {
+                    emitter.emit(wright_events::EventKind::McpServerFailed {
                         server: s.name.clone(),
                         reason: reason.clone(),
                         required: s.required,
@@ -66,14 +71,40 @@ impl wright_agent::Prelude for McpPrelude {
         let lookup = move |k: &str| env(k);
         let launch = Launch {
             confine: &self.confine,
-            workspace: ctx.workspace.root().to_path_buf(),
+            workspace: workspace.to_path_buf(),
             home: self.home.clone(),
             env: &lookup,
         };
-        let started = wright_mcp::start(&self.servers, &launch, &mut pins, &ctx.emitter).await;
+        let started = wright_mcp::start(&self.servers, &launch, &mut pins, emitter).await;
         match started.required_failed {
             Some(why) => Err(why),
-            None => Ok(started.tools.into_iter().map(|t| t as Arc<dyn Tool>).collect()),
+            None => Ok(started.tools),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl wright_agent::Prelude for McpPrelude {
+    async fn prepare(&self, ctx: &ToolContext) -> Result<Vec<Arc<dyn Tool>>, String> {
+        let tools = self.start(ctx.workspace.root(), &ctx.emitter).await?;
+        Ok(tools.into_iter().map(|t| t as Arc<dyn Tool>).collect())
+    }
+}
+
+/// Says what the chat's servers did in wright's log (the chat's tools start outside any run).
+pub(crate) struct LogSink;
+
+impl wright_events::EventSink for LogSink {
+    fn accept(&self, event: &wright_events::Event) {
+        match &event.kind {
+            wright_events::EventKind::McpServerStarted { server, tools } => {
+                tracing::info!(server = %server, tools = ?tools, "MCP server started for the chat")
+            }
+            wright_events::EventKind::McpServerFailed { server, reason, .. } => {
+                tracing::warn!(server = %server, "MCP server did not start for the chat: {reason}")
+            }
+            wright_events::EventKind::Status { message, .. } => tracing::warn!("{message}"),
+            _ => {}
         }
     }
 }

@@ -125,6 +125,12 @@ pub enum Part {
         query: String,
         hits: Vec<DocHit>,
     },
+    /// What a tool from outside (an MCP server's) answered: plain text, never rendered as
+    /// markup, under the tool's name.
+    ToolOutput {
+        tool: String,
+        text: String,
+    },
     /// A tool that failed, beside the ones that worked.
     Error {
         tool: String,
@@ -144,6 +150,7 @@ impl Part {
             Part::Code { .. } => "code",
             Part::BackgroundProcess { .. } => "background_process",
             Part::Documents { .. } => "documents",
+            Part::ToolOutput { .. } => "tool_output",
             Part::Error { .. } => "error",
         }
     }

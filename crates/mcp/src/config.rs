@@ -82,6 +82,10 @@ pub struct ServerConfig {
     /// Requests this server's tools answer, for the chat's relevance scoring.
     #[serde(default)]
     pub examples: Vec<String>,
+    /// Example requests per tool (`{ tool = ["…"] }`), for a server whose tools answer
+    /// different requests; a tool not named here uses `examples`.
+    #[serde(default)]
+    pub tool_examples: BTreeMap<String, Vec<String>>,
     /// `false` keeps the table without starting the server.
     pub enabled: Option<bool>,
 }
@@ -116,6 +120,7 @@ pub struct Server {
     pub enabled_tools: BTreeSet<String>,
     pub required: bool,
     pub examples: Vec<String>,
+    pub tool_examples: BTreeMap<String, Vec<String>>,
 }
 
 /// Every enabled table of `wright.toml`, checked; the first bad one is the error.
@@ -177,6 +182,7 @@ impl Server {
             enabled_tools: c.enabled_tools.iter().cloned().collect(),
             required: c.required,
             examples: c.examples.clone(),
+            tool_examples: c.tool_examples.clone(),
         })
     }
 }

@@ -34,6 +34,34 @@ impl McpTool {
     pub fn server(&self) -> &str {
         &self.connection.server.name
     }
+
+    /// Its own name on its server.
+    pub fn remote(&self) -> &str {
+        &self.remote
+    }
+
+    /// Its input schema, cleaned.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// The examples its server's table gives for the chat's relevance scoring: the ones for
+    /// this tool, else the server's.
+    pub fn examples(&self) -> Vec<String> {
+        let server = &self.connection.server;
+        server.tool_examples.get(&self.remote).cloned().unwrap_or_else(|| server.examples.clone())
+    }
+
+    /// Call it with arguments already checked against [`McpTool::schema`]: the result as a
+    /// build's tool call sees it (not yet redacted).
+    pub async fn call_with(
+        &self,
+        args: serde_json::Map<String, Value>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<ToolSuccess, crate::McpError> {
+        let result = self.connection.call(&self.remote, args, cancel).await?;
+        Ok(success(self.server(), &self.remote, &result))
+    }
 }
 
 #[async_trait::async_trait]
@@ -54,12 +82,7 @@ impl Tool for McpTool {
         let Value::Object(args) = args else {
             return Err(ToolError::InvalidArguments("send one JSON object".into()));
         };
-        let result = self
-            .connection
-            .call(&self.remote, args, &ctx.cancel)
-            .await
-            .map_err(|e| ToolError::Failed(e.to_string()))?;
-        Ok(success(self.server(), &self.remote, &result))
+        self.call_with(args, &ctx.cancel).await.map_err(|e| ToolError::Failed(e.to_string()))
     }
 }
 

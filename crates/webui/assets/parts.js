@@ -29,6 +29,8 @@ export function renderPart(part, ctx) {
       return videos(part, ctx);
     case 'code':
       return code(part, ctx);
+    case 'tool_output':
+      return toolOutput(part);
     case 'background_process':
       return el('p', { class: 'part note' }, `ⓘ ${part.summary}`);
     case 'error':
@@ -43,6 +45,13 @@ export function toolName(tool, t) {
   const key = `toolname.${tool}`;
   const word = t(key);
   return word === key ? String(tool) : word;
+}
+
+/// What an outside tool (an MCP server's) answered: its name, then its text as it is.
+function toolOutput(part) {
+  const figure = el('figure', { class: 'part tool-output' });
+  figure.append(el('figcaption', {}, `🧰 ${String(part.tool || '')}`), el('pre', { class: 'plain', tabindex: '0' }, String(part.text || '')));
+  return figure;
 }
 
 function unknown(part, ctx) {

@@ -143,4 +143,8 @@ test('parts: videos link to their pages with no outside pictures; errors, notes 
   const unknown = renderPart({ type: 'hologram', beam: '<i>3</i>' }, ctx);
   assert.match(unknown.textContent, /^part\.unknown \{"type":"hologram"\}\{\n  "type": "hologram",\n  "beam": "<i>3<\/i>"\n\}$/);
   assert.equal(all(unknown, 'i').length, 0);
+  // An MCP tool's answer is its text under its name, markup and all shown as text.
+  const answered = renderPart({ type: 'tool_output', tool: 'mcp__docs__search', text: 'Found <script>x</script> **2**' }, ctx);
+  assert.equal(answered.textContent, '🧰 mcp__docs__searchFound <script>x</script> **2**');
+  assert.equal(all(answered, 'script').length + all(answered, 'strong').length, 0);
 });

@@ -179,6 +179,40 @@ impl Engine {
         wright_chat::builtin_tools(self.video_settings())
     }
 
+    /// The tools of the MCP servers of `wright.toml` as chat tools. The servers start once,
+    /// for as long as the chat agent lives, confined like a build's (their workspace is
+    /// `DATA/mcp-chat`); a server that fails is logged and its tools left out, `required` or not
+    /// (a chat turn has no run to end when the agent is built).
+    async fn mcp_chat_tools(&self) -> Vec<Arc<dyn ChatTool>> {
+        if self.mcp.is_empty() {
+            return vec![];
+        }
+        let root = self.data_dir.join("mcp-chat");
+        let workspace = match wright_sandbox::Workspace::open(&root, Default::default()) {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::warn!("the chat's MCP servers have no folder ({e}); their tools are left out");
+                return vec![];
+            }
+        };
+        let home = self.data_dir.join("tmp").join("mcp-chat-home");
+        let Some(prelude) = self.mcp_prelude_at(&workspace, home) else { return vec![] };
+        let emitter = Emitter::new("mcp-chat", vec![Arc::new(crate::mcp::LogSink)]);
+        let redactor = Arc::new(crate::host_redactor(true));
+        match prelude.start(workspace.root(), &emitter).await {
+            Ok(tools) => tools
+                .into_iter()
+                .map(|tool| {
+                    Arc::new(crate::mcp_chat::McpChatTool { tool, redactor: redactor.clone() }) as Arc<dyn ChatTool>
+                })
+                .collect(),
+            Err(why) => {
+                tracing::warn!("the chat's MCP tools are left out: {why}");
+                vec![]
+            }
+        }
+    }
+
     /// The embedding scheduler: every use of the embedding model goes through it, so
     /// interactive work (chat messages, docs searches) comes before bulk work.
     pub fn embeddings(&self) -> &EmbedHandle {
@@ -224,7 +258,8 @@ impl Engine {
                 return Ok(parts.clone());
             }
         }
-        let tools = self.chat_tools();
+        let mut tools = self.chat_tools();
+        tools.extend(self.mcp_chat_tools().await);
         let (embedder, embedding_note, embedding_load) = self.chat_embedder().await;
         // Embedding the example bank takes seconds of CPU: off the async threads.
         let scoring = tools.clone();
