@@ -271,7 +271,7 @@ struct HttpFixture {
 impl HttpFixture {
     fn start() -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = std::process::Command::new(support::python::mcp_python())
+        let mut child = std::process::Command::new(support::python::mcp_python())
             .arg(fixture())
             .args(["http", &port.to_string()])
             .stdout(std::process::Stdio::null())
@@ -284,6 +284,8 @@ impl HttpFixture {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("the HTTP fixture did not listen on {port}");
     }
 }
