@@ -177,6 +177,9 @@ pub async fn doctor(args: DoctorArgs, config_path: Option<PathBuf>) -> Result<u8
     };
     checks.push(("browser", browser));
     checks.extend(wright_engine::chat_doctor_lines(&file, &file.data_dir(args.data_dir.clone())));
+    if let Some(line) = wright_engine::mcp_doctor_line(&file, &file.data_dir(args.data_dir.clone()), mode).await {
+        checks.push(("mcp", line));
+    }
     let (active, warning) = match &choice {
         Ok(c) => (c.summary.clone(), c.warnings.clone()),
         Err(e) => (format!("none: {e}"), vec![]),

@@ -221,6 +221,17 @@ async fn a_changed_description_turns_the_tool_off_until_approved() {
         String::from_utf8_lossy(&list.stderr)
     );
     assert!(listed.contains("mcp__fix__secret_tool") && listed.contains("not enabled"), "{listed}");
+    // `wright doctor` says the same on its `mcp` line.
+    let doctor = std::process::Command::new(env!("CARGO_BIN_EXE_wright"))
+        .args(["doctor", "--sandbox", "bwrap", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .current_dir(dir.path())
+        .env_remove("WRIGHT_DATA_DIR")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&doctor.stdout).to_string();
+    let line = said.lines().find(|l| l.trim_start().starts_with("mcp ")).unwrap_or_else(|| panic!("{said}"));
+    assert!(line.contains("mcp__fix__lookup changed") && line.contains("mcp__fix__secret_tool not enabled"), "{line}");
     let approved = mcp(&["approve", "fix"]);
     assert!(approved.status.success(), "{}", String::from_utf8_lossy(&approved.stderr));
     assert!(String::from_utf8_lossy(&approved.stdout).contains("mcp__fix__lookup"));

@@ -34,6 +34,7 @@ pub use engine::{
     parse_template,
 };
 pub use error::{EngineError, env_var};
+pub use mcp::doctor_line as mcp_doctor_line;
 pub use scratch::scratch_in;
 pub use wright_browser::OutsideAccess;
 pub use wright_tasks::{Format as TaskFormat, Plan as TaskPlan};
