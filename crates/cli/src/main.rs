@@ -8,6 +8,7 @@ mod chat;
 mod endpoint;
 mod explain;
 mod history;
+mod mcp;
 mod notices;
 mod render;
 mod sandbox;
@@ -120,6 +121,12 @@ enum Command {
         db: DbArgs,
         #[command(subcommand)]
         command: apps::AppsCommand,
+    },
+    /// wright and MCP: `serve` offers wright's builds, tasks, apps and chat as MCP tools on
+    /// stdin/stdout (docs/mcp.md).
+    Mcp {
+        #[command(subcommand)]
+        command: mcp::McpCommand,
     },
     /// The people who may use `wright serve`: add (prints a token once), list, remove.
     Users {
@@ -295,6 +302,7 @@ fn main() -> ExitCode {
             Command::Doctor(args) => sandbox::doctor(*args, cli.config).await,
             Command::Serve(args) => serve::serve(*args, cli.config).await,
             Command::Worker(args) => serve::worker(*args, cli.config).await,
+            Command::Mcp { command } => mcp::mcp(command, cli.config).await,
             Command::Starters { command } => starters::starters(command, cli.config, &mut std::io::stdout()).await,
             Command::Apps { db, command } => {
                 let store = open_store(db, cli.config.as_deref()).await?;

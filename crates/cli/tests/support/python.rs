@@ -43,8 +43,7 @@ fn make() -> PathBuf {
 }
 
 fn importable(python: &Path) -> bool {
-    python.exists()
-        && Command::new(python).args(["-c", "import mcp"]).status().is_ok_and(|s| s.success())
+    python.exists() && Command::new(python).args(["-c", "import mcp"]).status().is_ok_and(|s| s.success())
 }
 
 fn run(cmd: &mut Command) {
