@@ -274,6 +274,74 @@ async fn rmcp_drives_a_build_over_stdio() {
     mcp.cancel().await.unwrap();
 }
 
+const MERMAID: &str = "flowchart TD\n  Sun[Light] --> Leaf\n  Water --> Leaf";
+
+/// Answers a task's code request with `math.js`, a chat's diagram request with a diagram, and
+/// anything that saw a tool result, or nothing to do, with words.
+fn task_and_chat_model() -> support::Turn {
+    use support::Turn;
+    let math =
+        Turn::calls(&[("createFile", json!({"path": "math.js", "content": "exports.add = (a, b) => a + b;\n"}))]);
+    let diagram = Turn::calls(&[("drawDiagram", json!({"title": "Photosynthesis", "mermaid": MERMAID}))]);
+    Turn::when(
+        "drawDiagram",
+        diagram,
+        Turn::when(
+            "\"role\":\"tool\"",
+            Turn::text("Done: math.js has add."),
+            Turn::when("write math.js", math, Turn::text("Look at the diagram: light and water feed the leaf.")),
+        ),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn run_task_and_chat_answer_over_mcp() {
+    let llm = MockLlm::start_with_fallback(vec![], task_and_chat_model()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "2", "--browser-check", "off"]).await;
+    let alice = s.add_user("alice", false).await;
+    let mcp = over_http(&s, &alice).await;
+
+    // A task plan runs as a run of its own, through the same queue, and is followed the same way.
+    let plan = json!({"goal": "a math module whose add adds", "tasks": [
+        {"id": "make-add", "type": "code_generation", "description": "write math.js with an add function",
+         "output_artifacts": ["math.js"],
+         "validation_criteria": ["node -e \"process.exit(require('./math.js').add(2, 3) === 5 ? 0 : 1)\""]}
+    ]});
+    let queued = ok(&mcp, "run_task", json!({"task": plan})).await;
+    assert_eq!(queued["status"], "queued", "{queued}");
+    let id = queued["build_id"].as_str().unwrap().to_string();
+    let events = page_events(&mcp, &id, 50).await;
+    let last = events.last().unwrap();
+    assert_eq!((last["type"].as_str(), &last["success"]), (Some("complete"), &json!(true)), "{events:?}");
+    assert!(events.iter().any(|e| e["type"] == "task_started" && e["task"] == "make-add"), "{events:?}");
+    let shown = ok(&mcp, "get_build", json!({"build_id": id})).await;
+    assert_eq!((shown["kind"].as_str(), shown["status"].as_str()), (Some("task"), Some("published")), "{shown}");
+    assert!(refused(&mcp, "run_task", json!({"task": {"tasks": "not a list"}})).await.contains("plan"));
+
+    // The chat agent answers with its parts, and a conversation goes on by its id.
+    let reply = ok(&mcp, "chat", json!({"message": "make me a diagram about photosynthesis"})).await;
+    assert_eq!(reply["finish_reason"], "stop", "{reply}");
+    assert!(reply["text"].as_str().unwrap().contains("light and water"), "{reply}");
+    assert!(reply["parts"].to_string().contains("flowchart TD"), "the diagram is among the parts: {reply}");
+    let conversation = reply["conversation"].as_str().unwrap().to_string();
+    let again = ok(&mcp, "chat", json!({"conversation": conversation, "message": "and say it in words"})).await;
+    assert_eq!(again["conversation"], conversation.as_str());
+    let history = client()
+        .get(s.url(&format!("/api/chat/{conversation}/messages")))
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(history.as_array().unwrap().len(), 4, "two messages and two replies: {history}");
+    assert!(refused(&mcp, "chat", json!({"message": "   "})).await.contains("characters"));
+    assert!(refused(&mcp, "chat", json!({"conversation": "c-nope", "message": "hi"})).await.contains("not found"));
+    mcp.cancel().await.unwrap();
+}
+
 /// The PyPI client's side: drive a build (HTTP or stdio, from the JSON config in argv[1]) and
 /// print what it saw as one JSON object.
 const PY_CLIENT: &str = r#"
