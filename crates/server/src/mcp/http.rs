@@ -23,6 +23,9 @@ use std::sync::Arc;
 
 /// The route.
 pub const PATH: &str = "/mcp";
+/// Largest MCP message: the API's own body limit (`router::BODY_LIMIT`), which rmcp enforces
+/// itself while it reads the body.
+const BODY_LIMIT: usize = 1 << 20;
 
 /// The `/mcp` route, ready to merge into the API's router (outside its request timeout: a
 /// `build_app` call may wait 50 s and its notifications stream as long as the session lasts).
@@ -30,6 +33,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
     let handler = WrightMcp::new(state.clone(), None);
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
+        .with_max_request_body_bytes(BODY_LIMIT)
         .with_sse_keep_alive(Some(state.cfg.heartbeat))
         .with_cancellation_token(state.streams_stop.child_token());
     let service =
