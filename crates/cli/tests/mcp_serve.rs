@@ -274,6 +274,62 @@ async fn rmcp_drives_a_build_over_stdio() {
     mcp.cancel().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn nothing_but_mcp_goes_to_stdout() {
+    use tokio::io::AsyncWriteExt;
+    let llm = model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = stdio_command(dir.path(), &llm.base_url);
+    cmd.env("WRIGHT_LOG", "debug").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    cmd.stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Read the log as it comes, so a full pipe never holds the server.
+    let mut stderr = child.stderr.take().unwrap();
+    let log = tokio::spawn(async move {
+        let mut log = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut log).await.unwrap();
+        log
+    });
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "build_app", "arguments": {
+            "prompt": "a landing page for a dog walking business", "template": "static", "wait_seconds": 50},
+            "_meta": {"progressToken": "p"}}}),
+    ];
+    for l in lines {
+        stdin.write_all(format!("{l}\n").as_bytes()).await.unwrap();
+    }
+    // Once the build's answer is out, close stdin: the server stops by itself.
+    let out = tokio::spawn(async move {
+        let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap());
+        let mut seen = vec![];
+        let mut line = String::new();
+        while tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut line).await.unwrap() > 0 {
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+            assert_eq!(v["jsonrpc"], "2.0", "{line}");
+            let answered = v["id"] == 2;
+            seen.push(v);
+            line.clear();
+            if answered {
+                break;
+            }
+        }
+        (child, seen)
+    });
+    let (mut child, seen) = tokio::time::timeout(Duration::from_secs(120), out).await.unwrap().unwrap();
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait()).await.expect("it stops").unwrap();
+    assert!(status.success(), "{status:?}");
+    let answer = seen.last().unwrap();
+    assert_eq!(answer["result"]["structuredContent"]["success"], true, "{answer}");
+    assert!(seen.iter().any(|v| v["method"] == "notifications/progress"), "{seen:?}");
+    let log = log.await.unwrap();
+    assert!(log.contains("wright mcp serve ·"), "the start line and the log go to stderr: {log}");
+}
+
 const MERMAID: &str = "flowchart TD\n  Sun[Light] --> Leaf\n  Water --> Leaf";
 
 /// Answers a task's code request with `math.js`, a chat's diagram request with a diagram, and
