@@ -166,6 +166,28 @@ async fn rmcp_drives_a_build_over_http_behind_a_guarded_door() {
     assert_eq!(raw_initialize(&s, &[("authorization", &bearer), ("origin", &own)]).await.status(), 200, "its own page");
     let localhost = format!("localhost:{port}");
     assert_eq!(raw_initialize(&s, &[("authorization", &bearer), ("host", &localhost)]).await.status(), 200);
+    // A session is its opener's: another user's token cannot use it, even knowing its id.
+    let opened = raw_initialize(&s, &[("authorization", &bearer)]).await;
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let initialized = |token: String| {
+        let session = session.clone();
+        let url = s.url("/mcp");
+        async move {
+            client()
+                .post(url)
+                .bearer_auth(token)
+                .header("accept", "application/json, text/event-stream")
+                .header("content-type", "application/json")
+                .header("mcp-session-id", session)
+                .body(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    assert_eq!(initialized(bob.clone()).await, 404, "someone else's session");
+    assert_eq!(initialized(alice.clone()).await, 202, "one's own session");
 
     let mcp = over_http(&s, &alice).await;
     let tools = mcp.list_all_tools().await.unwrap();

@@ -9,12 +9,13 @@
 //! Host check is turned off so it cannot disagree with it.
 
 use super::WrightMcp;
+use super::sessions::Sessions;
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::{FromRequestParts, Request, State};
-use axum::http::header;
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -38,7 +39,8 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .with_cancellation_token(state.streams_stop.child_token());
     let service =
         StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(LocalSessionManager::default()), config);
-    Router::new().route_service(PATH, service).layer(axum::middleware::from_fn_with_state(state, guard))
+    let sessions = Arc::new(Sessions::default());
+    Router::new().route_service(PATH, service).layer(axum::middleware::from_fn_with_state((state, sessions), guard))
 }
 
 /// The addresses (`host[:port]`, lowercase) a request to this server may name in `Host`: the
@@ -71,8 +73,13 @@ fn origin_allowed(value: &str, allowed: &[String]) -> bool {
     allowed.contains(&authority)
 }
 
-/// Middleware: Host and Origin (403), then who is calling (401), before rmcp.
-pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
+/// The header that names a Streamable HTTP session.
+const SESSION: &str = "mcp-session-id";
+
+/// Middleware: Host and Origin (403), then who is calling (401), then whether the session the
+/// request names is the caller's (404 otherwise, as for a session that does not exist), before
+/// rmcp.
+pub async fn guard(State((state, sessions)): State<(AppState, Arc<Sessions>)>, req: Request, next: Next) -> Response {
     let allowed = allowed_authorities(&state);
     let host = req.headers().get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_ascii_lowercase);
     if !host.as_ref().is_some_and(|h| allowed.contains(h)) {
@@ -95,8 +102,27 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
         Ok(c) => c,
         Err(e) => return e.into_response(),
     };
+    let user = caller.0.id.clone();
+    let named = parts.headers.get(SESSION).and_then(|v| v.to_str().ok()).map(str::to_string);
+    if let Some(id) = &named
+        && !sessions.may_use(id, &user)
+    {
+        return ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "this MCP session does not exist; initialize a new one",
+        )
+        .into_response();
+    }
+    let closing = parts.method == Method::DELETE;
     parts.extensions.insert(caller);
-    next.run(Request::from_parts(parts, body)).await
+    let res = next.run(Request::from_parts(parts, body)).await;
+    match (&named, res.headers().get(SESSION).and_then(|v| v.to_str().ok())) {
+        (None, Some(opened)) => sessions.opened(opened, &user),
+        (Some(id), _) if closing && res.status().is_success() => sessions.closed(id),
+        _ => {}
+    }
+    res
 }
 
 #[cfg(test)]

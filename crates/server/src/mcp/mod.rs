@@ -4,13 +4,15 @@
 //! - One handler, two transports: Streamable HTTP at `/mcp` on `wright serve` ([`http`]), and
 //!   stdin/stdout for `wright mcp serve` ([`stdio`]), which runs the same service without HTTP.
 //! - The caller is whoever the API says it is: over HTTP the bearer token's user, checked per
-//!   request before rmcp sees it; over stdio the local user. Each tool calls the function its
+//!   request before rmcp sees it (and a session is its opener's only, [`sessions`]); over
+//!   stdio the local user. Each tool calls the function its
 //!   HTTP route is ([`calls`]), so the checks, limits, queue and sandbox are the API's.
 //! - Bad input is a tool result with `isError: true` and a plain message, never a protocol
 //!   error: the caller's model reads it and tries again.
 
 mod calls;
 pub(crate) mod http;
+mod sessions;
 mod tools;
 
 use crate::auth::Caller;
