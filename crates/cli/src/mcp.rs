@@ -8,8 +8,10 @@ use std::path::PathBuf;
 
 #[derive(Subcommand)]
 pub enum McpCommand {
-    /// Serve wright's tools over MCP on stdin/stdout: builds run here, as the local user, with
-    /// the same queue, limits and sandbox as `wright serve`. Nothing but MCP goes to stdout
+    /// Serve wright's builds, tasks, apps and chat as MCP tools on stdin/stdout.
+    ///
+    /// Builds run here, as the local user, with the same queue, limits and sandbox as `wright
+    /// serve`. Nothing but MCP goes to stdout
     /// (logs go to stderr); it stops when the client closes stdin. `/mcp` on `wright serve`
     /// offers the same tools over HTTP.
     Serve(Box<crate::serve::McpServeArgs>),
