@@ -122,7 +122,8 @@ enum Command {
         #[command(subcommand)]
         command: apps::AppsCommand,
     },
-    /// Tools from MCP servers (wright.toml `[mcp_servers.NAME]`): list them, approve changes.
+    /// wright and MCP (docs/mcp.md): `serve` offers wright's builds, tasks, apps and chat as MCP
+    /// tools on stdin/stdout; `list` and `approve` manage the MCP servers' tools builds may use.
     Mcp {
         #[command(subcommand)]
         command: mcp::McpCommand,

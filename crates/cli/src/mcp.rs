@@ -1,5 +1,7 @@
-//! `wright mcp`: the MCP servers of `wright.toml` (`docs/mcp.md`): list what each offers and
-//! whether builds may call it, and approve a server's tools again after they changed.
+//! `wright mcp`: wright and the Model Context Protocol (`docs/mcp.md`). `serve` offers wright's
+//! builds, task runs, apps and chat as MCP tools on stdin/stdout, for an editor or an agent
+//! (codex, Claude Code, goose) that starts it as a stdio server; `list` and `approve` manage
+//! the tools of the MCP servers of `wright.toml` that builds may call.
 
 use crate::{Exit, usage};
 use std::io::Write;
@@ -10,6 +12,12 @@ use wright_mcp::{Listed, Server, ToolState, Transport, tool_name};
 
 #[derive(clap::Subcommand)]
 pub enum McpCommand {
+    /// Serve wright's builds, tasks, apps and chat as MCP tools on stdin/stdout.
+    ///
+    /// Builds run here, as the local user, with the same queue, limits and sandbox as `wright
+    /// serve`. Nothing but MCP goes to stdout (logs go to stderr); it stops when the client
+    /// closes stdin. `/mcp` on `wright serve` offers the same tools over HTTP.
+    Serve(Box<crate::serve::McpServeArgs>),
     /// Start each server once and show its tools: on, not enabled, or changed since approved.
     List(McpArgs),
     /// Take a server's tools as they are now (their descriptions and schemas) as approved.
@@ -38,6 +46,7 @@ async fn engine(config: Option<PathBuf>, args: McpArgs) -> Result<Engine, Exit> 
 
 pub async fn mcp(cmd: McpCommand, config: Option<PathBuf>, out: &mut dyn Write) -> Result<u8, Exit> {
     match cmd {
+        McpCommand::Serve(args) => crate::serve::mcp_serve(*args, config).await,
         McpCommand::List(args) => {
             let engine = engine(config, args).await?;
             let servers = engine.mcp_inspect().await?;

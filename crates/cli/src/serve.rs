@@ -29,6 +29,13 @@ pub struct WorkerArgs {
     runner: RunnerArgs,
 }
 
+/// `wright mcp serve`: runs builds as `wright worker` does, and answers MCP on stdin/stdout.
+#[derive(clap::Args)]
+pub struct McpServeArgs {
+    #[command(flatten)]
+    runner: RunnerArgs,
+}
+
 /// What only a process that serves HTTP takes.
 #[derive(clap::Args, Default)]
 struct HttpArgs {
@@ -106,15 +113,31 @@ struct RunnerArgs {
     db: DbArgs,
 }
 
+/// What a process serves besides running builds.
+#[derive(Clone, Copy, PartialEq)]
+enum Front {
+    /// The API and previews (`wright serve`).
+    Http,
+    /// Nothing (`wright worker`).
+    None,
+    /// MCP on stdin/stdout (`wright mcp serve`): stdout carries MCP only.
+    McpStdio,
+}
+
 pub async fn worker(args: WorkerArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
-    run(ServeArgs { http: HttpArgs::default(), runner: args.runner }, config_path, false).await
+    run(ServeArgs { http: HttpArgs::default(), runner: args.runner }, config_path, Front::None).await
 }
 
 pub async fn serve(args: ServeArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
-    run(args, config_path, true).await
+    run(args, config_path, Front::Http).await
 }
 
-async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> Result<u8, Exit> {
+pub async fn mcp_serve(args: McpServeArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
+    run(ServeArgs { http: HttpArgs::default(), runner: args.runner }, config_path, Front::McpStdio).await
+}
+
+async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, front: Front) -> Result<u8, Exit> {
+    let http = front == Front::Http;
     let (mut file, _) = FileConfig::load(config_path.as_deref())?;
     if let Some(dir) = args.http.docs.take() {
         if !dir.is_dir() {
@@ -177,6 +200,7 @@ async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> R
         preview_bind: addr(args.http.preview_bind, &s.preview_bind, "127.0.0.1:8788")?,
         workers: if args.http.no_workers { 0 } else { args.runner.workers.or(s.workers).unwrap_or(cores).max(1) },
         http,
+        mcp_stdio: front == Front::McpStdio,
         builds_per_hour: args.http.builds_per_hour.or(s.builds_per_hour).unwrap_or(10),
         max_concurrent_builds: args.http.max_concurrent_builds.or(s.max_concurrent_builds).unwrap_or(2).max(1),
         prompt_chars: (min_chars, max_chars),
@@ -222,6 +246,11 @@ async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, http: bool) -> R
     let workers = cfg.workers;
     let store = engine.store_kind();
     wright_server::serve(engine, cfg, shutdown, |s| {
+        if front == Front::McpStdio {
+            // stdout is the MCP channel.
+            eprintln!("wright mcp serve · {workers} workers · provider {kind} · store {store} · MCP on stdin/stdout");
+            return;
+        }
         let mut out = std::io::stdout();
         let _ = if !s.http {
             writeln!(out, "wright worker · {workers} workers · provider {kind} · store {store}")

@@ -168,7 +168,7 @@ pub async fn create(
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct ListQuery {
     /// At most this many, newest first [default 50, at most 500].
-    limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
 }
 
 /// Your builds (an admin sees everyone's), newest first.

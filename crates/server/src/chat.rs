@@ -92,22 +92,7 @@ pub async fn send(
     ApiJson(body): ApiJson<MessageBody>,
 ) -> ApiResult<Response> {
     owned_by(&state, &caller.owner(), &id).await?;
-    if state.is_stopping() {
-        return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "stopping", "the server is stopping; try again"));
-    }
-    // What is checked is what is stored and sent: the message without its surrounding blanks.
-    let content = body.content.trim().to_string();
-    let chars = content.chars().count();
-    if chars == 0 || chars > state.chat_max_chars {
-        return Err(ApiError::invalid(
-            "message_length",
-            format!("the message has {chars} characters; write 1 to {}", state.chat_max_chars),
-        ));
-    }
-    crate::checks::check_prompt(&content, (1, usize::MAX), &state.redactor)?;
-    if let Some(m) = &state.cfg.moderation {
-        m.check(&content).await.inspect_err(|_| state.metrics.refused("moderation"))?;
-    }
+    let content = checked_message(&state, &body.content).await?;
     // A page that runs tools (or any visitor of an app) talks to the in-app assistant.
     let caller = match caller {
         ChatCaller::User(user) if body.client_tools.is_empty() => Caller(user),
@@ -119,8 +104,45 @@ pub async fn send(
                 .await;
         }
     };
+    let run = start_turn(&state, &caller, id, content, body.modes, lang_of(&headers)).await?;
+    Ok(sse(&state, &run, 0, true))
+}
+
+/// A message as it will be stored and sent: without its surrounding blanks, within the length
+/// limit, free of secrets and past moderation; refused while the server stops. Every way a
+/// user's message arrives (this route, the MCP `chat` tool) checks it here.
+pub(crate) async fn checked_message(state: &AppState, content: &str) -> ApiResult<String> {
+    if state.is_stopping() {
+        return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "stopping", "the server is stopping; try again"));
+    }
+    let content = content.trim().to_string();
+    let chars = content.chars().count();
+    if chars == 0 || chars > state.chat_max_chars {
+        return Err(ApiError::invalid(
+            "message_length",
+            format!("the message has {chars} characters; write 1 to {}", state.chat_max_chars),
+        ));
+    }
+    crate::checks::check_prompt(&content, (1, usize::MAX), &state.redactor)?;
+    if let Some(m) = &state.cfg.moderation {
+        m.check(&content).await.inspect_err(|_| state.metrics.refused("moderation"))?;
+    }
+    Ok(content)
+}
+
+/// Start a signed-in user's chat turn on conversation `id` (theirs, its message checked by
+/// [`checked_message`]) under the per-user limits, in a task of its own: the turn's run id,
+/// whose events tell the answer. The route and the MCP `chat` tool both start turns here.
+pub(crate) async fn start_turn(
+    state: &AppState,
+    caller: &Caller,
+    id: String,
+    content: String,
+    modes: std::collections::BTreeMap<String, wright_events::chat::Mode>,
+    lang: wright_events::Lang,
+) -> ApiResult<String> {
     let known: Vec<&str> = state.chat_tools.iter().map(String::as_str).collect();
-    if let Some(bad) = body.modes.keys().find(|k| !known.contains(&k.as_str())) {
+    if let Some(bad) = modes.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(ApiError::invalid(
             "invalid_fields",
             format!("modes: no tool is called `{bad}` ({})", known.join(", ")),
@@ -136,15 +158,8 @@ pub async fn send(
         )
         .await?;
     let run = wright_engine::new_build_id();
-    let mut job = ChatJob {
-        run: run.clone(),
-        asked: None,
-        conversation: id,
-        user: caller.0.id.clone(),
-        content,
-        modes: body.modes,
-        lang: lang_of(&headers),
-    };
+    let mut job =
+        ChatJob { run: run.clone(), asked: None, conversation: id, user: caller.0.id.clone(), content, modes, lang };
     state.engine.record_chat_turn(&mut job).await.map_err(|e| ApiError::internal(e.to_string()))?;
     let (engine, metrics, stop) = (state.engine.clone(), state.metrics.clone(), state.streams_stop.clone());
     tokio::spawn(async move {
@@ -165,7 +180,7 @@ pub async fn send(
             }
         }
     });
-    Ok(sse(&state, &run, 0, true))
+    Ok(run)
 }
 
 /// Follow a chat turn's events again (after a reload or a dropped connection): from

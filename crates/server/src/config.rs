@@ -15,6 +15,9 @@ pub struct ServeConfig {
     pub workers: usize,
     /// Whether this process serves HTTP (the API and previews); false for `wright worker`.
     pub http: bool,
+    /// Whether this process answers MCP on its stdin and stdout (`wright mcp serve`, with
+    /// `http` false) and stops when the client closes stdin.
+    pub mcp_stdio: bool,
     pub builds_per_hour: u32,
     pub max_concurrent_builds: u32,
     pub prompt_chars: (usize, usize),

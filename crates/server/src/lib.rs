@@ -9,6 +9,8 @@
 //!   not ([`stream`]). Runs are numbered and ended by the store ([`wright_store::RunLog`]).
 //! - **Users.** Hashed tokens, one-time login links that become `HttpOnly` cookies, per-user
 //!   limits; keys and endpoints stay in the server's configuration.
+//! - **MCP** ([`mcp`]): the same builds, tasks, apps and chat as tools, at `/mcp` and, for
+//!   `wright mcp serve`, on stdin/stdout, through the same functions as the routes.
 //! - **Preview on its own origin** with a restrictive CSP, so generated code never shares an
 //!   origin with the API or its cookie.
 //!
@@ -22,6 +24,7 @@
 // - `queue` (the workers, which start the maintenance) and `auth` (who is calling), above `state`;
 // - the resources: `builds`, `explain`, `admin`, `ops`, `ui`, `published` (apps), `preview`
 //   (above `published`, whose apps it serves);
+// - `mcp`, the same resources as MCP tools (above `builds`, `tasks`, `chat`, `published`);
 // - `router`, the API origin's routes and OpenAPI document, above every resource;
 // - and this root, which starts it all and which no module imports.
 mod admin;
@@ -43,6 +46,7 @@ mod headers;
 mod jobs;
 mod limits;
 mod maintenance;
+mod mcp;
 mod metrics;
 mod ops;
 mod outside;
@@ -191,9 +195,20 @@ pub async fn serve(
         })
     };
     let Some((api_listener, preview_listener)) = listeners else {
-        // `wright worker`: builds only, until the signal.
+        // `wright worker`: builds only, until the signal; `wright mcp serve`: builds and the MCP
+        // handler on stdin/stdout, until the signal or the client closes stdin.
         on_start(&Started { api: api_addr, preview: preview_addr, login_url, http: false });
-        shutdown.cancelled().await;
+        if shared.cfg.mcp_stdio {
+            let stop = shutdown.child_token();
+            tokio::select! {
+                ended = mcp::stdio(shared.clone(), stop) => if let Err(e) = ended {
+                    tracing::error!("MCP on stdio stopped: {e}");
+                },
+                _ = shutdown.cancelled() => {}
+            }
+        } else {
+            shutdown.cancelled().await;
+        }
         tracing::info!("shutting down: no new builds; running ones get {:?}", shared.cfg.grace);
         shared.stopping.store(true, Ordering::SeqCst);
         workers_stop.cancel();

@@ -62,9 +62,9 @@ async fn owned(state: &AppState, caller: &Caller, slug: &str) -> ApiResult<App> 
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct AppsQuery {
     /// `1`: every user's apps (admins only).
-    all: Option<String>,
+    pub(crate) all: Option<String>,
     /// At most this many, newest first [default 50, at most 500].
-    limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
 }
 
 /// Your apps, published and unpublished, newest first; `?all=1` lists everyone's (admins).

@@ -84,6 +84,8 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(explain::explain))
         .split_for_parts();
     doc.merge(streams_doc);
+    // MCP over Streamable HTTP (docs/mcp.md): its own Host, Origin and token checks.
+    let unbounded = unbounded.merge(crate::mcp::http::routes(state.clone()));
     let doc = std::sync::Arc::new(doc.to_pretty_json().map_err(|e| e.to_string()));
     let pages = Router::new()
         .route("/api/openapi.json", get(move || openapi(doc.clone())))
