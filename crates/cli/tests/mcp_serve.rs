@@ -40,7 +40,9 @@ type Mcp = RunningService<RoleClient, Listener>;
 /// `/mcp` of `s` as `token`'s user, through rmcp's Streamable HTTP client.
 async fn over_http(s: &Server, token: &str) -> Mcp {
     let cfg = StreamableHttpClientTransportConfig::with_uri(s.url("/mcp")).auth_header(token.to_string());
-    Listener::default().serve(StreamableHttpClientTransport::from_config(cfg)).await.unwrap()
+    // wright's own MCP client: TLS by rustls over ring, as wright's builds reach HTTP servers.
+    let client = wright_mcp::client::http_client().unwrap();
+    Listener::default().serve(StreamableHttpClientTransport::with_client(client, cfg)).await.unwrap()
 }
 
 /// The `wright mcp serve` command on the data folder `data`, against the model at `base_url`.

@@ -178,7 +178,9 @@ impl Connection {
 
 /// An HTTP client with TLS by rustls over ring and the Mozilla roots (as wright's other
 /// clients), made here since the SDK's reqwest is another major version than the providers'.
-fn http_client() -> Result<reqwest_mcp::Client, String> {
+/// Always build the SDK's clients with this (`with_client`): that reqwest has no crypto
+/// provider of its own, so its default client cannot be built.
+pub fn http_client() -> Result<reqwest_mcp::Client, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
     let tls = rustls::ClientConfig::builder_with_provider(provider)
@@ -187,4 +189,14 @@ fn http_client() -> Result<reqwest_mcp::Client, String> {
         .with_root_certificates(roots)
         .with_no_client_auth();
     reqwest_mcp::Client::builder().tls_backend_preconfigured(tls).build().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_http_client_is_built_with_its_own_crypto_provider() {
+        // No provider is installed for the process: the client brings its own.
+        assert!(rustls::crypto::CryptoProvider::get_default().is_none());
+        assert!(super::http_client().is_ok());
+    }
 }
