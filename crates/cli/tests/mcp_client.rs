@@ -414,3 +414,36 @@ async fn the_chat_runs_a_servers_tool_when_a_message_asks_for_what_it_does() {
     assert!(!stdout.contains("FIXTURE-ANSWER-42"), "{stdout}");
     assert!(!llm.requests()[before..].iter().any(|r| r.to_string().contains("FIXTURE-ANSWER-42")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_servers_tools_work_in_a_build() {
+    let entry = support::python::everything_server();
+    let modules = entry.ancestors().nth(4).unwrap().to_path_buf();
+    let toml = format!(
+        "[mcp_servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\nread_only = [{:?}]\n\
+         enabled_tools = [\"echo\", \"get-sum\", \"get-env\", \"get-tiny-image\"]\nstartup_timeout_sec = 60\n",
+        entry.display().to_string(),
+        modules.display().to_string()
+    );
+    let turns = vec![
+        Turn::calls(&[
+            ("mcp__everything__echo", json!({"message": "hello from the model"})),
+            ("mcp__everything__get-sum", json!({"a": 2, "b": 3})),
+            ("mcp__everything__get-env", json!({})),
+            ("mcp__everything__get-tiny-image", json!({})),
+        ]),
+        Turn::calls(&[("createFile", json!({"path": "index.html", "content": PAGE}))]),
+        Turn::text("Done."),
+    ];
+    let (run, mock) = run_with(&toml, turns, tempfile::tempdir().unwrap()).await;
+    assert_eq!(run.code, 0, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
+    let offered = run.of_type("mcp_server_started")[0]["tools"].to_string();
+    assert!(offered.contains("mcp__everything__echo") && !offered.contains("trigger-"), "{offered}");
+    let answers = tool_answers(&mock);
+    assert!(answer(&answers, "mcp__everything__echo")["output"].as_str().unwrap().contains("hello from the model"));
+    assert!(answer(&answers, "mcp__everything__get-sum")["output"].as_str().unwrap().contains('5'));
+    let env = answer(&answers, "mcp__everything__get-env")["output"].as_str().unwrap().to_string();
+    assert!(env.contains("PATH") && !env.contains("API_KEY") && !env.contains("sk-live"), "{env}");
+    let image = answer(&answers, "mcp__everything__get-tiny-image")["output"].as_str().unwrap().to_string();
+    assert!(image.contains("[an image, image/png, not shown]") && image.len() < 2000, "{image}");
+}

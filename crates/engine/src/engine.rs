@@ -481,6 +481,7 @@ impl Engine {
             data_dir: self.data_dir.clone(),
             home,
             env: self.env,
+            redactor: Arc::new(crate::host_redactor(true)),
         }))
     }
 

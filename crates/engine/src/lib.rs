@@ -18,6 +18,7 @@ mod leashed;
 pub mod local;
 mod mcp;
 mod mcp_chat;
+mod mcp_doctor;
 pub mod notice;
 pub mod providers;
 pub mod sandbox;
@@ -34,7 +35,7 @@ pub use engine::{
     parse_template,
 };
 pub use error::{EngineError, env_var};
-pub use mcp::doctor_line as mcp_doctor_line;
+pub use mcp_doctor::doctor_line as mcp_doctor_line;
 pub use scratch::scratch_in;
 pub use wright_browser::OutsideAccess;
 pub use wright_tasks::{Format as TaskFormat, Plan as TaskPlan};

@@ -18,6 +18,8 @@ pub(crate) struct McpPrelude {
     /// A private HOME and TMPDIR for the servers, inside the run's scratch folder.
     pub(crate) home: PathBuf,
     pub(crate) env: fn(&str) -> Option<String>,
+    /// Hides the values of secret-looking host variables in what servers say.
+    pub(crate) redactor: Arc<wright_sandbox::Redactor>,
 }
 
 /// The run's sandbox mode and limits, with the workspace and the servers' home writable.
@@ -74,6 +76,7 @@ impl McpPrelude {
             workspace: workspace.to_path_buf(),
             home: self.home.clone(),
             env: &lookup,
+            redactor: &self.redactor,
         };
         let started = wright_mcp::start(&self.servers, &launch, &mut pins, emitter).await;
         match started.required_failed {
@@ -126,6 +129,7 @@ pub(crate) async fn inspect(
             workspace: workspace.to_path_buf(),
             home: prelude.home.clone(),
             env: &lookup,
+            redactor: &prelude.redactor,
         };
         let listed = match &mut pins {
             Err(e) => Err(e.to_string()),
@@ -155,6 +159,7 @@ pub(crate) async fn approve(
         workspace: workspace.to_path_buf(),
         home: prelude.home.clone(),
         env: &lookup,
+        redactor: &prelude.redactor,
     };
     let connection = wright_mcp::Connection::connect(server, &launch).await.map_err(|e| e.to_string())?;
     // Listed against a copy: what is pinned now does not matter, the new pins replace it.
@@ -169,50 +174,11 @@ pub(crate) async fn approve(
     Ok(listed
         .into_iter()
         .map(|mut t| {
-            if server.enabled_tools.contains(&t.name) && t.state != wright_mcp::ToolState::TooLarge {
+            // Approved now: what was off for having changed is on.
+            if t.state == wright_mcp::ToolState::Changed {
                 t.state = wright_mcp::ToolState::On;
             }
             t
         })
         .collect())
-}
-
-/// `wright doctor`'s line on the MCP servers of `wright.toml`: each started once, in a
-/// throwaway folder under `data_dir`, with its tools and whether builds may call them.
-pub async fn doctor_line(file: &crate::config::FileConfig, data_dir: &std::path::Path, mode: Mode) -> Option<String> {
-    let servers = match wright_mcp::servers(&file.mcp_servers) {
-        Ok(s) if s.is_empty() => return None,
-        Ok(s) => s,
-        Err(e) => return Some(e.to_string()),
-    };
-    let scratch = match crate::scratch_in(data_dir, "mcp") {
-        Ok(s) => s,
-        Err(e) => return Some(format!("cannot start the servers: {e}")),
-    };
-    let (ws, home) = (scratch.path().join("workspace"), scratch.path().join("mcp-home"));
-    if let Err(e) = std::fs::create_dir_all(&ws) {
-        return Some(format!("cannot start the servers: {e}"));
-    }
-    let prelude = McpPrelude {
-        servers,
-        confine: RunConfine { mode, limits: sandbox::limits(file), writable: vec![ws.clone(), home.clone()] },
-        data_dir: data_dir.to_path_buf(),
-        home,
-        env: crate::error::env_var,
-    };
-    let lines: Vec<String> = inspect(&prelude, &ws)
-        .await
-        .into_iter()
-        .map(|(server, listed)| match listed {
-            Err(why) => format!("{}: FAILED ({why})", server.name),
-            Ok(tools) => {
-                let each: Vec<String> = tools
-                    .iter()
-                    .map(|t| format!("{} {}", wright_mcp::tool_name(&server.name, &t.name), t.state.as_str()))
-                    .collect();
-                format!("{}: {}", server.name, if each.is_empty() { "no tools".to_string() } else { each.join(", ") })
-            }
-        })
-        .collect();
-    Some(lines.join("; "))
 }

@@ -2,8 +2,8 @@
 //! sandbox (cleared environment, the allow-listed variables only, the workspace bound in, no
 //! network unless its table allows it), or a Streamable HTTP server reached with its token.
 
-use crate::McpError;
 use crate::config::{Server, Transport};
+use crate::error::McpError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -31,6 +31,8 @@ pub struct Launch<'a> {
     pub home: PathBuf,
     /// wright's own environment, for `env_vars` and `bearer_token_env_var` (and only those).
     pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    /// Hides secrets in what a server printed before it is told (a failure's reason).
+    pub redactor: &'a wright_sandbox::Redactor,
 }
 
 /// The `PATH` a stdio server gets.

@@ -2,7 +2,7 @@
 //! the checks that turn it into a [`Server`] wright will start: a name tools can be called by,
 //! exactly one transport, and an environment that cannot load code into the server's process.
 
-use crate::McpError;
+use crate::error::McpError;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

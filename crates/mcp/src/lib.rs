@@ -16,27 +16,14 @@
 pub mod clean;
 pub mod client;
 pub mod config;
+mod error;
 pub mod pin;
 pub mod session;
 mod tool;
 
 pub use client::{Confine, Connection, Launch};
 pub use config::{Server, ServerConfig, Transport, servers};
+pub use error::McpError;
 pub use pin::{PINS_FILE, Pins};
 pub use session::{Listed, Started, ToolState, list, start};
 pub use tool::{McpTool, RESULT_MAX, tool_name};
-
-use std::time::Duration;
-
-/// Why a server or its tools could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum McpError {
-    #[error("MCP server `{server}` in wright.toml: {why}")]
-    Config { server: String, why: String },
-    #[error("MCP server `{server}`: {why}")]
-    Server { server: String, why: String },
-    #[error("MCP server `{server}` did not answer the call within {after:?}")]
-    Timeout { server: String, after: Duration },
-    #[error("MCP pins: {0}")]
-    Pins(String),
-}

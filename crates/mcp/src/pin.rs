@@ -4,7 +4,7 @@
 //! changed is off, with a warning, until `wright mcp approve SERVER` takes the new pins. A
 //! server cannot change what the model is told about a tool behind its user's back.
 
-use crate::McpError;
+use crate::error::McpError;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;

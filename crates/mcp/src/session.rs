@@ -40,6 +40,17 @@ pub enum ToolState {
     Changed,
     /// Its input schema is larger than wright offers a model.
     TooLarge,
+    /// Its name has characters a model's tool name cannot (or `mcp__<server>__<tool>` is
+    /// longer than 64): it cannot be offered.
+    BadName,
+}
+
+/// Whether `mcp__<server>__<tool>` can be a model's tool name: letters, digits, `_` and `-`,
+/// at most 64 in all (what the providers' wires accept).
+fn usable_name(server: &str, tool: &str) -> bool {
+    !tool.is_empty()
+        && tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && tool_name(server, tool).len() <= 64
 }
 
 impl ToolState {
@@ -49,13 +60,14 @@ impl ToolState {
             ToolState::NotEnabled => "not enabled",
             ToolState::Changed => "changed: run `wright mcp approve`",
             ToolState::TooLarge => "schema too large",
+            ToolState::BadName => "name not usable",
         }
     }
 }
 
 /// What `server` lists, judged against its table and `pins` (taking the pins of enabled tools
 /// seen for the first time).
-pub async fn list(connection: &Connection, pins: &mut Pins) -> Result<Vec<Listed>, crate::McpError> {
+pub async fn list(connection: &Connection, pins: &mut Pins) -> Result<Vec<Listed>, crate::error::McpError> {
     let server = &connection.server;
     let mut out = Vec::new();
     for tool in connection.tools().await? {
@@ -66,6 +78,8 @@ pub async fn list(connection: &Connection, pins: &mut Pins) -> Result<Vec<Listed
         clean_schema(&mut schema);
         let state = if !server.enabled_tools.contains(tool.name.as_ref()) {
             ToolState::NotEnabled
+        } else if !usable_name(&server.name, &tool.name) {
+            ToolState::BadName
         } else if schema.to_string().len() > SCHEMA_MAX {
             ToolState::TooLarge
         } else {
@@ -96,7 +110,7 @@ pub async fn start(servers: &[Server], launch: &Launch<'_>, pins: &mut Pins, emi
         let (connection, listed) = match listed {
             Ok(ok) => ok,
             Err(e) => {
-                let reason = e.to_string();
+                let reason = launch.redactor.redact(&e.to_string()).into_owned();
                 emitter.emit(EventKind::McpServerFailed {
                     server: server.name.clone(),
                     reason: reason.clone(),
@@ -138,6 +152,14 @@ pub async fn start(servers: &[Server], launch: &Launch<'_>, pins: &mut Pins, emi
                     ),
                     level: Level::Warning,
                 }),
+                ToolState::BadName => emitter.emit(EventKind::Status {
+                    message: format!(
+                        "The MCP tool `{}` of {} has a name a model cannot call (letters, digits, `_` and `-`, \
+                         64 in all with its prefix), so it is off.",
+                        tool.name, server.name
+                    ),
+                    level: Level::Warning,
+                }),
                 ToolState::NotEnabled => {}
             }
         }
@@ -150,4 +172,18 @@ pub async fn start(servers: &[Server], launch: &Launch<'_>, pins: &mut Pins, emi
         tracing::warn!("{e}");
     }
     started
+}
+
+#[cfg(test)]
+mod tests {
+    use super::usable_name;
+
+    #[test]
+    fn only_names_a_model_can_call_are_offered() {
+        assert!(usable_name("docs", "search"));
+        assert!(usable_name("everything", "get-tiny-image"));
+        for bad in ["", "files/read", "a.b", "ünï", "with space", &"x".repeat(60)] {
+            assert!(!usable_name("docs", bad), "{bad}");
+        }
+    }
 }

@@ -58,7 +58,7 @@ impl McpTool {
         &self,
         args: serde_json::Map<String, Value>,
         cancel: &tokio_util::sync::CancellationToken,
-    ) -> Result<ToolSuccess, crate::McpError> {
+    ) -> Result<ToolSuccess, crate::error::McpError> {
         let result = self.connection.call(&self.remote, args, cancel).await?;
         Ok(success(self.server(), &self.remote, &result))
     }

@@ -30,6 +30,8 @@
 //!         holder: None,
 //!         // With no log writer the store gets the build's end, the sinks its events.
 //!         log: None,
+//!         // Nothing to set up once the run is recorded (the engine starts MCP servers here).
+//!         prelude: None,
 //!     },
 //! )
 //! .await;

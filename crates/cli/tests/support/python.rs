@@ -50,3 +50,37 @@ fn run(cmd: &mut Command) {
     let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
     assert!(out.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// The pinned version of npm's `@modelcontextprotocol/server-everything`, the reference server.
+pub const EVERYTHING_VERSION: &str = "2026.8.31";
+
+/// The reference server's entry point (`dist/index.js`, run with `node … stdio`), installed
+/// once per target folder with npm, the same way as the venv.
+pub fn everything_server() -> PathBuf {
+    static SERVER: OnceLock<PathBuf> = OnceLock::new();
+    SERVER.get_or_init(install_everything).clone()
+}
+
+fn install_everything() -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let dir = root.join(format!("mcp-everything-{EVERYTHING_VERSION}"));
+    let entry = |d: &Path| d.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if entry(&dir).exists() {
+        return entry(&dir);
+    }
+    let building = root.join(format!("mcp-everything-{EVERYTHING_VERSION}.{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&building);
+    std::fs::create_dir_all(&building).unwrap();
+    run(Command::new("npm").current_dir(&building).args([
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--silent",
+        &format!("@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"),
+    ]));
+    if std::fs::rename(&building, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&building);
+    }
+    assert!(entry(&dir).exists(), "npm did not install the reference server in {}", dir.display());
+    entry(&dir)
+}
