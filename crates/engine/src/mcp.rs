@@ -43,6 +43,17 @@ impl Confine for RunConfine {
 }
 
 impl McpPrelude {
+    /// What starting a server of this run needs besides its table.
+    fn launch(&self, workspace: &std::path::Path) -> Launch<'_> {
+        Launch {
+            confine: &self.confine,
+            workspace: workspace.to_path_buf(),
+            home: self.home.clone(),
+            env: &self.env,
+            redactor: &self.redactor,
+        }
+    }
+
     /// Start every server for a run in `workspace`, saying each outcome on `emitter`: the
     /// tools they offer, or why the run cannot go on (a required server failed).
     pub(crate) async fn start(
@@ -69,15 +80,7 @@ impl McpPrelude {
             }
         };
         std::fs::create_dir_all(&self.home).map_err(|e| format!("making the MCP servers' home: {e}"))?;
-        let env = self.env;
-        let lookup = move |k: &str| env(k);
-        let launch = Launch {
-            confine: &self.confine,
-            workspace: workspace.to_path_buf(),
-            home: self.home.clone(),
-            env: &lookup,
-            redactor: &self.redactor,
-        };
+        let launch = self.launch(workspace);
         let started = wright_mcp::start(&self.servers, &launch, &mut pins, emitter).await;
         match started.required_failed {
             Some(why) => Err(why),
@@ -119,18 +122,10 @@ pub(crate) async fn inspect(
     workspace: &std::path::Path,
 ) -> Vec<(Server, Result<Vec<wright_mcp::Listed>, String>)> {
     let mut pins = Pins::load(&prelude.data_dir);
-    let env = prelude.env;
-    let lookup = move |k: &str| env(k);
     let mut out = Vec::new();
     let _ = std::fs::create_dir_all(&prelude.home);
+    let launch = prelude.launch(workspace);
     for server in &prelude.servers {
-        let launch = Launch {
-            confine: &prelude.confine,
-            workspace: workspace.to_path_buf(),
-            home: prelude.home.clone(),
-            env: &lookup,
-            redactor: &prelude.redactor,
-        };
         let listed = match &mut pins {
             Err(e) => Err(e.to_string()),
             Ok(pins) => match wright_mcp::Connection::connect(server, &launch).await {
@@ -152,15 +147,7 @@ pub(crate) async fn approve(
 ) -> Result<Vec<wright_mcp::Listed>, String> {
     let mut pins = Pins::load(&prelude.data_dir).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(&prelude.home).map_err(|e| e.to_string())?;
-    let env = prelude.env;
-    let lookup = move |k: &str| env(k);
-    let launch = Launch {
-        confine: &prelude.confine,
-        workspace: workspace.to_path_buf(),
-        home: prelude.home.clone(),
-        env: &lookup,
-        redactor: &prelude.redactor,
-    };
+    let launch = prelude.launch(workspace);
     let connection = wright_mcp::Connection::connect(server, &launch).await.map_err(|e| e.to_string())?;
     // Listed against a copy: what is pinned now does not matter, the new pins replace it.
     let listed = wright_mcp::list(&connection, &mut pins.clone()).await.map_err(|e| e.to_string())?;

@@ -3,7 +3,7 @@
 //! process group, which is killed whole when the handle is dropped, and what it prints on
 //! stderr is kept (its last few KiB) to say why it failed.
 
-use crate::spec::{CommandSpec, Held, Isolation, RunError, find_program};
+use crate::spec::{CommandSpec, Held, Isolation, RunError};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use tokio::io::AsyncReadExt;
@@ -27,22 +27,7 @@ impl Piped {
     /// apply: the process lives until it exits or the handle is dropped.
     pub fn spawn(isolation: &dyn Isolation, spec: CommandSpec) -> Result<Self, RunError> {
         let mut spec = isolation.wrap(spec)?;
-        let program = find_program(&spec.program, &spec.env)
-            .ok_or_else(|| RunError::NotFound { program: spec.program.clone() })?;
-        let mut cmd = tokio::process::Command::new(&program);
-        cmd.args(&spec.args)
-            .current_dir(&spec.cwd)
-            .env_clear()
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => RunError::NotFound { program: spec.program.clone() },
-            _ => RunError::Spawn { program: spec.program.clone(), message: e.to_string() },
-        })?;
+        let mut child = crate::runner::spawn(&spec, Stdio::piped())?;
         drop(std::mem::take(&mut spec.inherit));
         let pgid = child.id();
         let stderr = Arc::new(Mutex::new(String::new()));

@@ -108,6 +108,28 @@ impl ProcessRunner {
     }
 }
 
+/// Start `spec` (already wrapped by its isolation) as a child in a process group of its own,
+/// with exactly its environment, stdout and stderr piped, killed if its handle is dropped.
+pub(crate) fn spawn(spec: &CommandSpec, stdin: Stdio) -> Result<tokio::process::Child, RunError> {
+    let program =
+        find_program(&spec.program, &spec.env).ok_or_else(|| RunError::NotFound { program: spec.program.clone() })?;
+    tokio::process::Command::new(&program)
+        .args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => RunError::NotFound { program: spec.program.clone() },
+            _ => RunError::Spawn { program: spec.program.clone(), message: e.to_string() },
+        })
+}
+
 /// Kill every process in the group. The group outlives its leader, so this also reaps helpers
 /// a command left behind in the background.
 fn kill_group(pgid: u32) {
@@ -151,23 +173,8 @@ impl CommandRunner for ProcessRunner {
         if let Some(leash) = &self.leash {
             spec = leash.wrap(spec)?;
         }
-        let program = find_program(&spec.program, &spec.env)
-            .ok_or_else(|| RunError::NotFound { program: spec.program.clone() })?;
-        let mut cmd = tokio::process::Command::new(&program);
-        cmd.args(&spec.args)
-            .current_dir(&spec.cwd)
-            .env_clear()
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
         let started = Instant::now();
-        let mut child = cmd.spawn().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => RunError::NotFound { program: spec.program.clone() },
-            _ => RunError::Spawn { program: spec.program.clone(), message: e.to_string() },
-        })?;
+        let mut child = spawn(&spec, Stdio::null())?;
         // The child has its copies; wright's go now.
         drop(std::mem::take(&mut spec.inherit));
         let pgid = child.id().unwrap_or(0);
