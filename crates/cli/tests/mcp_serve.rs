@@ -207,12 +207,18 @@ async fn rmcp_drives_a_build_over_http_behind_a_guarded_door() {
     let id = built["build_id"].as_str().unwrap().to_string();
     assert_eq!((built["status"].as_str(), &built["success"]), (Some("published"), &json!(true)), "{built}");
     let heard = mcp.service().heard.lock().unwrap().clone();
-    let messages: Vec<String> = heard.iter().filter_map(|(_, p)| p.message.clone()).collect();
+    let first_heard = heard.iter().map(|(at, _)| *at).min().unwrap();
+    // rmcp's client hands notifications to its handler each in a task of its own, so they may
+    // be heard out of order; each carries its place (`progress`), which is what a client
+    // orders them by. The server sends them one after the other.
+    let mut in_order: Vec<ProgressNotificationParam> = heard.into_iter().map(|(_, p)| p).collect();
+    in_order.sort_by(|a, b| a.progress.total_cmp(&b.progress));
+    let progress: Vec<f64> = in_order.iter().map(|p| p.progress).collect();
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "each place once: {progress:?}");
+    let messages: Vec<String> = in_order.iter().filter_map(|p| p.message.clone()).collect();
     assert!(messages.iter().any(|m| m.starts_with("VERIFYING")), "{messages:?}");
     assert_eq!(messages.last().map(String::as_str), Some("complete: verified and published"), "{messages:?}");
-    let progress: Vec<f64> = heard.iter().map(|(_, p)| p.progress).collect();
-    assert!(progress.windows(2).all(|w| w[0] < w[1]), "progress increases: {progress:?}");
-    println!("build_app → first progress: {:?}", heard[0].0 - asked);
+    println!("build_app → first progress: {:?}", first_heard - asked);
 
     // get_build_events pages the run log: the same events as the SSE stream, seq for seq.
     let events = page_events(&mcp, &id, 3).await;

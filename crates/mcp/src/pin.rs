@@ -34,24 +34,25 @@ pub enum Standing {
     Changed,
 }
 
+type ByServer = BTreeMap<String, BTreeMap<String, String>>;
+
 /// Every server's pins: server → tool → fingerprint.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Pins {
     path: PathBuf,
-    pins: BTreeMap<String, BTreeMap<String, String>>,
+    pins: ByServer,
+    /// Pins taken since loading (server, tool, fingerprint): what [`Pins::save`] adds.
+    taken: Vec<(String, String, String)>,
+    /// Servers approved since loading: their pins replace the stored ones.
+    approved: Vec<String>,
 }
 
 impl Pins {
     /// The pins under `data_dir` (none yet if the file does not exist).
     pub fn load(data_dir: &Path) -> Result<Self, McpError> {
         let path = data_dir.join(PINS_FILE);
-        let pins = match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| McpError::Pins(format!("{} is not a pins file: {e}", path.display())))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(e) => return Err(McpError::Pins(format!("reading {}: {e}", path.display()))),
-        };
-        Ok(Self { path, pins })
+        let pins = read(&path)?;
+        Ok(Self { path, pins, taken: Vec::new(), approved: Vec::new() })
     }
 
     /// Check `tool` of `server` against its pin, taking the pin if it has none.
@@ -62,6 +63,7 @@ impl Pins {
             Some(_) => Standing::Changed,
             None => {
                 tools.insert(tool.to_string(), fingerprint.to_string());
+                self.taken.push((server.to_string(), tool.to_string(), fingerprint.to_string()));
                 Standing::New
             }
         }
@@ -70,6 +72,7 @@ impl Pins {
     /// Replace `server`'s pins by these (what `wright mcp approve` does).
     pub fn approve(&mut self, server: &str, tools: BTreeMap<String, String>) {
         self.pins.insert(server.to_string(), tools);
+        self.approved.push(server.to_string());
     }
 
     /// The pins of `server`.
@@ -77,18 +80,44 @@ impl Pins {
         self.pins.get(server)
     }
 
-    /// Write the pins: a new file renamed over the old one, so a reader never sees half.
-    pub fn save(&self) -> Result<(), McpError> {
-        let text = serde_json::to_string_pretty(&self.pins).map_err(|e| McpError::Pins(e.to_string()))?;
-        let tmp = self.path.with_extension(format!("json.{}", std::process::id()));
-        let write = || -> std::io::Result<()> {
-            if let Some(dir) = self.path.parent() {
-                std::fs::create_dir_all(dir)?;
+    /// Store what changed since loading, merged into the file as it is now (another run may
+    /// have taken pins meanwhile: a pin already there is kept, never replaced, except by an
+    /// approval). Written to a file of its own and renamed over the old one, so a reader never
+    /// sees half. Nothing changed: nothing is written.
+    pub fn save(&mut self) -> Result<(), McpError> {
+        if self.taken.is_empty() && self.approved.is_empty() {
+            return Ok(());
+        }
+        let mut merged = read(&self.path)?;
+        for server in &self.approved {
+            merged.insert(server.clone(), self.pins.get(server).cloned().unwrap_or_default());
+        }
+        for (server, tool, print) in &self.taken {
+            if !self.approved.contains(server) {
+                merged.entry(server.clone()).or_default().entry(tool.clone()).or_insert_with(|| print.clone());
             }
-            std::fs::write(&tmp, text.as_bytes())?;
-            std::fs::rename(&tmp, &self.path)
-        };
-        write().map_err(|e| McpError::Pins(format!("writing {}: {e}", self.path.display())))
+        }
+        let text = serde_json::to_string_pretty(&merged).map_err(|e| McpError::Pins(e.to_string()))?;
+        let failed = |e: std::io::Error| McpError::Pins(format!("writing {}: {e}", self.path.display()));
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(failed)?;
+        let mut file = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
+        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(failed)?;
+        file.persist(&self.path).map_err(|e| failed(e.error))?;
+        self.pins = merged;
+        self.taken.clear();
+        self.approved.clear();
+        Ok(())
+    }
+}
+
+/// The pins stored at `path` (none if there is no file yet).
+fn read(path: &Path) -> Result<ByServer, McpError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| McpError::Pins(format!("{} is not a pins file: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+        Err(e) => Err(McpError::Pins(format!("reading {}: {e}", path.display()))),
     }
 }
 
@@ -114,6 +143,22 @@ mod tests {
         pins.approve("calc", BTreeMap::from([("add".to_string(), reworded.clone())]));
         pins.save().unwrap();
         assert_eq!(Pins::load(dir.path()).unwrap().check("calc", "add", &reworded), Standing::Pinned);
+    }
+
+    #[test]
+    fn two_runs_taking_pins_at_once_keep_both_and_never_replace_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = Pins::load(dir.path()).unwrap();
+        let mut b = Pins::load(dir.path()).unwrap();
+        assert_eq!(a.check("s", "one", "fp-one"), Standing::New);
+        assert_eq!(b.check("s", "two", "fp-two"), Standing::New);
+        // b also met `one` first, described otherwise: a's pin, saved first, stands.
+        assert_eq!(b.check("s", "one", "fp-one-changed"), Standing::New);
+        a.save().unwrap();
+        b.save().unwrap();
+        let mut after = Pins::load(dir.path()).unwrap();
+        assert_eq!(after.check("s", "one", "fp-one"), Standing::Pinned);
+        assert_eq!(after.check("s", "two", "fp-two"), Standing::Pinned);
     }
 
     #[test]
