@@ -50,7 +50,7 @@ export function toolName(tool, t) {
 /// What an outside tool (an MCP server's) answered: its name, then its text as it is.
 function toolOutput(part) {
   const figure = el('figure', { class: 'part tool-output' });
-  figure.append(el('figcaption', {}, `🧰 ${String(part.tool || '')}`), el('pre', { class: 'plain', tabindex: '0' }, String(part.text || '')));
+  figure.append(el('figcaption', {}, String(part.tool || '')), el('pre', { class: 'plain', tabindex: '0' }, String(part.text || '')));
   return figure;
 }
 

@@ -145,6 +145,6 @@ test('parts: videos link to their pages with no outside pictures; errors, notes 
   assert.equal(all(unknown, 'i').length, 0);
   // An MCP tool's answer is its text under its name, markup and all shown as text.
   const answered = renderPart({ type: 'tool_output', tool: 'mcp__docs__search', text: 'Found <script>x</script> **2**' }, ctx);
-  assert.equal(answered.textContent, '🧰 mcp__docs__searchFound <script>x</script> **2**');
+  assert.equal(answered.textContent, 'mcp__docs__searchFound <script>x</script> **2**');
   assert.equal(all(answered, 'script').length + all(answered, 'strong').length, 0);
 });
