@@ -167,7 +167,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
             req.lang,
             Narration::StillFailing(p.fix_attempts, ctx.workspace.root().display().to_string()),
         ),
-        BuildEnd::ProviderUnusable(e) => prompts::narrate(req.lang, Narration::ProviderFailed(e.to_string())),
+        BuildEnd::ProviderUnusable(_) => prompts::narrate(req.lang, Narration::ProviderFailed),
         BuildEnd::ContextFull(e) => prompts::narrate(req.lang, Narration::ContextFull(e.clone())),
         BuildEnd::TimedOut(t) => prompts::narrate(req.lang, Narration::TimedOut(t.as_secs())),
         BuildEnd::Cancelled => prompts::narrate(req.lang, Narration::Stopped),
@@ -182,9 +182,17 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         emitter.emit(EventKind::Phase { phase: Phase::Published, iteration: p.fix_attempts, message: closing.clone() });
     } else {
         emitter.emit(EventKind::Phase { phase: Phase::Failed, iteration: p.fix_attempts, message: closing.clone() });
-        emitter.emit(EventKind::Error { message: closing.clone() });
+        // The technical reason, for whoever looks (`--verbose`, the web UI's details).
+        let detail = match &end {
+            BuildEnd::ProviderUnusable(e) => Some(e.to_string()),
+            _ => None,
+        };
+        emitter.emit(EventKind::Error { message: closing.clone(), detail });
     }
-    p.log.push(closing);
+    p.log.push(match &end {
+        BuildEnd::ProviderUnusable(e) => format!("{closing} ({e})"),
+        _ => closing,
+    });
     let duration = started.elapsed();
     let ending = Ending { req: &req, template, build_id: &build_id, end: &end, p: &p, files: &files, duration };
     let report = ending.report(ctx.workspace.root());
@@ -244,6 +252,9 @@ async fn drive(
 ) -> BuildEnd {
     let emitter = &ctx.emitter;
     enter(ctx, journal, Phase::Planning, 0, prompts::narrate(req.lang, Narration::Planning(template)));
+    if req.hidden_removed > 0 {
+        emitter.status(Level::Warning, prompts::narrate(req.lang, Narration::HiddenRemoved(req.hidden_removed)));
+    }
     let existing = wright_tools::project_files(&ctx.workspace);
     // The built-in model and no starter that fits: said, and nothing is written.
     if let Some(nf) = req.no_fit.as_ref().filter(|_| req.history.is_empty() && existing.is_empty()) {

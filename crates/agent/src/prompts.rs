@@ -139,8 +139,19 @@ pub fn narrate(lang: Lang, key: Narration) -> String {
         (Lang::Pt, StillFailing(n, dir)) => format!(
             "O projeto ainda falha na verificação depois de {n} tentativa(s) de correção; os arquivos ficam em {dir}."
         ),
-        (Lang::En, ProviderFailed(e)) => format!("The model could not be used: {e}"),
-        (Lang::Pt, ProviderFailed(e)) => format!("Não foi possível usar o modelo: {e}"),
+        // Kind words first; the technical reason goes with them as the error's `detail`.
+        (lang, ProviderFailed) => wright_events::words::say(lang, wright_events::words::Said::ModelUnavailable),
+        (Lang::En, HiddenRemoved(n)) => format!(
+            "{n} invisible character{s} (control, text-direction or zero-width characters) {were} removed from your request before the model read it.",
+            s = if n == 1 { "" } else { "s" },
+            were = if n == 1 { "was" } else { "were" }
+        ),
+        (Lang::Pt, HiddenRemoved(n)) => format!(
+            "{n} caractere{s} invisíve{is} (de controle, de direção do texto ou de largura zero) {foram} removido{s} do seu pedido antes de o modelo lê-lo.",
+            s = if n == 1 { "" } else { "s" },
+            is = if n == 1 { "l" } else { "is" },
+            foram = if n == 1 { "foi" } else { "foram" }
+        ),
         (Lang::En, ContextFull(e)) => format!(
             "The conversation no longer fits the model's context window, even shortened ({e}); a model or server with a larger context (or a smaller --max-tokens) may get further."
         ),
@@ -195,7 +206,10 @@ pub enum Narration {
     /// Published, but the web page was never opened in a browser (the reason).
     PublishedUnchecked(String),
     StillFailing(u32, String),
-    ProviderFailed(String),
+    /// The model could not be used; the reason is the error's detail, not these words.
+    ProviderFailed,
+    /// Invisible characters removed from the prompt (how many).
+    HiddenRemoved(u32),
     /// The conversation outgrew the context window even after compaction.
     ContextFull(String),
     TimedOut(u64),

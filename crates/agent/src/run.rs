@@ -18,6 +18,9 @@ use wright_tools::ToolContext;
 #[derive(Debug, Clone)]
 pub struct BuildRequest {
     pub prompt: String,
+    /// Invisible characters removed from the prompt before it reached wright (said in the
+    /// narration, so the person knows the model read less than they pasted).
+    pub hidden_removed: u32,
     pub template: Template,
     pub lang: Lang,
     /// Extra acceptance commands (`--check`), run with `sh -c` in the workspace.
@@ -65,6 +68,7 @@ impl Default for BuildRequest {
     fn default() -> Self {
         Self {
             prompt: String::new(),
+            hidden_removed: 0,
             template: Template::Auto,
             lang: Lang::En,
             checks: Vec::new(),

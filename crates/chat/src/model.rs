@@ -4,16 +4,16 @@
 
 use crate::tool::{ChatContext, ToolError};
 use serde_json::Value;
+use wright_events::Lang;
+use wright_events::words::{Said, say};
 use wright_provider::{ChatRequest, Message, ProviderError, ToolChoice, ToolSpec, complete};
 
-/// Words for a provider failure that tell the user what to do (a rate limit with its wait).
-pub fn provider_words(e: &ProviderError) -> String {
+/// Kind words in `lang` for a provider failure, telling a beginner what to do (a rate limit
+/// with its wait). The technical reason is the error's own text, kept for whoever looks.
+pub fn provider_words(lang: Lang, e: &ProviderError) -> String {
     match e {
-        ProviderError::RateLimited { retry_after, .. } => match retry_after {
-            Some(d) => format!("the model provider is rate limiting requests; try again in {} s", d.as_secs().max(1)),
-            None => "the model provider is rate limiting requests; try again in a minute".into(),
-        },
-        other => other.to_string(),
+        ProviderError::RateLimited { retry_after: Some(d), .. } => say(lang, Said::ModelBusy { seconds: d.as_secs() }),
+        _ => say(lang, Said::ModelUnavailable),
     }
 }
 
@@ -53,7 +53,7 @@ pub async fn structured<T>(
         };
         let answer = complete(ctx.provider.as_ref(), &req, &ctx.retry, &ctx.cancel, |_| {}, |_, _, _| {})
             .await
-            .map_err(|e| ToolError::Provider(provider_words(&e)))?;
+            .map_err(|e| ToolError::Provider(provider_words(ctx.lang, &e)))?;
         ctx.add_usage(answer.usage);
         let args = match answer.tool_calls.iter().find(|c| c.name == spec.name) {
             Some(call) => serde_json::from_str::<Value>(&call.arguments).ok(),

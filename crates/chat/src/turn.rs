@@ -55,6 +55,8 @@ pub struct TurnOutcome {
     pub usage: Usage,
     /// Why the reply could not be written (rate limit, provider down…), in the user's words.
     pub error: Option<String>,
+    /// The technical reason behind `error`, when its words are for a person (a provider's error).
+    pub detail: Option<String>,
     /// Tools that ran (worked or not).
     pub tools: Vec<String>,
     /// Background tools still running when the reply was stored: the caller finishes them
@@ -267,7 +269,8 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
             if !streamed.trim().is_empty() {
                 parts.push(Part::Text { text: streamed.trim().to_string() });
             }
-            out.error = Some(provider_words(&e));
+            out.error = Some(provider_words(turn.lang, &e));
+            out.detail = Some(e.to_string());
         }
     }
     parts.extend(results.iter().filter_map(|r| r.part.clone()));

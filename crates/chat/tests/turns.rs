@@ -247,11 +247,16 @@ async fn a_rate_limit_is_told_with_its_wait_not_waited_out() {
     let started = std::time::Instant::now();
     let (out, _) = h.say("hello there", Lang::En, BTreeMap::new()).await;
     let error = out.error.unwrap();
-    assert!(error.contains("try again in 30 s"), "{error}");
+    assert_eq!(error, "The AI model is busy right now. Please try again in 30 seconds.");
+    assert!(out.detail.unwrap().contains("slow down"), "the provider's own words are the detail");
     assert_eq!(h.model.reply_requests().len(), 1, "not retried");
     assert!(started.elapsed() < Duration::from_secs(30), "the 30 s were not waited");
     let parts = &out.reply.unwrap().parts;
-    assert!(matches!(parts.last(), Some(Part::Error { message, .. }) if message.contains("30 s")));
+    assert!(matches!(parts.last(), Some(Part::Error { message, .. }) if message.contains("30 seconds")));
+    // In the learner's language.
+    let h = harness(Keyed::new(0).replies(vec![ScriptStep::Fail(ProviderError::Unreachable("refused".into()))])).await;
+    let (out, _) = h.say("olá", Lang::Pt, BTreeMap::new()).await;
+    assert!(out.error.unwrap().starts_with("Estou com dificuldade para falar com o modelo de IA"));
 }
 
 #[tokio::test]

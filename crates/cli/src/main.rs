@@ -394,6 +394,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         holder: None,
         allow_hosts: (!args.allow_hosts.is_empty()).then_some(args.allow_hosts),
         leash: None,
+        hidden_removed: 0,
     };
     let build = engine.prepare(job).await?;
     for w in &build.warnings {
@@ -451,7 +452,12 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
     Ok(match report.end {
         BuildEnd::Published => 0,
         BuildEnd::ProviderUnusable(e) => {
-            eprintln!("wright: the AI provider could not be used: {e}");
+            // The narration said it kindly; the reason is for whoever asks (or a script).
+            if matches!(format, EventsFormat::Human) && !args.verbose {
+                eprintln!("wright: the AI provider could not be used (run again with --verbose for the reason)");
+            } else {
+                eprintln!("wright: the AI provider could not be used: {e}");
+            }
             3
         }
         BuildEnd::VerificationFailed

@@ -224,6 +224,10 @@ impl HumanSink {
                 st.usage.3 += cost_usd;
                 (vec![], None)
             }
+            // The narration said it in words; the technical reason when asked for.
+            EventKind::Error { detail: Some(detail), .. } if self.verbose => {
+                (vec![format!("   {}: {detail}", self.t("error.details"))], None)
+            }
             EventKind::Error { .. } => (vec![], None),
             EventKind::Queued { position } => {
                 (vec![format!("⏳ {}", say(self.lang, Said::Queued { position: *position }))], None)

@@ -163,6 +163,16 @@ async fn an_unreachable_provider_exits_3() {
     assert_contract(&run);
     assert!(run.stderr.contains("could not reach the provider"), "{}", run.stderr);
     assert!(run.of_type("status").iter().any(|e| e["message"].as_str().unwrap().contains("trying again")));
+    // A beginner reads kind words; the technical reason is the error's detail.
+    let error = &run.of_type("error")[0];
+    assert!(error["message"].as_str().unwrap().starts_with("I'm having trouble reaching the AI model"), "{error}");
+    assert!(error["detail"].as_str().unwrap().contains("could not reach the provider"), "{error}");
+    let pt =
+        wright(&format!("http://127.0.0.1:{port}/v1"), "make a counter app", &["--max-retries", "1", "--lang", "pt"])
+            .await;
+    let error = &pt.of_type("error")[0];
+    assert!(error["message"].as_str().unwrap().starts_with("Estou com dificuldade para falar com o modelo"), "{error}");
+    assert!(error["detail"].as_str().unwrap().contains("could not reach the provider"), "{error}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

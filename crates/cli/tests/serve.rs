@@ -30,11 +30,20 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
     let alice = s.add_user("alice", false).await;
     let c = client();
 
-    let id = create_ok(&c, &s, &alice, "a landing page for a dog walking business").await;
+    // A right-to-left override and a NUL ride along: removed before anything stores or reads
+    // the prompt, and said so.
+    let id = create_ok(&c, &s, &alice, "a landing page for a dog\u{202E}gnikalw\u{0} walking business").await;
     let events = stream(&c, &s, &alice, &id, None).await;
     let last = events.last().unwrap();
     assert_eq!(last.event, "complete");
     assert_eq!(last.data["success"], true, "{:?}", types(&events));
+    let said = events.iter().find(|e| e.event == "status" && e.data["level"] == "warning").unwrap();
+    assert!(said.data["message"].as_str().unwrap().starts_with("2 invisible characters"), "{:?}", said.data);
+    let asked = llm.requests()[0].to_string();
+    assert!(
+        asked.contains("a doggnikalw walking") && !asked.contains('\u{202E}') && !asked.contains("\\u0000"),
+        "{asked}"
+    );
     assert_eq!(events[0].event, "queued", "the queue notice comes first");
     assert_eq!(events[0].data["position"], 0, "{:?}", events[0].data);
     assert_eq!(events.iter().filter(|e| e.event == "started").count(), 1);
@@ -261,6 +270,7 @@ async fn auth_limits_and_bad_input_get_clear_errors() {
         (json!({"prompt": "a countdown timer", "template": "spaceship"}), "invalid_fields"),
         (json!({"prompt": "a countdown timer", "model": "gpt-5-ultra"}), "model_not_allowed"),
         (json!({"prompt": "a todo app, my key is sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"}), "prompt_secret"),
+        (json!({"prompt": "a login page for the admin; use my password hunter2"}), "prompt_credentials"),
     ] {
         let r = create(&c, &s, &alice, body.clone()).await;
         assert_eq!(r.status(), 422, "{body}");

@@ -93,6 +93,9 @@ pub struct Job {
     /// commands are killed, and its model calls refused, once the worker's deadline passes
     /// (even while the worker is frozen). `None` locally.
     pub leash: Option<wright_sandbox::Leash>,
+    /// Invisible characters already removed from `prompt` as it arrived (a server's request);
+    /// [`Engine::prepare`] removes any left and the build's narration says how many in all.
+    pub hidden_removed: u32,
 }
 
 /// The provider chain, its default model and the label builds are recorded under.
@@ -303,9 +306,13 @@ impl Engine {
 
     /// Everything a build needs, made ready: its workspace (new, or the continued build's),
     /// scratch home, confinement, tools and request. Nothing runs yet.
-    pub async fn prepare(&self, job: Job) -> Result<Prepared, EngineError> {
+    pub async fn prepare(&self, mut job: Job) -> Result<Prepared, EngineError> {
         let file = &self.file;
         let o = &self.o;
+        // What a person cannot see never reaches the model (nor the store: PostgreSQL refuses NUL).
+        let stripped = wright_text::hidden::strip(&job.prompt);
+        job.prompt = stripped.text;
+        let hidden_removed = job.hidden_removed.saturating_add(u32::try_from(stripped.removed).unwrap_or(u32::MAX));
         if job.prompt.trim().is_empty() {
             return Err(EngineError::Usage(
                 "the prompt is empty; say what to build, e.g. wright run \"a counter app\"".into(),
@@ -407,6 +414,7 @@ impl Engine {
         let max_fix_attempts = o.max_fix_attempts.or(file.max_fix_attempts).unwrap_or(3);
         let req = BuildRequest {
             prompt: job.prompt,
+            hidden_removed,
             template,
             lang,
             checks,

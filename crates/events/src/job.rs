@@ -63,6 +63,14 @@ pub struct BuildArgs {
     pub assistant: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_hosts: Option<Vec<String>>,
+    /// Characters a person cannot see that were removed from the prompt as it arrived
+    /// ([`wright_text::hidden`]); the build's narration says so.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hidden_removed: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A body or stored job that cannot be run, and why (said to the client or ends the run).
@@ -80,7 +88,9 @@ impl std::error::Error for JobError {}
 impl BuildArgs {
     /// The arguments a `POST /api/builds` body asks for. Template and language are read as
     /// people type them (any case, `full-stack`, `pt-BR`); anything else is refused here.
+    /// The prompt loses the characters a person cannot see (counted in `hidden_removed`).
     pub fn from_body(body: &BuildBody) -> Result<Self, JobError> {
+        let prompt = wright_text::hidden::strip(&body.prompt);
         let template = body
             .template
             .as_deref()
@@ -96,7 +106,7 @@ impl BuildArgs {
             .map(|l| Lang::parse_loose(l).ok_or_else(|| JobError(format!("unknown language `{l}`; use en or pt"))))
             .transpose()?;
         Ok(BuildArgs {
-            prompt: body.prompt.clone(),
+            prompt: prompt.text,
             template,
             lang,
             model: body.model.clone(),
@@ -104,6 +114,7 @@ impl BuildArgs {
             continue_from: body.r#continue.clone().map(RunId),
             assistant: body.assistant,
             allow_hosts: body.allow_hosts.clone(),
+            hidden_removed: u32::try_from(prompt.removed).unwrap_or(u32::MAX),
         })
     }
 }
@@ -169,6 +180,18 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_arrives_without_what_a_person_cannot_see() {
+        let hostile = BuildBody { prompt: "a timer\u{202E}remit\u{0} with a 🎉".into(), ..body() };
+        let args = BuildArgs::from_body(&hostile).unwrap();
+        assert_eq!((args.prompt.as_str(), args.hidden_removed), ("a timerremit with a 🎉", 2));
+        let round = QueuedJob::decode(&QueuedJob::Build(args.clone()).encode()).unwrap();
+        assert_eq!(round, QueuedJob::Build(args));
+        // Nothing removed, nothing said (and nothing stored).
+        let clean = BuildArgs::from_body(&body()).unwrap();
+        assert!(!QueuedJob::Build(clean).encode().contains("hidden_removed"));
+    }
+
+    #[test]
     fn a_body_stored_by_an_earlier_version_still_reads_as_its_job() {
         let old = serde_json::to_string(&body()).unwrap();
         let QueuedJob::Build(args) = QueuedJob::decode(&old).unwrap() else { panic!("a build") };
@@ -187,6 +210,7 @@ mod tests {
                 continue_from: None,
                 assistant: false,
                 allow_hosts: None,
+                hidden_removed: 0,
             })
         );
     }

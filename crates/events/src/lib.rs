@@ -224,6 +224,10 @@ pub enum EventKind {
     },
     Error {
         message: String,
+        /// The technical reason behind `message`, when its words are for a person and not a
+        /// developer (a provider's error): shown on request (`--verbose`, a web UI's details).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
     },
     /// A task of a task run (`wright task run`) begins.
     TaskStarted {

@@ -32,6 +32,11 @@ pub enum Said {
     ServerStopped,
     /// A build whose server stopped while it was being cancelled.
     StoppedWhileCancelling,
+    /// The model could not be used (unreachable, refused the key, answered with an error):
+    /// kind words for a beginner, the technical reason kept as the error's detail.
+    ModelUnavailable,
+    /// The model's provider limits requests; room again in `seconds`.
+    ModelBusy { seconds: u64 },
 }
 
 impl Said {
@@ -51,6 +56,8 @@ impl Said {
             Said::CancelledWhileQueued => ("queue.cancelled", vec![]),
             Said::ServerStopped => ("ended.server_stopped", vec![]),
             Said::StoppedWhileCancelling => ("ended.stopped_while_cancelling", vec![]),
+            Said::ModelUnavailable => ("model.unavailable", vec![]),
+            Said::ModelBusy { seconds } => ("model.busy", vec![("seconds", seconds.max(1).to_string())]),
         }
     }
 }
@@ -107,6 +114,8 @@ mod tests {
             Said::CancelledWhileQueued,
             Said::ServerStopped,
             Said::StoppedWhileCancelling,
+            Said::ModelUnavailable,
+            Said::ModelBusy { seconds: 20 },
         ];
         for lang in [Lang::En, Lang::Pt] {
             for s in all {

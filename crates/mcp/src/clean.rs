@@ -15,22 +15,9 @@ pub const SCHEMA_MAX: usize = 16 * 1024;
 #[allow(clippy::unwrap_used)] // a fixed pattern
 static TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"</?[A-Za-z!][^<>]{0,200}>").unwrap());
 
-/// Whether `c` is invisible or reorders text: zero-width and joiner characters, bidi
-/// embeddings, overrides and isolates, word joiners and invisible operators, the byte-order
-/// mark, Unicode tag characters (which spell ASCII invisibly), variation selectors and
-/// control characters.
+/// Whether `c` is invisible or reorders text (see [`wright_text::hidden`]).
 fn hidden(c: char) -> bool {
-    matches!(c,
-        '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{206F}'
-        | '\u{FEFF}'
-        | '\u{FE00}'..='\u{FE0F}'
-        | '\u{E0000}'..='\u{E007F}'
-        | '\u{E0100}'..='\u{E01EF}'
-        | '\u{00AD}'
-        | '\u{180E}'
-    ) || (c.is_control() && c != '\n' && c != '\t')
+    wright_text::hidden::is_hidden(c)
 }
 
 /// A description fit for the prompt: visible text only, no tags, folded, at most `max` chars.

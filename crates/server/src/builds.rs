@@ -68,7 +68,7 @@ pub(crate) fn check_model(state: &AppState, model: Option<&String>) -> ApiResult
 }
 
 fn validate(state: &AppState, body: &BuildBody) -> ApiResult<()> {
-    crate::checks::check_prompt(&body.prompt, state.cfg.prompt_chars, &state.redactor)?;
+    crate::checks::check_prompt(&body.prompt, state.cfg.prompt_chars, &state.redactor, crate::checks::Asked::Build)?;
     check_model(state, body.model.as_ref())?;
     if body.checks.len() > MAX_CHECKS || body.checks.iter().any(|c| c.trim().is_empty() || c.len() > MAX_CHECK_CHARS) {
         return Err(ApiError::invalid(
@@ -99,11 +99,13 @@ pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
     IdempotencyKey(key): IdempotencyKey,
-    ApiJson(body): ApiJson<BuildBody>,
+    ApiJson(mut body): ApiJson<BuildBody>,
 ) -> ApiResult<(StatusCode, Json<Created>)> {
     // The body is read once, here: the queue stores the typed job, and a retry is the same
     // request when it asks for the same job (spelling, spacing and key order do not count).
     let args = BuildArgs::from_body(&body).map_err(|e| ApiError::invalid("invalid_fields", e.to_string()))?;
+    // From here on the prompt is the one the model will read: without invisible characters.
+    body.prompt.clone_from(&args.prompt);
     let job = QueuedJob::Build(args.clone());
     let dedup_key = match crate::enqueue::retry_or_stopping(&state, &caller, key.as_deref(), &job).await? {
         Ok(dedup_key) => dedup_key,

@@ -115,7 +115,8 @@ pub(crate) async fn checked_message(state: &AppState, content: &str) -> ApiResul
     if state.is_stopping() {
         return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "stopping", "the server is stopping; try again"));
     }
-    let content = content.trim().to_string();
+    // What a person cannot see never reaches the model (the stored message is what it read).
+    let content = wright_text::hidden::strip(content.trim()).text.trim().to_string();
     let chars = content.chars().count();
     if chars == 0 || chars > state.chat_max_chars {
         return Err(ApiError::invalid(
@@ -123,7 +124,7 @@ pub(crate) async fn checked_message(state: &AppState, content: &str) -> ApiResul
             format!("the message has {chars} characters; write 1 to {}", state.chat_max_chars),
         ));
     }
-    crate::checks::check_prompt(&content, (1, usize::MAX), &state.redactor)?;
+    crate::checks::check_prompt(&content, (1, usize::MAX), &state.redactor, crate::checks::Asked::Chat)?;
     if let Some(m) = &state.cfg.moderation {
         m.check(&content).await.inspect_err(|_| state.metrics.refused("moderation"))?;
     }

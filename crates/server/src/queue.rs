@@ -137,7 +137,7 @@ pub async fn end_build(shared: &AppState, build: &str, holder: &str, message: &s
         report: Some(message.to_string()),
         finished_at: wright_events::now(),
     };
-    let end = RunEnd::of(finish, vec![EventKind::Error { message: message.to_string() }]);
+    let end = RunEnd::of(finish, vec![EventKind::Error { message: message.to_string(), detail: None }]);
     let mut ended = false;
     for attempt in 0..20u32 {
         match shared.store.finish(build, Some(holder), end.clone()).await {

@@ -76,7 +76,12 @@ pub async fn create(
     ApiJson(body): ApiJson<TaskBody>,
 ) -> ApiResult<(StatusCode, Json<Created>)> {
     let plan = read_plan(&body)?;
-    let plan_json = serde_json::to_value(&plan).map_err(|e| ApiError::internal(format!("the plan: {e}")))?;
+    let mut plan_json = serde_json::to_value(&plan).map_err(|e| ApiError::internal(format!("the plan: {e}")))?;
+    // Every text of the plan goes to the model: without what a person cannot see.
+    let hidden = strip_hidden(&mut plan_json);
+    if hidden > 0 {
+        tracing::info!(user = %caller.0.name, hidden, "invisible characters removed from a task plan");
+    }
     let args = TaskArgs {
         plan: plan_json,
         project: body.project.clone().map(RunId),
@@ -232,4 +237,27 @@ pub async fn events(
 ) -> ApiResult<Response> {
     visible_run(&state, &caller, &id).await?;
     Ok(follow(&state, &id, last.after(q.after), format))
+}
+/// Remove the characters a person cannot see from every text of `v` (keys included); how many.
+fn strip_hidden(v: &mut serde_json::Value) -> usize {
+    use serde_json::Value;
+    let strip = |s: &mut String| {
+        let out = wright_text::hidden::strip(s);
+        *s = out.text;
+        out.removed
+    };
+    match v {
+        Value::String(s) => strip(s),
+        Value::Array(items) => items.iter_mut().map(strip_hidden).sum(),
+        Value::Object(map) => {
+            let old = std::mem::take(map);
+            let mut n = 0;
+            for (mut k, mut item) in old {
+                n += strip(&mut k) + strip_hidden(&mut item);
+                map.insert(k, item);
+            }
+            n
+        }
+        _ => 0,
+    }
 }

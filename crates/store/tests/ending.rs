@@ -118,7 +118,7 @@ async fn sweep(s: &dyn Store) -> Vec<String> {
             report: Some("the server stopped".into()),
             finished_at: now(),
         };
-        let words = vec![EventKind::Error { message: "the server stopped; send it again".into() }];
+        let words = vec![EventKind::Error { message: "the server stopped; send it again".into(), detail: None }];
         if let Finished::Now(_) = s.finish(&run, None, RunEnd::of(record, words)).await.unwrap() {
             ended.push(run);
         }
@@ -195,7 +195,7 @@ async fn a_turn_whose_server_died_is_ended_by_another_servers_sweep(a: Arc<dyn S
         assert_agree(&complete, &record);
         assert!(!b.hold_turn(run, short).await.unwrap(), "an ended turn takes no lease");
         assert!(matches!(
-            a.append(run, None, vec![Draft::now(EventKind::Error { message: "late".into() })]).await,
+            a.append(run, None, vec![Draft::now(EventKind::Error { message: "late".into(), detail: None })]).await,
             Err(StoreError::Ended(_))
         ));
     }

@@ -80,7 +80,8 @@ async fn live(s: &Arc<dyn Store>, id: &str, life: &Life) -> u64 {
                 report: None,
                 finished_at: now(),
             };
-            let end = RunEnd::of(record, vec![EventKind::Error { message: "last words".into() }]).checked(true, None);
+            let end = RunEnd::of(record, vec![EventKind::Error { message: "last words".into(), detail: None }])
+                .checked(true, None);
             let Finished::Now(logged) = s.finish(id, Some(&worker), end).await.unwrap() else { panic!("ended twice") };
             stored += logged.len() as u64;
         } else {

@@ -48,7 +48,7 @@ fn end(status: RunStatus) -> RunEnd {
         report: Some("done".into()),
         finished_at: now(),
     };
-    RunEnd::of(record, vec![EventKind::Error { message: "it ended".into() }]).checked(true, None)
+    RunEnd::of(record, vec![EventKind::Error { message: "it ended".into(), detail: None }]).checked(true, None)
 }
 
 fn message(e: &wright_events::Event) -> String {

@@ -1,11 +1,14 @@
-//! Text clipping, written once.
+//! Text clipping and cleaning, written once.
 //!
 //! Error messages quote bodies, prompts quote files and lessons, the CLI prints one-line
 //! summaries, the store keeps titles: all of them cut a text to a limit. They cut in one place
 //! so that no caller splits a UTF-8 character, overshoots its limit or changes a text that
 //! already fits. The variants are the few the callers need: a limit in characters or in bytes
 //! ([`Unit`]), a marker saying something was cut (counted inside the limit), one line, a word
-//! boundary, or the end instead of the start ([`tail`]).
+//! boundary, or the end instead of the start ([`tail`]). Cleaning removes what a person cannot
+//! see before a model reads it ([`hidden`]).
+
+pub mod hidden;
 
 /// What a limit counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

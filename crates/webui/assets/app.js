@@ -93,12 +93,20 @@ function connection(state) {
   conn.textContent = state === 'live' ? t('conn.live') : state === 'reconnecting' ? t('conn.reconnecting') : '';
 }
 
-function addLine({ text, tone }, seq) {
+function addLine({ text, tone, detail }, seq) {
   const list = $('narration');
   const item = el('li', { class: `line ${tone}` }, text);
+  if (detail) item.append(details(detail));
   if (seq !== undefined) item.dataset.seq = String(seq);
   list.append(item);
   list.scrollTop = list.scrollHeight;
+}
+
+/// The technical reason behind words meant for a person, folded away.
+function details(text) {
+  const box = el('details', { class: 'detail' });
+  box.append(el('summary', {}, t('error.details')), el('pre', {}, text));
+  return box;
 }
 
 function toast(text, tone) {

@@ -498,6 +498,12 @@ function handle(reply, e) {
       const shown = reply.final?.parts?.some((p) => p.type === 'error' && p.message === d.message);
       if (!shown) {
         const warn = el('p', { class: 'part warn', role: 'note' }, `⚠ ${t('chat.error', { message: d.message || '' })}`);
+        // The technical reason, one click away (the words above are for a person).
+        if (d.detail) {
+          const more = el('details', { class: 'detail' });
+          more.append(el('summary', {}, t('error.details')), el('pre', {}, d.detail));
+          warn.append(more);
+        }
         (reply.final ? reply.article.querySelector('.bubble') : reply.parts)?.append(warn);
       }
       break;

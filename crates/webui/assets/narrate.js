@@ -571,6 +571,9 @@ export function describe(e, t, run) {
       return { text: t('line.done', figures), tone: 'success' };
     }
     case 'error':
+      // Words for a person (the model could not be used) come with the technical reason apart,
+      // one click away; other errors are said as they are.
+      if (e.detail) return { text: e.message, tone: 'error', detail: e.detail };
       return { text: t('line.error', { message: e.message }), tone: 'error' };
     case 'restarted': {
       const key = e.reason === 'shutdown' ? 'restarted.shutdown' : 'restarted.worker_lost';

@@ -113,3 +113,14 @@ test('a task run is narrated as its tasks, and its end as a task run', () => {
     assert.notEqual(pt(key), en(key), key);
   }
 });
+
+test('a model that cannot be used is said kindly, the reason one click away', () => {
+  const [en, pt] = [translator('en'), translator('pt')];
+  const e = { type: 'error', message: en('model.unavailable'), detail: 'could not reach the provider: connection refused' };
+  assert.deepEqual(describe(e, en), { text: e.message, tone: 'error', detail: e.detail });
+  assert.match(en('model.unavailable'), /^I'm having trouble/);
+  assert.match(pt('model.unavailable'), /^Estou com dificuldade/);
+  assert.equal(pt('error.details'), 'Detalhes técnicos');
+  // An error with no detail is said as it is.
+  assert.equal(describe({ type: 'error', message: 'disk full' }, en).text, 'Error: disk full');
+});

@@ -268,7 +268,10 @@ async fn drive(
         let answer = match answer {
             Ok(a) => a,
             Err(_) if cancel.is_cancelled() => return end(deps, turn, Finish::Cancelled, None, emit, usage).await,
-            Err(e) => return end(deps, turn, Finish::Error(provider_words(&e)), None, emit, usage).await,
+            Err(e) => {
+                tracing::warn!("the assistant's model could not be used: {e}");
+                return end(deps, turn, Finish::Error(provider_words(lang, &e)), None, emit, usage).await;
+            }
         };
         usage.add(answer.usage);
         if answer.tool_calls.is_empty() {

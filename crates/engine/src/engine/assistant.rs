@@ -343,7 +343,7 @@ impl Engine {
             report: error.clone(),
             finished_at: wright_events::now(),
         };
-        let words = error.map(|message| EventKind::Error { message }).into_iter().collect();
+        let words = error.map(|message| EventKind::Error { message, detail: None }).into_iter().collect();
         if let Err(e) = log.finish(RunEnd::of(record, words)).await {
             tracing::warn!(run, "assistant turn end not stored: {e}");
         }

@@ -331,7 +331,7 @@ impl Engine {
             report: Some(message.to_string()),
             finished_at: wright_events::now(),
         };
-        let words = vec![EventKind::Error { message: message.to_string() }];
+        let words = vec![EventKind::Error { message: message.to_string(), detail: None }];
         match self.store.finish(run, None, RunEnd::of(finish, words)).await {
             Ok(wright_store::Finished::Now(_)) => true,
             Ok(_) => false,
@@ -461,7 +461,10 @@ impl Engine {
                     report: Some(e.to_string()),
                     finished_at: wright_events::now(),
                 };
-                let words = vec![EventKind::Error { message: e.to_string() }];
+                let words = vec![EventKind::Error {
+                    message: wright_events::words::say(job.lang, wright_events::words::Said::ModelUnavailable),
+                    detail: Some(e.to_string()),
+                }];
                 if let Err(stored) = log.finish(RunEnd::of(finish, words)).await {
                     tracing::warn!(run = %job.run, "chat turn end not stored: {stored}");
                 }
@@ -510,10 +513,11 @@ impl Engine {
             tokens,
             duration_ms: u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX),
             files: Vec::new(),
-            report: out.error.clone(),
+            report: out.detail.clone().or_else(|| out.error.clone()),
             finished_at: wright_events::now(),
         };
-        let last_words = out.error.iter().map(|m| EventKind::Error { message: m.clone() }).collect();
+        let last_words =
+            out.error.iter().map(|m| EventKind::Error { message: m.clone(), detail: out.detail.clone() }).collect();
         if let Err(e) = log.finish(RunEnd::of(finish, last_words)).await {
             tracing::warn!(run = %job.run, "chat turn end not stored: {e}");
         }

@@ -355,6 +355,7 @@ impl PreparedTasks {
             Some(why) => {
                 emitter.emit(EventKind::Error {
                     message: format!("No task ran: an MCP server this run requires did not start ({why})."),
+                    detail: None,
                 });
                 Ok(RunSummary::default())
             }
@@ -364,7 +365,7 @@ impl PreparedTasks {
             Ok(s) => s,
             Err(e) => {
                 // Checked when prepared; reaching here means the plan changed under us.
-                emitter.emit(EventKind::Error { message: e.to_string() });
+                emitter.emit(EventKind::Error { message: e.to_string(), detail: None });
                 RunSummary::default()
             }
         };
