@@ -9,6 +9,7 @@ import { showDashboard } from './dashboard.js';
 import { showApps } from './apps.js';
 import { showChat, hideChat } from './chat.js';
 import { $, api, el } from './dom.js';
+import { plainError, showError } from './errors.js';
 import { mountTaskForm, showTasks, taskEvent, clearTasks, offerProject } from './tasks.js';
 
 const lang = viewerLang();
@@ -61,7 +62,7 @@ async function open(id) {
   try {
     build = await api(`/api/builds/${encodeURIComponent(id)}`);
   } catch (err) {
-    if (me === current) addLine({ text: err.message, tone: 'error' });
+    if (me === current) addLine({ ...plainError(err, t), tone: 'error' });
     return;
   }
   // Another build (or the dashboard) took the screen while this one was asked for.
@@ -315,7 +316,7 @@ async function startBuild(body, button, errorBox) {
     loadHistory();
     return true;
   } catch (err) {
-    errorBox.textContent = err.message;
+    showError(errorBox, err, t);
     return false;
   } finally {
     button.disabled = false;
@@ -361,7 +362,7 @@ async function explain() {
     $('explanation').textContent = body.explanation;
     $('explain-box').hidden = false;
   } catch (err) {
-    toast(err.message, 'error');
+    toast(plainError(err, t).text, 'error');
   } finally {
     button.disabled = false;
     button.textContent = t('view.explain');
@@ -374,7 +375,7 @@ async function cancel() {
     const runs = current.kind === 'task' ? 'tasks' : 'builds';
     await api(`/api/${runs}/${encodeURIComponent(current.id)}/cancel`, { method: 'POST' });
   } catch (err) {
-    toast(err.message, 'error');
+    toast(plainError(err, t).text, 'error');
   }
 }
 

@@ -4,6 +4,7 @@
 // picks the stream up again and shows the answer. The URL's #chat=ID names the conversation.
 
 import { $, api, el } from './dom.js';
+import { showError } from './errors.js';
 import { readSse } from './sse.js';
 import { renderMarkdown } from './markdown.js';
 import { flashcards, renderPart, toolName, when } from './parts.js';
@@ -132,7 +133,7 @@ async function open(id) {
   try {
     messages = await api(`/api/chat/${encodeURIComponent(id)}/messages`);
   } catch (err) {
-    if (opening === state.opening) $('chat-error').textContent = err.message;
+    if (opening === state.opening) showError($('chat-error'), err, t);
     return;
   }
   if (opening !== state.opening) return;
@@ -166,7 +167,7 @@ async function clear() {
     toast(t('chat.cleared', { n: res?.deleted ?? 0 }));
     refreshList();
   } catch (err) {
-    $('chat-error').textContent = err.message;
+    showError($('chat-error'), err, t);
   }
 }
 
@@ -241,7 +242,7 @@ function feedback(m) {
         value = next;
         paint();
       } catch (err) {
-        $('chat-error').textContent = err.message;
+        showError($('chat-error'), err, t);
       }
     });
     buttons[v] = b;
@@ -266,7 +267,7 @@ async function send(ev) {
     try {
       id = (await api('/api/chat', { method: 'POST' })).id;
     } catch (err) {
-      $('chat-error').textContent = err.message;
+      showError($('chat-error'), err, t);
       setBusy(false);
       return;
     }
@@ -297,16 +298,21 @@ async function send(ev) {
   }
   if (!res || !res.ok) {
     // Nothing was started: take the message back so it can be sent again.
-    let message = reply.failed?.message || '';
+    const refused = reply.failed || new Error('');
     if (res) {
       const body = res.headers.get('content-type')?.includes('json') ? await res.json().catch(() => null) : null;
-      message = body?.error?.message || `HTTP ${res.status}`;
+      Object.assign(refused, {
+        message: body?.error?.message || `HTTP ${res.status}`,
+        status: res.status,
+        code: body?.error?.code || null,
+        retryAfter: res.headers.get('Retry-After'),
+      });
     }
     asked.remove();
     reply.article.remove();
     state.stream = null;
     input.value = content;
-    $('chat-error').textContent = message;
+    showError($('chat-error'), refused, t);
     setBusy(false);
     return;
   }

@@ -13,6 +13,7 @@ export async function api(path, options = {}) {
     const err = new Error(body?.error?.message || `HTTP ${res.status}`);
     err.status = res.status;
     err.code = body?.error?.code || null;
+    err.retryAfter = res.headers.get('Retry-After');
     throw err;
   }
   return body;

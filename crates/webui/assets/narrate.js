@@ -4,6 +4,7 @@
 // say too (queue notices, restarts) come from the shared tables in words.js.
 
 import { WORDS } from './words.js';
+import { ERROR_WORDS } from './errors.js';
 
 const STRINGS = {
   en: {
@@ -503,8 +504,8 @@ export function viewerLang(languages = navigator.languages || [navigator.languag
 
 /// A translator: t('key', {name: value}) fills {name} in the viewer's language.
 export function translator(lang) {
-  const table = { ...(WORDS[lang] || WORDS.en), ...(STRINGS[lang] || STRINGS.en) };
-  const fallback = { ...WORDS.en, ...STRINGS.en };
+  const table = { ...(WORDS[lang] || WORDS.en), ...(ERROR_WORDS[lang] || ERROR_WORDS.en), ...(STRINGS[lang] || STRINGS.en) };
+  const fallback = { ...WORDS.en, ...ERROR_WORDS.en, ...STRINGS.en };
   return (key, vars = {}) => {
     const text = table[key] ?? fallback[key] ?? key;
     return text.replace(/\{(\w+)\}/g, (_, k) => (k in vars ? String(vars[k]) : `{${k}}`));

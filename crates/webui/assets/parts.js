@@ -5,6 +5,7 @@
 // shown as its JSON.
 
 import { api, el } from './dom.js';
+import { plainError } from './errors.js';
 import { renderMarkdown, safeHref } from './markdown.js';
 import { highlightNamed } from './highlight.js';
 import { draw } from './diagram.js';
@@ -193,7 +194,7 @@ function quiz(q, ctx) {
       check.textContent = ctx.t('quiz.again');
     } catch (err) {
       score.classList.add('waiting');
-      score.textContent = err.message;
+      score.textContent = plainError(err, ctx.t).text;
     } finally {
       check.disabled = false;
     }
@@ -251,7 +252,7 @@ function flashcard(card, ctx) {
         next.textContent = ctx.t('cards.next', { date: when(reviewed.due, ctx.lang) });
         item.dataset.reviewed = rating;
       } catch (err) {
-        next.textContent = err.message;
+        next.textContent = plainError(err, ctx.t).text;
       } finally {
         for (const other of rate.querySelectorAll('button')) other.disabled = false;
       }

@@ -4,6 +4,7 @@
 // terminal, files); this module adds what only a task run has.
 
 import { $, api, el } from './dom.js';
+import { showError } from './errors.js';
 
 /// Wire the form: a run that is queued is opened by `opened(id)`.
 export function mountTaskForm(t, requestKey, opened) {
@@ -42,7 +43,7 @@ export function mountTaskForm(t, requestKey, opened) {
       opened(made.id);
     } catch (err) {
       // The server names the field at fault (`plan: at tasks[1].depends_on: …`).
-      errorBox.textContent = err.message;
+      showError(errorBox, err, t);
     } finally {
       button.disabled = false;
     }

@@ -37,6 +37,7 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "stream.js", content_type: JS, body: include_str!("../assets/stream.js") },
     Asset { name: "charts.js", content_type: JS, body: include_str!("../assets/charts.js") },
     Asset { name: "dom.js", content_type: JS, body: include_str!("../assets/dom.js") },
+    Asset { name: "errors.js", content_type: JS, body: include_str!("../assets/errors.js") },
     Asset { name: "dashboard.js", content_type: JS, body: include_str!("../assets/dashboard.js") },
     Asset { name: "apps.js", content_type: JS, body: include_str!("../assets/apps.js") },
     Asset { name: "tasks.js", content_type: JS, body: include_str!("../assets/tasks.js") },

@@ -3,6 +3,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { describe, translator } from '../assets/narrate.js';
+import { plainError } from '../assets/errors.js';
 
 const done = { type: 'complete', success: true, files: ['index.html', 'app.js'], fix_attempts: 1, duration_ms: 4200 };
 
@@ -123,4 +124,21 @@ test('a model that cannot be used is said kindly, the reason one click away', ()
   assert.equal(pt('error.details'), 'Detalhes técnicos');
   // An error with no detail is said as it is.
   assert.equal(describe({ type: 'error', message: 'disk full' }, en).text, 'Error: disk full');
+});
+
+test('every refusal a learner can meet is said in plain words, in both languages', () => {
+  const [en, pt] = [translator('en'), translator('pt')];
+  const refused = (status, code, message, retryAfter = null) => Object.assign(new Error(message), { status, code, retryAfter });
+  const creds = refused(422, 'prompt_credentials', 'the prompt asks to put your own password…');
+  assert.match(plainError(creds, en).text, /^Your request asks to put your own password/);
+  assert.match(plainError(creds, pt).text, /^Seu pedido pede para colocar sua própria senha/);
+  assert.equal(plainError(creds, en).detail, creds.message, 'the server\'s words one click away');
+  const hourly = refused(429, 'rate_limited', '20 explanations an hour; room again in 30 min', '1800');
+  assert.equal(plainError(hourly, en).text, 'You have reached a limit for now. You can try again in 30 minute(s).');
+  assert.equal(plainError(hourly, pt).text, 'Você chegou a um limite por enquanto. Pode tentar de novo em 30 minuto(s).');
+  assert.equal(plainError(new TypeError('Failed to fetch'), pt).text.startsWith('Não foi possível falar com o wright'), true);
+  assert.equal(plainError(refused(401, 'unauthorized', 'missing token'), en).text, 'You are signed out. Sign in again to go on.');
+  assert.equal(plainError(refused(409, 'odd', 'something new'), en).text, 'That did not work: something new');
+  // Every error sentence is in both languages, and differs.
+  for (const key of ['err.offline', 'err.prompt_secret', 'err.limit', 'err.store', 'err.busy']) assert.notEqual(pt(key), en(key), key);
 });
