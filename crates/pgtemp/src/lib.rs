@@ -92,13 +92,17 @@ impl PgServer {
         Ok(server)
     }
 
-    /// Stops the server when this process ends without dropping it.
+    /// Stops the server, and removes its folder, when this process ends without dropping it
+    /// (the shared server of a test binary is never dropped: without this, every run of the
+    /// tests left a folder of a few dozen megabytes in the temp folder).
     fn watchdog(&self) {
         let script = format!(
-            "while [ -d /proc/{pid} ]; do sleep 0.5; done; {ctl} -D '{data}' stop -m immediate >/dev/null 2>&1",
+            "while [ -d /proc/{pid} ]; do sleep 0.5; done; {ctl} -D '{data}' stop -m immediate >/dev/null 2>&1; \
+             rm -rf '{dir}'",
             pid = std::process::id(),
             ctl = self.bin.join("pg_ctl").display(),
             data = self.data.display(),
+            dir = self._dir.path().display(),
         );
         let mut cmd = Command::new("sh");
         cmd.args(["-c", &script]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());

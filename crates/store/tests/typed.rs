@@ -22,6 +22,7 @@ fn job() -> QueuedJob {
         continue_from: Some(RunId("b0".into())),
         assistant: true,
         allow_hosts: Some(vec!["api.example.test".into()]),
+        hidden_removed: 0,
     })
 }
 
