@@ -211,3 +211,53 @@ async fn tokens_per_build_with_and_without_budgets() {
     );
     assert!(k.0 <= f.0, "{k:?} vs {f:?}");
 }
+
+/// A task run (`wright task run`) has its own budget (`[budgets.task]`) and samples as code
+/// generation does.
+#[tokio::test]
+async fn a_task_run_keeps_to_the_task_budget_and_samples_as_generation() {
+    let dir = dir_with("[budgets]\nenforce = true\n[budgets.task]\nanswer = 1000\ntotal = 2400\n");
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let comments = "// the sum of two numbers, as the price list needs it\n".repeat(200);
+    // Small to begin with: a task's request carries its input files, and the request is never cut.
+    std::fs::write(proj.join("math.js"), "exports.add = (a, b) => a - b;\n").unwrap();
+    let plan = json!({"goal": "make add add", "tasks": [
+        {"id": "fix-add", "type": "code_generation", "description": "add must add, not subtract",
+         "input_artifacts": ["math.js"], "output_artifacts": ["math.js"],
+         "validation_criteria": ["node -e \"process.exit(require('./math.js').add(2, 3) === 5 ? 0 : 1)\""]}
+    ]});
+    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+    let fixed = format!("{comments}exports.add = (a, b) => a + b;\n");
+    let mock = MockLlm::start(vec![
+        Turn::calls(&[("readFile", json!({"path": "math.js"}))]),
+        Turn::calls(&[("runCommand", json!({"command": "seq", "args": ["1", "4000"]}))]),
+        Turn::calls(&[("updateFile", json!({"path": "math.js", "content": fixed}))]),
+        Turn::text("add now adds."),
+    ])
+    .await;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+    cmd.args(["task", "run", "plan.json", "--events", "jsonl", "--workspace"]).arg(&proj);
+    cmd.args(["--provider", "openai", "--base-url", &mock.base_url, "--model", "mock-model", "--data-dir"]);
+    cmd.arg(dir.path().join("data")).current_dir(dir.path()).env("OPENAI_API_KEY", support::OPENAI_KEY);
+    for k in support::HOST_ENV {
+        cmd.env_remove(k);
+    }
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let usage: Vec<&Value> = events.iter().filter(|e| e["type"] == "usage").collect();
+    let bodies = mock.requests();
+    assert_eq!(usage.len(), 4);
+    for (u, body) in usage.iter().zip(&bodies) {
+        let b = &u["budget"];
+        assert_eq!((b["name"].as_str(), b["total"].as_u64()), (Some("task"), Some(2400)));
+        assert!(b["used"].as_u64().unwrap() <= 2400, "{b}");
+        let (prompt, cap) = sent_tokens(body);
+        assert_eq!(cap, 1000);
+        assert!(prompt as u64 + cap <= 2400, "sent {prompt} + {cap}");
+        assert!(close(temperature(Wire::OpenAi, body), 0.3), "{}", body["temperature"]);
+    }
+    assert!(std::fs::read_to_string(proj.join("math.js")).unwrap().contains("a + b"));
+}
