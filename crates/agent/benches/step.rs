@@ -69,6 +69,7 @@ fn main() {
             max_cost_usd: None,
             journal: None,
             fit: Default::default(),
+            budget: None,
         };
         let mut msgs = vec![Message::system("s".repeat(4000)), Message::user("build a counter")];
         let mut stats = Default::default();

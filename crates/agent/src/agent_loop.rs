@@ -53,6 +53,9 @@ pub struct AgentLoop {
     /// What the build learned about how much conversation the model really reads; shared by
     /// its phases (clones share it).
     pub fit: Arc<ContextFit>,
+    /// The token budget each call is measured against (and kept to, when enforced); none
+    /// measures nothing.
+    pub budget: Option<Arc<crate::budget::Budgeting>>,
 }
 
 /// A server that cuts prompts silently (Ollama with a small `num_ctx`) shows it only in the
@@ -120,6 +123,17 @@ impl AgentLoop {
     /// Account one model call: its price, the stats, the usage log and a `usage` event.
     /// Returns the price.
     pub async fn charge(&self, answered_by: &str, usage: Usage, stats: &mut LoopStats) -> f64 {
+        self.charge_measured(answered_by, usage, None, stats).await
+    }
+
+    /// [`AgentLoop::charge`] for a call measured against its token budget.
+    pub async fn charge_measured(
+        &self,
+        answered_by: &str,
+        usage: Usage,
+        budget: Option<wright_events::CallBudget>,
+        stats: &mut LoopStats,
+    ) -> f64 {
         let cost = self.pricing.cost(answered_by, usage);
         if let Some(j) = &self.journal {
             j.usage(answered_by, usage, cost).await;
@@ -131,6 +145,7 @@ impl AgentLoop {
             output_tokens: usage.output_tokens,
             cached_tokens: usage.cached_tokens,
             cost_usd: cost,
+            budget,
         });
         cost
     }
@@ -154,12 +169,15 @@ impl AgentLoop {
             if let Some(j) = &self.journal {
                 j.sync(messages, None).await;
             }
+            // What is sent: the conversation as it is, or kept to the budget (the conversation
+            // itself stays whole).
+            let fitted = self.budget.as_ref().map(|b| b.fit(messages, self.max_tokens));
             let request = ChatRequest {
                 model: self.model.clone(),
-                messages: messages.clone(),
+                messages: fitted.as_ref().map_or_else(|| messages.clone(), |f| f.messages.clone()),
                 tools: tools.clone(),
                 temperature: self.temperature,
-                max_tokens: self.max_tokens,
+                max_tokens: fitted.as_ref().map_or(self.max_tokens, |f| f.max_tokens),
                 tool_choice: Default::default(),
             };
             let emitter = &self.ctx.emitter;
@@ -224,7 +242,8 @@ impl AgentLoop {
             let usage = response.usage;
             self.notice_truncation(&request.messages, usage.input_tokens + usage.cached_tokens);
             let answered_by = response.model.clone().unwrap_or_else(|| self.model.clone());
-            let cost = self.charge(&answered_by, response.usage, stats).await;
+            let measured = fitted.zip(self.budget.as_ref()).map(|(f, b)| f.answered(usage.output_tokens, &b.budget));
+            let cost = self.charge_measured(&answered_by, response.usage, measured, stats).await;
             let call_usage = (response.usage, cost);
             if let Some(max) = self.max_cost_usd {
                 if stats.cost_usd >= max {
@@ -351,6 +370,7 @@ mod tests {
             max_cost_usd: None,
             journal: None,
             fit: Arc::default(),
+            budget: None,
         };
         (dir, l, sink, provider)
     }

@@ -116,6 +116,7 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
         max_cost_usd: req.max_cost_usd,
         journal: journal.clone(),
         fit: Arc::default(),
+        budget: Some(Arc::new(req.budgets.for_template(template))),
     };
     let mut p = Progress::default();
 
@@ -283,6 +284,12 @@ async fn drive(
         system = format!("{system}\n{suppliers}");
     }
     let knowledge = knowledge_of(&p.applied, req.lang);
+    // The learning notes are the layer a budget drops first when the prompt is over its share.
+    let with_notes = agent.budget.as_ref().zip(knowledge.as_ref()).map(|(b, k)| AgentLoop {
+        budget: Some(Arc::new(crate::budget::Budgeting { optional: vec![k.clone()], ..(**b).clone() })),
+        ..agent.clone()
+    });
+    let agent = with_notes.as_ref().unwrap_or(agent);
     // A tested starter, for a new build: said first, then filled or followed.
     // (The starters are plain web pages: a template with a build step sets up its own project.)
     let starter =
@@ -362,8 +369,12 @@ async fn drive(
     }
     p.log.push(format!("Wrote the project ({} file(s)).", wright_tools::project_files(&ctx.workspace).len()));
 
-    let fix_agent = req.fix_model.as_ref().map(|m| AgentLoop { model: m.clone(), ..agent.clone() });
-    let fix_agent = fix_agent.as_ref().unwrap_or(agent);
+    let fix_agent = AgentLoop {
+        model: req.fix_model.clone().unwrap_or_else(|| agent.model.clone()),
+        temperature: req.fix_temperature,
+        ..agent.clone()
+    };
+    let fix_agent = &fix_agent;
     let mut fixing = BuildFixing {
         req,
         template,

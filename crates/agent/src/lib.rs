@@ -7,6 +7,7 @@
 //! At the end it scans the final files for risky patterns ([`scan`]) and warns about them.
 
 mod agent_loop;
+pub mod budget;
 mod build;
 mod build_fix;
 pub mod diagnose;
@@ -29,6 +30,7 @@ pub mod verify;
 mod verify_browser;
 
 pub use agent_loop::{AgentLoop, ContextFit, LoopStats, PhaseEnd};
+pub use budget::{Budgeting, Budgets, TokenBudget};
 pub use build::{BuildDeps, Prelude, run_build};
 pub use pricing::{ModelPrice, Pricing};
 pub use prompts::{Lang, OutsideApi, Template};

@@ -29,7 +29,14 @@ pub struct BuildRequest {
     pub max_turns: u32,
     pub timeout: Duration,
     pub model: String,
+    /// Sampling temperature of code generation (`[sampling.generate]`); none sends none.
     pub temperature: Option<f32>,
+    /// Sampling temperature of fix attempts (`[sampling.fix]`).
+    pub fix_temperature: Option<f32>,
+    /// Sampling temperature of the note written after a fix (`[sampling.note]`).
+    pub note_temperature: Option<f32>,
+    /// The token budgets each model call is measured against (`[budgets]`).
+    pub budgets: crate::budget::Budgets,
     pub max_tokens: Option<u32>,
     pub retry: RetryPolicy,
     pub pricing: Pricing,
@@ -77,6 +84,9 @@ impl Default for BuildRequest {
             timeout: Duration::from_secs(600),
             model: String::new(),
             temperature: None,
+            fix_temperature: None,
+            note_temperature: Some(crate::learning::NOTE_TEMPERATURE),
+            budgets: crate::budget::Budgets::default(),
             max_tokens: None,
             retry: RetryPolicy::default(),
             pricing: Pricing::default(),

@@ -110,7 +110,8 @@ pub(crate) async fn fill(
             model: agent.model.clone(),
             messages: messages.clone(),
             tools: vec![fill_tool(s)],
-            temperature: Some(0.3),
+            // The generate phase's setting; 0.3 (the seed's) when it has none.
+            temperature: agent.temperature.or(Some(0.3)),
             max_tokens: agent.max_tokens,
             tool_choice: Default::default(),
         };

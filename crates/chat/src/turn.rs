@@ -33,6 +33,9 @@ pub struct TurnDeps {
     pub scorer: Arc<Scorer>,
     /// Tokens of history the reply's prompt may carry.
     pub history_budget: usize,
+    /// The reply's sampling temperature (`[sampling.chat]`; 0.4 by default, a little
+    /// variety in the words).
+    pub temperature: Option<f32>,
 }
 
 /// One message to answer.
@@ -233,7 +236,7 @@ pub async fn run_turn(deps: &TurnDeps, turn: &Turn, emit: &Emitter, cancel: &Can
         model: deps.model.clone(),
         messages: prompt(form, turn.lang, &results, &history, &turn.content, deps.history_budget),
         tools: Vec::new(),
-        temperature: Some(0.4),
+        temperature: deps.temperature,
         max_tokens: Some(form.max_tokens()),
         tool_choice: Default::default(),
     };

@@ -43,6 +43,7 @@ async fn harness_with(model: Keyed, tools: Vec<Arc<dyn ChatTool>>, settings: Age
         store: store.clone(),
         scorer,
         history_budget: 3000,
+        temperature: Some(0.4),
     };
     Harness { deps, model, store, conversation }
 }

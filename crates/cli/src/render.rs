@@ -217,7 +217,7 @@ impl HumanSink {
                 (vec![line], None)
             }
             EventKind::Learning { lesson, .. } => (vec![format!("🧠 {} {lesson}", self.t("narrate.learned"))], None),
-            EventKind::Usage { input_tokens, output_tokens, cached_tokens, cost_usd } => {
+            EventKind::Usage { input_tokens, output_tokens, cached_tokens, cost_usd, .. } => {
                 st.usage.0 += input_tokens;
                 st.usage.1 += output_tokens;
                 st.usage.2 += cached_tokens;

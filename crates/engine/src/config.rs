@@ -102,6 +102,12 @@ pub struct FileConfig {
     /// Tools from MCP servers, one table per server (`[mcp_servers.NAME]`, `docs/mcp.md`).
     #[serde(default)]
     pub mcp_servers: std::collections::BTreeMap<String, wright_mcp::ServerConfig>,
+    /// Sampling per phase (`[sampling.generate]`, …; `docs/configuration.md`).
+    #[serde(default)]
+    pub sampling: crate::sampling::SamplingFile,
+    /// Token budgets per template (`[budgets]`, `[budgets.static]`, …; `docs/configuration.md`).
+    #[serde(default)]
+    pub budgets: crate::sampling::BudgetsFile,
 }
 
 /// The `[metrics]` table of `wright serve`.

@@ -13,6 +13,7 @@ use crate::EngineError;
 use crate::config::{FileConfig, ProviderKind, choose_provider};
 use crate::notice::{Warning, WarningKind};
 use crate::providers::{self, Wire};
+use crate::sampling::Phase as SamplingPhase;
 use crate::sandbox::{self, Mode};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -179,6 +180,8 @@ impl Engine {
         if let Some(l) = &file.lang {
             parse_lang(l)?;
         }
+        file.sampling.check(o.temperature.or(file.temperature))?;
+        file.budgets.resolve()?;
         let sandbox_mode = Mode::parse(o.sandbox.as_deref().or(file.sandbox.as_deref()).unwrap_or("auto"))?;
         let network = sandbox::parse_network(o.network.as_deref().or(file.network.as_deref()).unwrap_or("deny"))?;
         let egress = crate::egress::configured(&file.egress, &env)?;
@@ -422,7 +425,10 @@ impl Engine {
             max_turns: self.max_turns(),
             timeout: Duration::from_secs(self.timeout_secs()),
             model: model.clone(),
-            temperature: o.temperature.or(file.temperature),
+            temperature: Some(self.temperature(SamplingPhase::Generate)),
+            fix_temperature: Some(self.temperature(SamplingPhase::Fix)),
+            note_temperature: Some(self.temperature(SamplingPhase::Note)),
+            budgets: file.budgets.resolve()?,
             max_tokens: self.max_tokens(),
             retry: self.retry_policy(),
             pricing: self.pricing.clone(),

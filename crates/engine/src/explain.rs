@@ -102,7 +102,7 @@ impl Engine {
                 )),
             ],
             tools: Vec::new(),
-            temperature: Some(0.3),
+            temperature: Some(self.temperature(crate::sampling::Phase::Explain)),
             max_tokens: Some(1500),
             tool_choice: Default::default(),
         };

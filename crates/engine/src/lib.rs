@@ -21,6 +21,7 @@ mod mcp_chat;
 mod mcp_doctor;
 pub mod notice;
 pub mod providers;
+pub mod sampling;
 pub mod sandbox;
 mod scratch;
 

@@ -10,12 +10,14 @@ use std::sync::{Arc, Mutex};
 
 pub mod api;
 mod app;
+mod budget;
 pub mod chat;
 pub mod chat_sse;
 pub mod job;
 mod run;
 pub mod words;
 pub use app::AppRef;
+pub use budget::CallBudget;
 pub use run::{BrowserOutcome, EndReason, Lang, RestartReason, RunKind, RunStatus, TaskStatus, Template};
 
 /// The build state machine's phases; serialised in upper case as the contract shows them.
@@ -189,6 +191,9 @@ pub enum EventKind {
         output_tokens: u64,
         cached_tokens: u64,
         cost_usd: f64,
+        /// How the call measured against its token budget (beyond the contract's fields).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<CallBudget>,
     },
     Complete {
         success: bool,

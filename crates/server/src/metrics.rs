@@ -294,7 +294,7 @@ impl UsageSink {
 
 impl EventSink for UsageSink {
     fn accept(&self, event: &Event) {
-        if let EventKind::Usage { input_tokens, output_tokens, cached_tokens, cost_usd } = &event.kind {
+        if let EventKind::Usage { input_tokens, output_tokens, cached_tokens, cost_usd, .. } = &event.kind {
             for (kind, n) in [("input", input_tokens), ("output", output_tokens), ("cached", cached_tokens)] {
                 self.0.tokens.get_or_create(&KindLabels { kind: kind.into() }).inc_by(*n);
             }

@@ -486,6 +486,7 @@ mod tests {
             max_cost_usd: None,
             journal: None,
             fit: Default::default(),
+            budget: None,
         };
         TaskEnv { ctx, command_timeout: std::time::Duration::from_secs(10), judge: None, agent: Some(agent) }
     }

@@ -481,6 +481,7 @@ impl Engine {
             store: self.store.clone(),
             scorer: parts.scorer.clone(),
             history_budget: parts.history_budget,
+            temperature: Some(self.temperature(crate::sampling::Phase::Chat)),
         };
         let turn = Turn {
             asked: job.asked.clone(),

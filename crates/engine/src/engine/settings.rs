@@ -63,6 +63,12 @@ impl Engine {
         self.max_tokens_setting().filter(|n| *n > 0)
     }
 
+    /// The temperature `phase`'s model calls send: `--temperature` (or wright.toml's top-level
+    /// `temperature`) for every phase, then `[sampling.PHASE]`, then the phase's default.
+    pub(crate) fn temperature(&self, phase: crate::sampling::Phase) -> f32 {
+        self.file.sampling.temperature(phase, self.o.temperature.or(self.file.temperature))
+    }
+
     /// Model turns allowed per agent loop: flag, then wright.toml, then 100.
     pub(crate) fn max_turns(&self) -> u32 {
         self.o.max_turns.or(self.file.max_turns).unwrap_or(100).max(1)

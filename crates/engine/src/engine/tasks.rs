@@ -79,6 +79,8 @@ pub struct PreparedTasks {
     parts: RunParts,
     retry: RetryPolicy,
     temperature: Option<f32>,
+    /// The task run's token budget (`[budgets.task]`).
+    budget: wright_agent::Budgeting,
     max_tokens: Option<u32>,
     max_turns: u32,
     max_cost_usd: Option<f64>,
@@ -152,7 +154,8 @@ impl Engine {
             options,
             parts,
             retry: self.retry_policy(),
-            temperature: o.temperature.or(file.temperature),
+            temperature: Some(self.temperature(crate::sampling::Phase::Generate)),
+            budget: file.budgets.resolve()?.for_task(),
             max_tokens: self.max_tokens(),
             max_turns: self.max_turns(),
             max_cost_usd: o.max_cost.or(file.max_cost),
@@ -332,6 +335,7 @@ impl PreparedTasks {
             max_cost_usd: self.max_cost_usd,
             journal: Some(journal.clone()),
             fit: Default::default(),
+            budget: Some(Arc::new(self.budget.clone())),
         };
         let env = TaskEnv {
             ctx: ctx.clone(),
