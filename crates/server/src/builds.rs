@@ -177,9 +177,14 @@ async fn copy_files(state: &AppState, parent: &BuildRecord, id: &str) -> ApiResu
     let from = artifacts.resolve(std::path::Path::new(&parent.start.workspace));
     let (pid, id) = (parent.start.id.to_string(), id.to_string());
     let copied = tokio::task::spawn_blocking(move || {
-        let root = artifacts.root();
-        crate::rerun::copy_project(&from, &artifacts.build_folder(&id))?;
-        crate::rerun::copy_project(&from, &crate::rerun::snapshot_of(root, &id))
+        let (own, snap) = (artifacts.build_folder(&id), crate::rerun::snapshot_of(artifacts.root(), &id));
+        let made = crate::rerun::copy_project(&from, &own).and_then(|()| crate::rerun::copy_project(&from, &snap));
+        if made.is_err() {
+            // Half a copy is nobody's.
+            let _ = crate::rerun::remove_all(&own);
+            let _ = crate::rerun::remove_all(&snap);
+        }
+        made
     })
     .await
     .map_err(|e| ApiError::internal(format!("copying the files: {e}")))?;
