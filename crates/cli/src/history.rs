@@ -100,6 +100,15 @@ pub enum BuildsCommand {
         #[arg(long, default_value_t = 0, value_name = "SEQ")]
         after: u64,
     },
+    /// Share a build with its owner's classmates (they may follow it and copy it; docs/classes.md),
+    /// or stop sharing it with --off.
+    Share {
+        /// Build id or a unique prefix of it.
+        id: String,
+        /// Stop sharing it.
+        #[arg(long)]
+        off: bool,
+    },
 }
 
 /// `wright stats`
@@ -247,6 +256,15 @@ pub async fn builds(
     out: &mut dyn Write,
 ) -> Result<()> {
     match cmd {
+        BuildsCommand::Share { id, off } => {
+            let build = find_build(store, &id).await?;
+            if build.owner.is_none() {
+                bail!("build {} was run here, not by a user of `wright serve`; only theirs are shared", build.start.id);
+            }
+            store.set_shared(&build.start.id, !off).await?;
+            let done = if off { "is no longer shared" } else { "is shared with its owner's classmates" };
+            writeln!(out, "Build {} {done}.", build.start.id)?;
+        }
         BuildsCommand::List { limit, json } => {
             let mut builds = store.list_builds(limit.saturating_add(1)).await?;
             let more = builds.len() > limit as usize;

@@ -5,6 +5,7 @@
 mod apps;
 mod args;
 mod chat;
+mod classes;
 mod endpoint;
 mod explain;
 mod history;
@@ -134,6 +135,14 @@ enum Command {
         db: DbArgs,
         #[command(subcommand)]
         command: users::UsersCommand,
+    },
+    /// Classes of `wright serve` (docs/classes.md): add one with its teachers, change its
+    /// members, list them.
+    Classes {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: classes::ClassesCommand,
     },
 }
 
@@ -311,6 +320,10 @@ fn main() -> ExitCode {
             Command::Users { db, command } => {
                 let store = open_store(db, cli.config.as_deref()).await?;
                 done(users::users(command, store.as_ref(), &mut std::io::stdout()).await)
+            }
+            Command::Classes { db, command } => {
+                let store = open_store(db, cli.config.as_deref()).await?;
+                done(classes::classes(command, store.as_ref(), &mut std::io::stdout()).await)
             }
         }
     });

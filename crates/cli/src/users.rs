@@ -13,6 +13,10 @@ pub enum UsersCommand {
         /// May see every build and the statistics.
         #[arg(long)]
         admin: bool,
+        /// May see the builds, costs and limits of the members of the classes they teach
+        /// (`wright classes add NAME --teacher USER`; docs/classes.md).
+        #[arg(long, conflicts_with = "admin")]
+        teacher: bool,
     },
     /// Everyone who may sign in.
     List,
@@ -39,9 +43,14 @@ fn valid_name(name: &str) -> Result<()> {
 
 pub async fn users(cmd: UsersCommand, store: &dyn Store, out: &mut dyn Write) -> Result<()> {
     match cmd {
-        UsersCommand::Add { name, admin } => {
+        UsersCommand::Add { name, admin, teacher } => {
             valid_name(&name)?;
-            let user = wright_store::new_user(&name, if admin { Role::Admin } else { Role::User });
+            let role = match (admin, teacher) {
+                (true, _) => Role::Admin,
+                (_, true) => Role::Teacher,
+                _ => Role::User,
+            };
+            let user = wright_store::new_user(&name, role);
             let token = wright_server::new_token();
             store.create_user(&user, &wright_server::hash_token(&token)).await?;
             writeln!(out, "{token}")?;
@@ -53,7 +62,7 @@ pub async fn users(cmd: UsersCommand, store: &dyn Store, out: &mut dyn Write) ->
         }
         UsersCommand::List => {
             for u in store.users().await? {
-                writeln!(out, "{:<24} {:<6} {}", u.name, u.role.as_str(), u.created_at)?;
+                writeln!(out, "{:<24} {:<7} {}", u.name, u.role.as_str(), u.created_at)?;
             }
         }
         UsersCommand::Remove { name } => {

@@ -209,6 +209,10 @@ pub struct BuildView {
     /// The app a published build became (its address and names); in `GET /api/builds/{id}` only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app: Option<crate::AppRef>,
+    /// Who shared the build with their classmates (their name), while it is shared; in `GET
+    /// /api/builds/{id}` and `GET /api/builds?shared=true` (docs/classes.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_by: Option<String>,
 }
 
 /// A file of a build.

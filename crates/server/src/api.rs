@@ -37,6 +37,7 @@ pub fn view_of(b: BuildRecord, preview_origin: &str, with_report: bool) -> Build
         queue_position: None,
         report: if with_report { b.report } else { None },
         app: None,
+        shared_by: None,
         id,
     }
 }

@@ -56,7 +56,8 @@ impl Caller {
     pub fn is_admin(&self) -> bool {
         self.0.role == Role::Admin
     }
-    /// May this caller see a build owned by `owner`?
+    /// May this caller change something owned by `owner` (an app)? Runs go through
+    /// `crate::access`, which also knows teachers and classmates.
     pub fn may_see(&self, owner: Option<&str>) -> bool {
         self.is_admin() || owner == Some(self.0.id.as_str())
     }

@@ -1,5 +1,6 @@
 //! `/api/builds`: queue, list, show, cancel, follow, and read a build's files.
 
+use crate::access::{Access, visible};
 use crate::api::{BuildBody, BuildView, Cancelled, Created, FileEntry};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiJson, ApiResult};
@@ -28,29 +29,20 @@ use wright_store::{
 const MAX_CHECKS: usize = 10;
 const MAX_CHECK_CHARS: usize = 1000;
 
-/// The build, if the caller may see it; someone else's build is "not found" (its id says
-/// nothing about whether it exists).
-pub async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<BuildRecord> {
-    let b = state.store.build(id).await?;
-    // A chat turn is read through its conversation (`/api/chat`), by its owner only: not here,
-    // not even by an admin.
-    let chat = b.start.kind == wright_events::RunKind::Chat;
-    if caller.may_see(b.owner.as_deref()) && !chat { Ok(b) } else { Err(ApiError::not_found(format!("build {id}"))) }
-}
-
-/// Run `id`, if the caller may see it and it has ended: one still queued or running is a
-/// `409 parent_active` that `busy` words (its folder is not to be worked on yet).
+/// Run `id`, if the caller may see it and it has ended, and what they may do with it: one
+/// still queued or running is a `409 parent_active` that `busy` words (its folder is not to be
+/// worked on yet).
 pub(crate) async fn ended(
     state: &AppState,
     caller: &Caller,
     id: &str,
     busy: impl FnOnce() -> String,
-) -> ApiResult<BuildRecord> {
-    let b = visible(state, caller, id).await?;
+) -> ApiResult<(BuildRecord, Access)> {
+    let (b, access) = crate::access::reach(state, caller, id).await?;
     if !b.status.is_final() {
         return Err(ApiError::new(StatusCode::CONFLICT, "parent_active", busy()));
     }
-    Ok(b)
+    Ok((b, access))
 }
 
 /// A model the caller asked for must be one the server offers.
@@ -112,11 +104,15 @@ pub async fn create(
         Err(answer) => return Ok(answer),
     };
     validate(&state, &body)?;
-    let parent = match &body.r#continue {
+    // A build of one's own is continued in its folder; one the caller may only read (shared by
+    // a classmate, or a student's for their teacher) is copied into a folder of the caller's.
+    let (parent, copy) = match &body.r#continue {
         Some(id) => {
-            Some(ended(&state, &caller, id, || format!("build {id} has not ended yet; continue it once it has")).await?)
+            let (b, access) =
+                ended(&state, &caller, id, || format!("build {id} has not ended yet; continue it once it has")).await?;
+            (Some(b), access == Access::Read)
         }
-        None => None,
+        None => (None, false),
     };
     if let Some(m) = &state.cfg.moderation {
         m.check(&body.prompt).await.inspect_err(|_| state.metrics.refused("moderation"))?;
@@ -124,9 +120,12 @@ pub async fn create(
     let cfg_limits = (state.cfg.max_concurrent_builds, state.cfg.builds_per_hour);
     let id = wright_engine::new_build_id();
     let workspace = match &parent {
-        Some(p) => p.start.workspace.clone(),
-        None => state.engine.artifacts().record(&state.engine.artifacts().build_folder(&id)),
+        Some(p) if !copy => p.start.workspace.clone(),
+        _ => state.engine.artifacts().record(&state.engine.artifacts().build_folder(&id)),
     };
+    if let (Some(p), true) = (&parent, copy) {
+        copy_files(&state, p, &id).await?;
+    }
     let ahead = state.store.queue_depth().await?;
     let now = wright_events::now();
     let first = EventKind::Queued { position: ahead };
@@ -154,7 +153,13 @@ pub async fn create(
     };
 
     let busy = |other: &str| format!("build {other} is still working in this folder; continue once it has ended");
-    if let Some(answer) = crate::enqueue::enqueue(&state, &caller, &queued, busy).await? {
+    let enqueued = crate::enqueue::enqueue(&state, &caller, &queued, busy).await;
+    if copy && !matches!(enqueued, Ok(None)) {
+        // Not queued after all: its copy of the files is nobody's.
+        crate::rerun::discard(state.engine.artifacts().root(), &id);
+        let _ = crate::rerun::remove_all(&state.engine.artifacts().build_folder(&id));
+    }
+    if let Some(answer) = enqueued? {
         return Ok(answer);
     }
     if body.assistant
@@ -167,13 +172,40 @@ pub async fn create(
     Ok(crate::enqueue::created(&state, id, wright_events::RunKind::Build))
 }
 
+/// A copy of `parent`'s files (a build the caller may only read) as build `id`'s own folder, and
+/// as the copy a re-run after an interruption starts again from (`rerun::prepare`).
+async fn copy_files(state: &AppState, parent: &BuildRecord, id: &str) -> ApiResult<()> {
+    let artifacts = state.engine.artifacts().clone();
+    let from = artifacts.resolve(std::path::Path::new(&parent.start.workspace));
+    let (pid, id) = (parent.start.id.to_string(), id.to_string());
+    let copied = tokio::task::spawn_blocking(move || {
+        let (own, snap) = (artifacts.build_folder(&id), crate::rerun::snapshot_of(artifacts.root(), &id));
+        let made = crate::rerun::copy_project(&from, &own).and_then(|()| crate::rerun::copy_project(&from, &snap));
+        if made.is_err() {
+            // Half a copy is nobody's.
+            let _ = crate::rerun::remove_all(&own);
+            let _ = crate::rerun::remove_all(&snap);
+        }
+        made
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("copying the files: {e}")))?;
+    copied.map_err(|e| {
+        ApiError::new(StatusCode::CONFLICT, "no_files", format!("the files of build {pid} could not be copied: {e}"))
+    })
+}
+
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct ListQuery {
     /// At most this many, newest first [default 50, at most 500].
     pub(crate) limit: Option<u32>,
+    /// `true`: the builds your classmates shared with you instead, each with `shared_by`.
+    #[serde(default)]
+    pub(crate) shared: bool,
 }
 
-/// Your builds (an admin sees everyone's), newest first.
+/// Your builds (an admin sees everyone's), newest first; with `?shared=true`, the builds your
+/// classmates shared with you.
 #[utoipa::path(get, path = "/api/builds", params(ListQuery), security(("bearer" = [])),
     responses((status = 200, body = [BuildView]), (status = 401, body = crate::api::ErrorBody)))]
 pub async fn list(
@@ -181,9 +213,18 @@ pub async fn list(
     caller: Caller,
     Query(q): Query<ListQuery>,
 ) -> ApiResult<Json<Vec<BuildView>>> {
-    let owner = (!caller.is_admin()).then_some(caller.0.id.as_str());
-    let builds = state.store.builds_of(owner, q.limit.unwrap_or(50).clamp(1, 500)).await?;
+    let limit = q.limit.unwrap_or(50).clamp(1, 500);
     let origin = state.cfg.preview_origin();
+    if q.shared {
+        let shared = state.store.shared_with(&caller.0.id, limit).await?;
+        let view = |s: wright_store::SharedBuild| BuildView {
+            shared_by: Some(s.shared.by),
+            ..crate::api::view_of(s.build, &origin, false)
+        };
+        return Ok(Json(shared.into_iter().map(view).collect()));
+    }
+    let owner = (!caller.is_admin()).then_some(caller.0.id.as_str());
+    let builds = state.store.builds_of(owner, limit).await?;
     Ok(Json(builds.into_iter().map(|b| crate::api::view_of(b, &origin, false)).collect()))
 }
 
@@ -195,6 +236,7 @@ pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<S
     let queued = b.status == wright_store::RunStatus::Queued;
     let mut view = crate::api::view_of(b, &state.cfg.preview_origin(), true);
     view.app = state.store.app_of_build(&id).await?.map(|a| a.to_ref());
+    view.shared_by = state.store.shared(&id).await?.map(|s| s.by);
     if queued {
         view.queue_position = Some(state.store.queue_position(&id).await?);
     }
@@ -209,7 +251,7 @@ pub async fn cancel(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Cancelled>> {
-    let b = visible(&state, &caller, &id).await?;
+    let b = crate::access::owned(&state, &caller, &id).await?;
     cancel_run(&state, b).await
 }
 

@@ -1,8 +1,8 @@
 //! `POST /api/builds/{id}/explain`: a build's code explained to a beginner, by the server's
 //! model (the same words as `wright explain`).
 
+use crate::access::owned;
 use crate::auth::Caller;
-use crate::builds::visible;
 use crate::error::{ApiError, ApiJson, ApiResult};
 use crate::state::AppState;
 use axum::Json;
@@ -35,7 +35,7 @@ pub async fn explain(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<ExplainBody>,
 ) -> ApiResult<Json<Explanation>> {
-    let build = visible(&state, &caller, &id).await?;
+    let build = owned(&state, &caller, &id).await?;
     let _turn = state
         .limits
         .hold(

@@ -22,11 +22,13 @@
 // - `state` (what every handler shares), above the parts it holds;
 // - `maintenance` (periodic jobs, the heartbeat), above `state`;
 // - `queue` (the workers, which start the maintenance) and `auth` (who is calling), above `state`;
-// - the resources: `builds`, `explain`, `admin`, `ops`, `ui`, `published` (apps), `preview`
+// - `access` (who may see and change a run), above `state` and `auth`;
+// - the resources: `builds`, `classes` (classes, teachers' views, shared builds), `explain`, `admin`, `ops`, `ui`, `published` (apps), `preview`
 //   (above `published`, whose apps it serves);
 // - `mcp`, the same resources as MCP tools (above `builds`, `tasks`, `chat`, `published`);
 // - `router`, the API origin's routes and OpenAPI document, above every resource;
 // - and this root, which starts it all and which no module imports.
+mod access;
 mod admin;
 mod api;
 mod app_assistant;
@@ -36,6 +38,7 @@ mod auth;
 mod builds;
 mod chat;
 mod checks;
+mod classes;
 mod config;
 mod embeddings;
 mod enqueue;

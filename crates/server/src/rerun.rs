@@ -120,6 +120,20 @@ pub fn prepare(artifacts: &LocalArtifacts, record: &BuildRecord, continuing: boo
     Ok(folder)
 }
 
+/// Copy the project in `from` into a new folder `to` (written under a temporary name and
+/// renamed, as a follow-up's copy is): a classmate's copy of a shared build starts from it.
+/// Links are copied as links, never followed; regenerated folders are left out.
+pub fn copy_project(from: &Path, to: &Path) -> io::Result<()> {
+    let (Some(parent), Some(name)) = (to.parent(), to.file_name().and_then(|n| n.to_str())) else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a folder to make", to.display())));
+    };
+    std::fs::create_dir_all(parent)?;
+    let tmp = parent.join(format!(".partial-{name}-{}", std::process::id()));
+    let into = Dir::create(&tmp).map_err(io::Error::other)?;
+    copy(&Dir::open(from).map_err(io::Error::other)?, &into)?;
+    std::fs::rename(&tmp, to)
+}
+
 /// Remove the folders of a build's earlier claims (`DATA/builds/ID`, `DATA/builds/ID.N`) that
 /// are still there (a lost run that came back after its folder was removed may have made it
 /// again), for retention; all but `keep` (the folder the build is known by, which retention

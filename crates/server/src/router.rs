@@ -5,7 +5,7 @@
 use crate::api::{BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{admin, assistant, auth, builds, chat, embeddings, explain, ops, published, tasks, ui, visitor};
+use crate::{admin, assistant, auth, builds, chat, classes, embeddings, explain, ops, published, tasks, ui, visitor};
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
@@ -38,6 +38,10 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(builds::archive))
         .routes(routes!(builds::screenshot))
         .routes(routes!(crate::builds::preview_events))
+        .routes(routes!(classes::share))
+        .routes(routes!(classes::list, classes::create))
+        .routes(routes!(classes::report))
+        .routes(routes!(classes::members))
         .routes(routes!(tasks::create))
         .routes(routes!(tasks::get))
         .routes(routes!(tasks::cancel))

@@ -3,9 +3,10 @@
 //! builds' queue, limits, leases and run log (a row of kind `task`, its job typed as
 //! [`QueuedJob::Task`]), so it is followed, resumed, restarted and cancelled as a build is.
 
+use crate::access::{Access, read_only, visible};
 use crate::api::{Cancelled, Created, TaskBody, TaskOutcomeView, TaskRunView};
 use crate::auth::Caller;
-use crate::builds::{check_model, follow, visible};
+use crate::builds::{check_model, follow};
 use crate::error::{ApiError, ApiJson, ApiResult};
 use crate::headers::{EventsFormat, IdempotencyKey, LastEventId};
 use crate::state::AppState;
@@ -28,10 +29,12 @@ async fn visible_run(state: &AppState, caller: &Caller, id: &str) -> ApiResult<B
 
 /// A run whose project a new task run may work on: the caller's, and ended.
 async fn ended_project(state: &AppState, caller: &Caller, id: &str, field: &str) -> ApiResult<BuildRecord> {
-    crate::builds::ended(state, caller, id, || {
+    let (b, access) = crate::builds::ended(state, caller, id, || {
         format!("{field}: run {id} has not ended yet; start the tasks once it has")
     })
-    .await
+    .await?;
+    // A task run works in the project's own folder: only its owner's (or an admin's).
+    if access == Access::Read { Err(read_only(id)) } else { Ok(b) }
 }
 
 /// The plan of `body`, read and checked as `wright task check` does; errors name the field.
@@ -218,6 +221,9 @@ pub async fn cancel(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Cancelled>> {
     let b = visible_run(&state, &caller, &id).await?;
+    if crate::access::access(&state, &caller, &b).await? != Some(Access::Own) {
+        return Err(read_only(&id));
+    }
     crate::builds::cancel_run(&state, b).await
 }
 

@@ -19,6 +19,7 @@ pub mod apps;
 pub mod assistant;
 pub mod chat;
 mod chat_rows;
+pub mod classes;
 mod error;
 mod ids;
 pub mod limits;
@@ -35,6 +36,7 @@ mod sqlite;
 mod sqlite_apps;
 mod sqlite_assistant;
 mod sqlite_chat;
+mod sqlite_classes;
 mod sqlite_dashboard;
 mod sqlite_limits;
 mod sqlite_maintenance;
@@ -52,6 +54,7 @@ pub use assistant::{
     Answer, Answered, AssistantStore, AssistantTurn, CallRow, CallStatus, EmbedKey, Side, TurnState, new_call_id,
 };
 pub use chat::{ChatStore, Conversation, StoredCard};
+pub use classes::{Class, ClassStore, MemberSpend, Part, Relation, Shared, SharedBuild};
 pub use error::{Result, StoreError};
 pub use ids::{new_id, now};
 pub use limits::{Admit, Limiter, Quota, SlotAsk};

@@ -257,6 +257,9 @@ pub enum CancelOutcome {
 pub enum Role {
     Admin,
     User,
+    /// A user who also sees the builds, costs and limits of the members of the classes they
+    /// teach (docs/classes.md); nothing of anyone else's.
+    Teacher,
 }
 
 impl Role {
@@ -264,12 +267,14 @@ impl Role {
         match self {
             Self::Admin => "admin",
             Self::User => "user",
+            Self::Teacher => "teacher",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "admin" => Some(Self::Admin),
             "user" => Some(Self::User),
+            "teacher" => Some(Self::Teacher),
             _ => None,
         }
     }

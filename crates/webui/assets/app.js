@@ -7,6 +7,7 @@ import { highlightInto } from './highlight.js';
 import { follow } from './stream.js';
 import { showDashboard } from './dashboard.js';
 import { showApps } from './apps.js';
+import { mountClasses, showSharing, loadShared, showClasses } from './classes.js';
 import { showChat, hideChat } from './chat.js';
 import { $, api, el } from './dom.js';
 import { plainError, showError } from './errors.js';
@@ -72,11 +73,13 @@ async function open(id) {
   me.previewUrl = build.preview_url || null;
   if (build.app) showApp(build.app);
   const ended = build.status === 'published' || build.status === 'failed';
-  $('cancel').hidden = ended;
+  // Someone else's build (shared, or a student's) is read-only: it may be copied, not changed.
+  me.own = showSharing(build, $('more').querySelector('label'), $('more-go'));
+  $('cancel').hidden = ended || !me.own;
   // A task run's project is kept working on with another task file, not a prompt.
   $('more').hidden = !ended || me.kind === 'task';
-  $('explain').hidden = !ended;
-  if (ended) offerProject(id);
+  $('explain').hidden = !ended || !me.own;
+  if (ended && me.own) offerProject(id);
   if (me.kind === 'task') {
     showTasks(id, t).catch((err) => me === current && addLine({ text: err.message, tone: 'error' }));
   }
@@ -171,9 +174,9 @@ function show(e) {
       meter();
       $('cancel').hidden = true;
       $('more').hidden = current.kind === 'task';
-      offerProject(current.id);
+      if (current.own) offerProject(current.id);
       // A build that wrote nothing has no code to explain, no page to show and nothing to download.
-      $('explain').hidden = e.files.length === 0;
+      $('explain').hidden = e.files.length === 0 || !current.own;
       $('download').hidden = e.files.length === 0;
       for (const f of e.files) if (!current.files.has(f)) current.files.set(f, { fresh: false });
       renderFiles();
@@ -413,6 +416,7 @@ async function loadHistory() {
   }
   // Shown beside the builds only (the chat, the apps and the dashboard have the page to themselves).
   $('history').hidden = ownPage() !== null;
+  loadShared();
 }
 
 // ---- start ---------------------------------------------------------------------------------
@@ -423,6 +427,7 @@ let admin = false;
 function ownPage() {
   if (location.hash === '#chat' || location.hash.startsWith('#chat=')) return 'chat';
   if (location.hash === '#apps') return 'apps';
+  if (location.hash === '#classes') return 'classes';
   if (admin && location.hash === '#admin') return 'admin';
   return null;
 }
@@ -432,8 +437,9 @@ function route() {
   const [onChat, onApps, onDashboard] = [page === 'chat', page === 'apps', page === 'admin'];
   $('dashboard').hidden = !onDashboard;
   $('apps').hidden = !onApps;
+  $('classes').hidden = page !== 'classes';
   for (const id of ['ask', 'ask-tasks', 'history']) $(id).hidden = page !== null;
-  const navs = [['nav-build', page === null], ['nav-apps', onApps], ['nav-chat', onChat], ['nav-admin', onDashboard]];
+  const navs = [['nav-build', page === null], ['nav-apps', onApps], ['nav-chat', onChat], ['nav-admin', onDashboard], ['nav-classes', page === 'classes']];
   for (const [id, on] of navs) {
     if (on) $(id).setAttribute('aria-current', 'page');
     else $(id).removeAttribute('aria-current');
@@ -457,6 +463,10 @@ function route() {
     showApps(t, lang);
     return;
   }
+  if (page === 'classes') {
+    showClasses(lang);
+    return;
+  }
   const m = /build=([\w.-]+)/.exec(location.hash);
   if (m && m[1] !== current?.id) open(m[1]);
   if (!m) {
@@ -478,6 +488,8 @@ async function start() {
   $('who').textContent = me.name;
   admin = me.role === 'admin';
   $('nav-admin').hidden = !admin;
+  for (const node of [$('more').querySelector('label'), $('more-go')]) node.dataset.ownText = node.textContent;
+  mountClasses(lang, me);
   $('ask').hidden = false;
   $('prompt').value = localStorage.getItem(DRAFT_KEY) || '';
   $('prompt').addEventListener('input', () => localStorage.setItem(DRAFT_KEY, $('prompt').value));

@@ -40,6 +40,7 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "errors.js", content_type: JS, body: include_str!("../assets/errors.js") },
     Asset { name: "dashboard.js", content_type: JS, body: include_str!("../assets/dashboard.js") },
     Asset { name: "apps.js", content_type: JS, body: include_str!("../assets/apps.js") },
+    Asset { name: "classes.js", content_type: JS, body: include_str!("../assets/classes.js") },
     Asset { name: "tasks.js", content_type: JS, body: include_str!("../assets/tasks.js") },
     Asset { name: "chat.js", content_type: JS, body: include_str!("../assets/chat.js") },
     Asset { name: "parts.js", content_type: JS, body: include_str!("../assets/parts.js") },

@@ -210,7 +210,7 @@ pub struct EventsArgs {
 
 /// `get_build_events`: the run log's events after `after_seq` (the SSE stream's, seq for seq).
 pub async fn get_build_events(state: &AppState, caller: Caller, a: EventsArgs) -> Outcome {
-    crate::builds::visible(state, &caller, &a.build_id).await.map_err(refusal)?;
+    crate::access::visible(state, &caller, &a.build_id).await.map_err(refusal)?;
     let limit = a.limit.unwrap_or(200).clamp(1, MAX_EVENTS) as usize;
     let events = state.store.events(&a.build_id, a.after_seq).await.map_err(|e| refusal(e.into()))?;
     let page: Vec<_> = events.into_iter().take(limit).collect();
@@ -234,7 +234,7 @@ pub struct ListArgs {
 
 /// `list_builds`: `GET /api/builds`.
 pub async fn list_builds(state: &AppState, caller: Caller, a: ListArgs) -> Outcome {
-    let q = crate::builds::ListQuery { limit: a.limit };
+    let q = crate::builds::ListQuery { limit: a.limit, shared: false };
     let builds = crate::builds::list(State(state.clone()), caller, Query(q)).await.map_err(refusal)?.0;
     Ok(answer(format!("{} builds", builds.len()), json!({"builds": builds})))
 }

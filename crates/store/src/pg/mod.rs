@@ -10,6 +10,7 @@ mod apps;
 mod assistant;
 mod assistant_calls;
 mod chat;
+mod classes;
 mod limits;
 mod maintenance;
 mod notes;
