@@ -3,7 +3,7 @@
 use crate::{
     AppStore, AssistantStore, Attempt, BuildRecord, CancelOutcome, ChatStore, DayStats, Enqueued, ErrorKindCount,
     LentProject, Limiter, Maintenance, NewBuild, Note, NoteStatus, PreviewLog, QueuedBuild, Restart, Result, RunEnd,
-    RunLog, SessionKind, Stats, TaskRecord, Turn, UsageEntry, User,
+    RunLog, SessionKind, Spending, Stats, TaskRecord, Turn, UsageEntry, User,
 };
 use async_trait::async_trait;
 use std::time::Duration;
@@ -29,7 +29,9 @@ pub struct NoteHit {
 /// not a build, and its turns must not use up a user's build quota. Periodic jobs, retention
 /// and the worker registry go through its [`Maintenance`].
 #[async_trait]
-pub trait Store: RunLog + ChatStore + AssistantStore + AppStore + Maintenance + PreviewLog + Limiter {
+pub trait Store:
+    RunLog + ChatStore + AssistantStore + AppStore + Maintenance + PreviewLog + Limiter + Spending
+{
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;
     async fn build(&self, id: &str) -> Result<BuildRecord>;
