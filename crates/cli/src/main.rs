@@ -13,6 +13,7 @@ mod notices;
 mod render;
 mod sandbox;
 mod serve;
+mod spend;
 mod starters;
 mod task;
 mod users;

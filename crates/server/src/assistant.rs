@@ -129,6 +129,7 @@ pub async fn start_turn(
 ) -> ApiResult<Response> {
     let scope = scope_of(state, key_of(caller)).await;
     let tools = check_client_tools(client_tools, &scope.tools)?;
+    crate::spend::check(state, crate::spend::payer_of(caller)).await?;
     let slot = state
         .limits
         .hold(format!("turn:{}", caller.limit_key()), &model_calls(state, caller), "chat_rate", crate::limits::BUSY)
@@ -155,6 +156,7 @@ pub async fn start_turn(
         lang,
     };
     state.engine.record_chat_turn(&mut job).await.map_err(|e| ApiError::internal(e.to_string()))?;
+    crate::spend::charge_turn(state, &job.run, crate::spend::payer_of(caller)).await;
     let run = job.run.clone();
     let (engine, metrics, stop) = (state.engine.clone(), state.metrics.clone(), state.streams_stop.clone());
     tokio::spawn(async move {

@@ -110,6 +110,7 @@ pub async fn create(
         Err(answer) => return Ok(answer),
     };
     validate(&state, &body)?;
+    crate::spend::check(&state, &caller.0.id).await?;
     let parent = match &body.r#continue {
         Some(id) => {
             Some(ended(&state, &caller, id, || format!("build {id} has not ended yet; continue it once it has")).await?)

@@ -68,7 +68,7 @@ pub use pg::{PgNotifier, PgStore, STATEMENT_TIMEOUT as PG_STATEMENT_TIMEOUT, red
 pub use preview::{PREVIEW_PAGE, PreviewLog};
 pub use runlog::{Draft, Finished, RunEnd, RunLog, SAFETY_NET};
 pub use seeds::{DayDuration, NoteEffectiveness, Percentiles, RunOutcome, SeedMetrics, seed_metrics};
-pub use spend::{Caps, DaySpend, Month, SpendReport, Spending, UserSpend};
+pub use spend::{Caps, Day, DaySpend, Month, SpendReport, Spending, UserSpend};
 pub use sqlite::SqliteStore;
 pub use sqlite_service::new_user;
 pub use store::{NoteFilter, NoteHit, Store};

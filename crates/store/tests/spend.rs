@@ -148,7 +148,8 @@ async fn the_seeds_metrics_of_known_builds(s: Arc<dyn Store>) {
     s.put_note(&strong).await.unwrap();
     s.put_note(&weak).await.unwrap();
     // (id, accepted, status, seconds to the end, duration ms, notes)
-    let rows: [(&str, &str, RunStatus, i64, u64, &[&str]); 5] = [
+    type Row<'a> = (&'a str, &'a str, RunStatus, i64, u64, &'a [&'a str]);
+    let rows: [Row; 5] = [
         ("p1", "2026-11-02T10:00:00.000Z", RunStatus::Published, 10, 8_000, &["n-strong", "n-weak"]),
         ("p2", "2026-11-02T11:00:00.000Z", RunStatus::Published, 20, 16_000, &[]),
         ("p3", "2026-11-03T10:00:00.000Z", RunStatus::Published, 30, 30_000, &[]),
@@ -181,7 +182,8 @@ async fn the_seeds_metrics_of_known_builds(s: Arc<dyn Store>) {
         (n.builds_with_notes, n.published_with_notes, n.builds_without_notes, n.published_without_notes),
         (2, 1, 2, 2)
     );
-    let days: Vec<(&str, u64, u64, Option<u64>, Option<u64>)> =
+    type Day<'a> = (&'a str, u64, u64, Option<u64>, Option<u64>);
+    let days: Vec<Day> =
         m.duration_per_day.iter().map(|d| (d.day.as_str(), d.builds, d.published, d.mean_ms, d.p95_ms)).collect();
     assert_eq!(
         days,

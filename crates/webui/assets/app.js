@@ -6,6 +6,7 @@ import { describe, translator, viewerLang, commandLine } from './narrate.js';
 import { highlightInto } from './highlight.js';
 import { follow } from './stream.js';
 import { showDashboard } from './dashboard.js';
+import { showSpend } from './spend.js';
 import { showApps } from './apps.js';
 import { showChat, hideChat } from './chat.js';
 import { $, api, el } from './dom.js';
@@ -373,6 +374,8 @@ async function cancel() {
 // ---- history -------------------------------------------------------------------------------
 
 async function loadHistory() {
+  // Builds change what was spent: the header's line follows.
+  showSpend(t);
   let builds;
   try {
     builds = await api('/api/builds');
@@ -469,6 +472,7 @@ async function start() {
   $('who').textContent = me.name;
   admin = me.role === 'admin';
   $('nav-admin').hidden = !admin;
+  showSpend(t);
   $('ask').hidden = false;
   $('prompt').value = localStorage.getItem(DRAFT_KEY) || '';
   $('prompt').addEventListener('input', () => localStorage.setItem(DRAFT_KEY, $('prompt').value));

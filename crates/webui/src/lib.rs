@@ -38,6 +38,7 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "charts.js", content_type: JS, body: include_str!("../assets/charts.js") },
     Asset { name: "dom.js", content_type: JS, body: include_str!("../assets/dom.js") },
     Asset { name: "dashboard.js", content_type: JS, body: include_str!("../assets/dashboard.js") },
+    Asset { name: "spend.js", content_type: JS, body: include_str!("../assets/spend.js") },
     Asset { name: "apps.js", content_type: JS, body: include_str!("../assets/apps.js") },
     Asset { name: "tasks.js", content_type: JS, body: include_str!("../assets/tasks.js") },
     Asset { name: "chat.js", content_type: JS, body: include_str!("../assets/chat.js") },
