@@ -74,7 +74,7 @@ fn close(a: f64, b: f64) -> bool {
 async fn every_model_call_counts_against_its_payer(s: Arc<dyn Store>) {
     let ann = new_user("ann", Role::User);
     s.create_user(&ann, "h-ann").await.unwrap();
-    let (a, b) = (ann.id.as_str(), "u-bob");
+    let (a, b) = (ann.id.as_str(), "u-zz-bob"); // listed after ann (ids are `u-` and hex)
     // Ann's build: two generation calls on the 2nd, one fix on the 3rd; its own record's cost
     // is not counted again (its calls are).
     s.enqueue_build(&queued("b1", a, "2026-11-02T09:00:00.000Z")).await.unwrap();
