@@ -129,6 +129,10 @@ async fn a_students_builds_explanations_and_chats_count_against_their_monthly_ca
     capped(res, total, total).await;
     capped(explain(&c, &s, &stu, &id).await, total, total).await;
     capped(chat(&c, &s, &stu, &conv).await, total, total).await;
+    let plan = json!({"goal": "check", "tasks": [{"id": "v", "type": "validation", "description": "a check",
+                                                   "validation_criteria": ["true"]}]});
+    let res = c.post(s.url("/api/tasks")).bearer_auth(&stu).json(&json!({"plan": plan})).send().await.unwrap();
+    capped(res, total, total).await;
     let mine = spent(&c, &s, &stu).await;
     assert_eq!(mine["over_cap"], true, "{mine}");
     // Only admins set caps or see everyone's spend.
@@ -190,4 +194,59 @@ async fn a_students_builds_explanations_and_chats_count_against_their_monthly_ca
         metrics.lines().any(|l| l.starts_with("wright_refused_requests_total{kind=\"spending_cap\"}")),
         "{metrics}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_apps_visitors_are_paid_for_by_the_embed_keys_owner() {
+    let llm = MockLlm::start_with_fallback(vec![], Turn::text("The opening hours are 9 to 5.")).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("prices.toml"), "[\"mock-model\"]\ninput = 1000.0\noutput = 1000.0\n").unwrap();
+    std::fs::write(dir.path().join("wright.toml"), "prices_file = \"prices.toml\"\n\n[chat]\nembedding = \"off\"\n")
+        .unwrap();
+    let s = Server::start(dir.path(), &llm.base_url, &["--workers", "1"]).await;
+    let (admin, owner) = (s.add_user("admin2", true).await, s.add_user("shopkeeper", false).await);
+    let c = client();
+    let origin = "http://shop.example";
+    let res = c
+        .post(s.url("/api/embed-keys"))
+        .bearer_auth(&owner)
+        .json(&json!({"name": "Shop", "origins": [origin], "tools": []}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let key = res.json::<Value>().await.unwrap()["key"].as_str().unwrap().to_string();
+    let res = c.post(s.url("/api/embed/visitors")).header("x-wright-embed-key", &key).header("origin", origin);
+    let res = res.send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    let visitor = res.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_string();
+    let res = c.post(s.url("/api/chat")).bearer_auth(&visitor).header("origin", origin).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    let conv = res.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+    let ask = || {
+        c.post(s.url(&format!("/api/chat/{conv}/messages")))
+            .bearer_auth(&visitor)
+            .header("origin", origin)
+            .json(&json!({"content": "when are you open?"}))
+    };
+
+    // The visitor's turn is the key owner's spend.
+    let res = ask().send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let (turn, _) = tokio::time::timeout(Duration::from_secs(60), read_sse(res)).await.unwrap();
+    assert_eq!(turn.last().unwrap().event, "done", "{turn:?}");
+    let mine = spent_past(&c, &s, &owner, 0.0).await;
+    let cost = mine["cost_usd"].as_f64().unwrap();
+    assert_eq!(mine["calls"], 1, "{mine}");
+    let dash = get_json(&c, &s, &admin, "/api/admin/spend").await;
+    let names: Vec<&str> = dash["users"].as_array().unwrap().iter().map(|u| u["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["shopkeeper"], "{dash}");
+
+    // With the owner at the default cap, the app's visitors are refused too.
+    assert_eq!(put_cap(&c, &s, &admin, "/api/admin/cap", json!(cost)).await.status(), 200);
+    let body = capped(ask().send().await.unwrap(), cost, cost).await;
+    assert!(body["error"]["message"].as_str().unwrap().contains("spending cap"), "{body}");
+    assert_eq!(put_cap(&c, &s, &admin, "/api/admin/cap", Value::Null).await.status(), 200);
+    let res = ask().send().await.unwrap();
+    assert_eq!(res.status(), 200, "no cap any more");
 }

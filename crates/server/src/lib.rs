@@ -22,7 +22,7 @@
 // - `state` (what every handler shares), above the parts it holds;
 // - `maintenance` (periodic jobs, the heartbeat), above `state`;
 // - `queue` (the workers, which start the maintenance) and `auth` (who is calling), above `state`;
-// - `spend` (the monthly caps every model-backed route checks), above `state` and `visitor`;
+// - `spend` (the monthly caps every model-backed route checks), above `state`;
 // - the resources: `builds`, `explain`, `admin`, `ops`, `ui`, `published` (apps), `spend_api`, `preview`
 //   (above `published`, whose apps it serves);
 // - `mcp`, the same resources as MCP tools (above `builds`, `tasks`, `chat`, `published`);

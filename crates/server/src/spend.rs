@@ -7,7 +7,6 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use crate::visitor::ChatCaller;
 use serde_json::json;
 use wright_events::{EventKind, Level};
 use wright_store::{Draft, Month, UserSpend};
@@ -71,14 +70,6 @@ fn wait_words(secs: u64) -> String {
         s if s >= 2 * 86_400 => format!("{} days", s / 86_400),
         s if s >= 2 * 3600 => format!("{} hours", s / 3600),
         s => format!("{} minutes", s.div_ceil(60)),
-    }
-}
-
-/// Who pays for a chat caller's turns: the user, or for an app's visitor the key's owner.
-pub fn payer_of(caller: &ChatCaller) -> &str {
-    match caller {
-        ChatCaller::User(u) => &u.id,
-        ChatCaller::Visitor { key, .. } => &key.owner_id,
     }
 }
 
