@@ -73,8 +73,11 @@ pub fn write_text(out: &mut dyn Write, r: &SpendReport, m: &SeedMetrics) -> std:
             usd(u.projected_usd),
             cap_words(u.cap_usd)
         )?;
-        let days: Vec<String> =
-            u.days.iter().map(|d| format!("{} {} ({} tokens)", &d.day[5..], usd(d.cost_usd), d.tokens)).collect();
+        let days: Vec<String> = u
+            .days
+            .iter()
+            .map(|d| format!("{} {} ({} tokens)", d.day.get(5..).unwrap_or(&d.day), usd(d.cost_usd), d.tokens))
+            .collect();
         writeln!(out, "  {:<20} {}", "", days.join(" · "))?;
     }
     let t = &m.time_to_publish;
