@@ -359,14 +359,25 @@ pub async fn builds(
 /// Run `wright stats`.
 pub async fn stats(args: StatsArgs, store: &dyn Store, out: &mut dyn Write) -> Result<()> {
     let s = store.stats().await?;
+    let (spend, seeds) = crate::spend::figures(store).await?;
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
+        // The statistics' fields as they always were, with this month's spend and the seeds'
+        // metrics beside them.
+        let all = serde_json::json!({"spend": spend, "seeds": seeds});
+        let mut doc = serde_json::to_value(&s)?;
+        if let (Some(doc), Some(all)) = (doc.as_object_mut(), all.as_object()) {
+            doc.extend(all.clone());
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());
     }
     if s.builds == 0 {
         writeln!(out, "No finished builds yet; run `wright run \"a counter app\"` and the numbers will show up here.")?;
         if s.notes_total > 0 {
             write_notes_line(out, &s)?;
+        }
+        if !spend.users.is_empty() {
+            crate::spend::write_text(out, &spend, &seeds)?;
         }
         return Ok(());
     }
@@ -435,6 +446,7 @@ pub async fn stats(args: StatsArgs, store: &dyn Store, out: &mut dyn Write) -> R
     if let (Some(p50), Some(p95)) = (s.duration_p50_ms, s.duration_p95_ms) {
         writeln!(out, "{:<15}p50 {} · p95 {}", "Duration", duration(p50), duration(p95))?;
     }
+    crate::spend::write_text(out, &spend, &seeds)?;
     Ok(())
 }
 

@@ -14,6 +14,7 @@ mod notices;
 mod render;
 mod sandbox;
 mod serve;
+mod spend;
 mod starters;
 mod task;
 mod users;

@@ -22,6 +22,17 @@ pub enum UsersCommand {
     List,
     /// Remove a user; their tokens and sessions stop working at once (their builds stay).
     Remove { name: String },
+    /// A user's monthly spending cap in US dollars (`wright users cap ann 5`, `none` to remove
+    /// it), or the default for everyone without one (`--default 2`); alone, the caps in force.
+    /// A user at or over their cap gets 429 from every model-backed route until the month ends.
+    Cap {
+        /// NAME USD|none, or with --default just USD|none.
+        #[arg(value_name = "NAME USD|none")]
+        args: Vec<String>,
+        /// Set the default cap instead of one user's.
+        #[arg(long)]
+        default: bool,
+    },
     /// Print a one-time link that signs a user in to the browser.
     Login {
         name: String,
@@ -71,6 +82,7 @@ pub async fn users(cmd: UsersCommand, store: &dyn Store, out: &mut dyn Write) ->
             }
             writeln!(out, "Removed {name}.")?;
         }
+        UsersCommand::Cap { args, default } => crate::spend::cap(store, &args, default, out).await?,
         UsersCommand::Login { name, url } => {
             let Some(user) = store.users().await?.into_iter().find(|u| u.name == name) else {
                 bail!("there is no user named `{name}`; see `wright users list`");

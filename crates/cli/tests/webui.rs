@@ -143,7 +143,18 @@ async fn a_build_comes_alive_in_the_browser_survives_a_reload_and_shows_markup_a
     // The admin dashboard: figures, charts, and the lesson this build taught, which an admin
     // can retire from there.
     js(&page, "location.hash = '#admin'").await;
-    until(&page, "document.querySelectorAll('#dashboard svg.chart').length === 5", "the dashboard's charts").await;
+    // Five charts of builds, then this month's spend per day and the published builds' duration
+    // per day (docs/spend.md).
+    until(&page, "document.querySelectorAll('#dashboard svg.chart').length === 7", "the dashboard's charts").await;
+    let spend = js(&page, "[...document.querySelectorAll('table.spend td')].map(t => t.textContent)").await;
+    assert_eq!(
+        (spend[0].as_str(), spend[5].as_str()),
+        (Some("admin"), Some("none")),
+        "the admin's month, no cap: {spend}"
+    );
+    assert!(spend[2].as_str().unwrap().parse::<u64>().unwrap() > 0, "the build's tokens: {spend}");
+    let line = js(&page, "document.getElementById('spend').textContent").await;
+    assert_eq!(line, "This month: $0.00", "the header's line (the mock model has no price)");
     let tiles = js(&page, "[...document.querySelectorAll('.tile-value')].map(t => t.textContent)").await;
     assert_eq!(tiles[0], "1", "one finished build: {tiles}");
     assert_eq!((tiles[1].as_str(), tiles[2].as_str()), (Some("100%"), Some("0%")), "published, after a fix: {tiles}");

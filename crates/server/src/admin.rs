@@ -7,7 +7,10 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::{Deserialize, Serialize};
-use wright_store::{DayStats, ErrorKindCount, JobRun, Note, NoteFilter, NoteStatus, Stats, StoreError, WorkerRow};
+use wright_store::{
+    DayStats, ErrorKindCount, JobRun, Note, NoteFilter, NoteStatus, SeedMetrics, SpendReport, Stats, StoreError,
+    WorkerRow,
+};
 
 fn admins_only(caller: &Caller) -> ApiResult<()> {
     if caller.is_admin() {
@@ -42,6 +45,13 @@ pub struct Dashboard {
     /// Every server in the registry, `alive` when it sent a heartbeat lately.
     #[schema(value_type = Vec<Object>)]
     pub workers: Vec<WorkerRow>,
+    /// This month's model spend per user and day, so far and projected, with the caps.
+    #[schema(value_type = Object)]
+    pub spend: SpendReport,
+    /// The seeds' metrics over the trends' days: time to publish, note effectiveness,
+    /// duration per day.
+    #[schema(value_type = Object)]
+    pub seeds: SeedMetrics,
 }
 
 /// Everything the admin dashboard draws (admins only).
@@ -61,7 +71,16 @@ pub async fn dashboard(
         notes: state.store.list_notes(&NoteFilter { status: None, limit: Some(50) }).await?,
         maintenance: state.store.jobs().await?,
         workers: state.store.workers(crate::maintenance::ALIVE).await?,
+        spend: state.store.spending(chrono::Utc::now(), None).await?,
+        seeds: wright_store::seed_metrics(&state.store.run_outcomes(&days_ago(days)).await?),
     }))
+}
+
+/// The first instant of the UTC day `days - 1` days ago, in the store's time form: the
+/// trends' window (today is its last day).
+pub fn days_ago(days: u32) -> String {
+    let day = chrono::Utc::now().date_naive() - chrono::Days::new(u64::from(days.max(1) - 1));
+    format!("{day}T00:00:00.000Z")
 }
 
 /// A correction to a lesson: its text, or its status (`deprecated` retires it from prompts).

@@ -111,6 +111,15 @@ fn model_calls(state: &AppState, caller: &ChatCaller) -> Vec<Quota> {
     quotas
 }
 
+/// Who pays for a caller's turns (their monthly spend, [`crate::spend`]): the user, or for an
+/// app's visitor the embed key's owner.
+fn payer(caller: &ChatCaller) -> &str {
+    match caller {
+        ChatCaller::User(u) => &u.id,
+        ChatCaller::Visitor { key, .. } => &key.owner_id,
+    }
+}
+
 /// How long a visitor's session lasts unused (`[assistant] visitor_idle_hours`, 24).
 fn visitor_idle(state: &AppState) -> std::time::Duration {
     let hours = state.engine.file().assistant.visitor_idle_hours.unwrap_or(24).max(1);
@@ -129,6 +138,7 @@ pub async fn start_turn(
 ) -> ApiResult<Response> {
     let scope = scope_of(state, key_of(caller)).await;
     let tools = check_client_tools(client_tools, &scope.tools)?;
+    crate::spend::check(state, payer(caller)).await?;
     let slot = state
         .limits
         .hold(format!("turn:{}", caller.limit_key()), &model_calls(state, caller), "chat_rate", crate::limits::BUSY)
@@ -155,6 +165,7 @@ pub async fn start_turn(
         lang,
     };
     state.engine.record_chat_turn(&mut job).await.map_err(|e| ApiError::internal(e.to_string()))?;
+    crate::spend::charge_turn(state, &job.run, payer(caller)).await;
     let run = job.run.clone();
     let (engine, metrics, stop) = (state.engine.clone(), state.metrics.clone(), state.streams_stop.clone());
     tokio::spawn(async move {

@@ -104,6 +104,7 @@ pub async fn create(
         Err(answer) => return Ok(answer),
     };
     validate(&state, &body)?;
+    crate::spend::check(&state, &caller.0.id).await?;
     // A build of one's own is continued in its folder; one the caller may only read (shared by
     // a classmate, or a student's for their teacher) is copied into a folder of the caller's.
     let (parent, copy) = match &body.r#continue {

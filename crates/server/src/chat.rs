@@ -149,6 +149,7 @@ pub(crate) async fn start_turn(
             format!("modes: no tool is called `{bad}` ({})", known.join(", ")),
         ));
     }
+    crate::spend::check(state, &caller.0.id).await?;
     let slot = state
         .limits
         .hold(
@@ -162,6 +163,7 @@ pub(crate) async fn start_turn(
     let mut job =
         ChatJob { run: run.clone(), asked: None, conversation: id, user: caller.0.id.clone(), content, modes, lang };
     state.engine.record_chat_turn(&mut job).await.map_err(|e| ApiError::internal(e.to_string()))?;
+    crate::spend::charge_turn(state, &run, &caller.0.id).await;
     let (engine, metrics, stop) = (state.engine.clone(), state.metrics.clone(), state.streams_stop.clone());
     tokio::spawn(async move {
         let _slot = slot;

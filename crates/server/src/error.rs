@@ -17,6 +17,9 @@ pub struct ApiError {
     pub message: String,
     /// Seconds for `Retry-After` (429, 503).
     pub retry_after: Option<u64>,
+    /// Further fields of the error object, for a program to act on (a spending cap's figures);
+    /// boxed, so the error every handler returns stays small.
+    pub details: Option<Box<serde_json::Map<String, serde_json::Value>>>,
 }
 
 #[derive(Serialize)]
@@ -28,11 +31,17 @@ struct Body<'a> {
 struct Inner<'a> {
     code: &'a str,
     message: &'a str,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    details: Option<&'a serde_json::Map<String, serde_json::Value>>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        Self { status, code, message: message.into(), retry_after: None }
+        Self { status, code, message: message.into(), retry_after: None, details: None }
+    }
+    /// The same error with `details` beside its code and message.
+    pub fn with_details(self, details: serde_json::Map<String, serde_json::Value>) -> Self {
+        Self { details: Some(Box::new(details)), ..self }
     }
     pub fn unauthorized() -> Self {
         Self::new(
@@ -75,7 +84,7 @@ impl From<StoreError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = Body { error: Inner { code: self.code, message: &self.message } };
+        let body = Body { error: Inner { code: self.code, message: &self.message, details: self.details.as_deref() } };
         let mut res = (self.status, axum::Json(body)).into_response();
         if let Some(secs) = self.retry_after
             && let Ok(v) = HeaderValue::from_str(&secs.to_string())

@@ -36,6 +36,8 @@ pub async fn explain(
     ApiJson(body): ApiJson<ExplainBody>,
 ) -> ApiResult<Json<Explanation>> {
     let build = owned(&state, &caller, &id).await?;
+    // Logged under the build, an explanation is paid for by the build's owner.
+    crate::spend::check(&state, build.owner.as_deref().unwrap_or(&caller.0.id)).await?;
     let _turn = state
         .limits
         .hold(

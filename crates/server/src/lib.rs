@@ -18,12 +18,13 @@
 
 // The modules import each other in one direction only (tests/module_graph.rs checks it):
 // - leaves: `error`, `api` (request and response bodies), `config`, `checks`, `rerun`,
-//   `stream`, `metrics`, `ratelimit` (its buckets), `running`, `apps`, `files`;
+//   `stream`, `metrics` (and its `seed_metrics`), `ratelimit` (its buckets), `running`, `apps`, `files`;
 // - `state` (what every handler shares), above the parts it holds;
 // - `maintenance` (periodic jobs, the heartbeat), above `state`;
 // - `queue` (the workers, which start the maintenance) and `auth` (who is calling), above `state`;
 // - `access` (who may see and change a run), above `state` and `auth`;
-// - the resources: `builds`, `classes` (classes, teachers' views, shared builds), `explain`, `admin`, `ops`, `ui`, `published` (apps), `preview`
+// - `spend` (the monthly caps every model-backed route checks), above `state`;
+// - the resources: `builds`, `classes` (classes, teachers' views, shared builds), `explain`, `admin`, `ops`, `ui`, `published` (apps), `spend_api`, `preview`
 //   (above `published`, whose apps it serves);
 // - `mcp`, the same resources as MCP tools (above `builds`, `tasks`, `chat`, `published`);
 // - `router`, the API origin's routes and OpenAPI document, above every resource;
@@ -60,6 +61,9 @@ mod ratelimit;
 mod rerun;
 mod router;
 mod running;
+mod seed_metrics;
+mod spend;
+mod spend_api;
 mod state;
 mod stream;
 mod tasks;

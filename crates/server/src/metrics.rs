@@ -102,6 +102,8 @@ pub struct Metrics {
     workers_alive: Gauge,
     worker_slots: Family<WorkerLabels, Gauge>,
     worker_busy: Family<WorkerLabels, Gauge>,
+    /// The seeds' metrics of the last days' builds (from the store).
+    pub seeds: crate::seed_metrics::SeedGauges,
 }
 
 impl Default for Metrics {
@@ -171,7 +173,9 @@ impl Metrics {
         r.register("wright_worker_slots", "Builds a live server may run at once, by server", worker_slots.clone());
         let worker_busy = Family::<WorkerLabels, Gauge>::default();
         r.register("wright_worker_busy", "Builds a live server runs now, by server", worker_busy.clone());
+        let seeds = crate::seed_metrics::SeedGauges::register(&mut r);
         Self {
+            seeds,
             registry: Arc::new(r),
             job_finished,
             job_ok,

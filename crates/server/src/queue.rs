@@ -239,6 +239,7 @@ async fn run_claimed(shared: &AppState, worker: &str, record: wright_store::Buil
         Ok(job) => {
             let job = job.clone();
             append(shared, &id, Some(worker), vec![EventKind::Started { worker: worker.to_string() }]).await;
+            crate::spend::warn_run(shared, &id, worker, record.owner.as_deref()).await;
             let continuing = crate::jobs::continues(&job);
             let artifacts = shared.engine.artifacts().clone();
             let recorded = artifacts.resolve(Path::new(&record.start.workspace));

@@ -5,7 +5,9 @@
 use crate::api::{BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner, FileEntry, Me, Models};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{admin, assistant, auth, builds, chat, classes, embeddings, explain, ops, published, tasks, ui, visitor};
+use crate::{
+    admin, assistant, auth, builds, chat, classes, embeddings, explain, ops, published, spend_api, tasks, ui, visitor,
+};
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
@@ -49,6 +51,10 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(admin::edit_note))
         .routes(routes!(admin::dashboard))
         .routes(routes!(admin::stats))
+        .routes(routes!(spend_api::mine))
+        .routes(routes!(spend_api::all))
+        .routes(routes!(spend_api::set_user_cap))
+        .routes(routes!(spend_api::set_default_cap))
         .routes(routes!(auth::me))
         .routes(routes!(ops::models))
         .routes(routes!(ops::starters))

@@ -137,6 +137,7 @@ pub async fn create(
         }
         None => None,
     };
+    crate::spend::check(&state, &caller.0.id).await?;
     if let Some(m) = &state.cfg.moderation {
         m.check(&text).await.inspect_err(|_| state.metrics.refused("moderation"))?;
     }

@@ -13,7 +13,8 @@
 //! [`ChatStore`] every store also is; periodic jobs' leases, confidence recalculation, retention
 //! and the worker registry through its [`Maintenance`]; published apps and their addresses
 //! through its [`AppStore`]; a preview's outside requests through its [`PreviewLog`]; the limits
-//! every server shares (messages an hour, one turn at a time) through its [`Limiter`].
+//! every server shares (messages an hour, one turn at a time) through its [`Limiter`]; each user's spend on
+//! model calls and their monthly caps through its [`Spending`].
 
 pub mod apps;
 pub mod assistant;
@@ -32,6 +33,8 @@ mod pg;
 pub mod preview;
 mod rows;
 pub mod runlog;
+pub mod seeds;
+pub mod spend;
 mod sqlite;
 mod sqlite_apps;
 mod sqlite_assistant;
@@ -44,6 +47,7 @@ mod sqlite_preview;
 mod sqlite_restart;
 mod sqlite_runlog;
 mod sqlite_service;
+mod sqlite_spend;
 mod sqlite_tasks;
 mod store;
 pub mod types;
@@ -66,6 +70,8 @@ pub use open::open;
 pub use pg::{PgNotifier, PgStore, STATEMENT_TIMEOUT as PG_STATEMENT_TIMEOUT, redact as redact_url};
 pub use preview::{PREVIEW_PAGE, PreviewLog};
 pub use runlog::{Draft, Finished, RunEnd, RunLog, SAFETY_NET};
+pub use seeds::{DayDuration, NoteEffectiveness, Percentiles, RunOutcome, SeedMetrics, seed_metrics};
+pub use spend::{Caps, Day, DaySpend, Month, SpendReport, Spending, UserSpend};
 pub use sqlite::SqliteStore;
 pub use sqlite_service::new_user;
 pub use store::{NoteFilter, NoteHit, Store};

@@ -16,6 +16,7 @@ pub(crate) trait Cols {
     fn int(&self, col: &str) -> Result<i64>;
     fn opt_int(&self, col: &str) -> Result<Option<i64>>;
     fn real(&self, col: &str) -> Result<f64>;
+    fn opt_real(&self, col: &str) -> Result<Option<f64>>;
     /// A flag: SQLite's 0/1 `INTEGER`, PostgreSQL's `BOOLEAN`.
     fn flag(&self, col: &str) -> Result<bool>;
 }
@@ -36,6 +37,9 @@ macro_rules! cols {
                 Ok(self.try_get(col)?)
             }
             fn real(&self, col: &str) -> Result<f64> {
+                Ok(self.try_get(col)?)
+            }
+            fn opt_real(&self, col: &str) -> Result<Option<f64>> {
                 Ok(self.try_get(col)?)
             }
             fn flag(&self, col: &str) -> Result<bool> {

@@ -6,6 +6,7 @@ import { describe, translator, viewerLang, commandLine } from './narrate.js';
 import { highlightInto } from './highlight.js';
 import { follow } from './stream.js';
 import { showDashboard } from './dashboard.js';
+import { showSpend } from './spend.js';
 import { showApps } from './apps.js';
 import { mountClasses, showSharing, loadShared, showClasses } from './classes.js';
 import { showChat, hideChat } from './chat.js';
@@ -385,6 +386,8 @@ async function cancel() {
 // ---- history -------------------------------------------------------------------------------
 
 async function loadHistory() {
+  // Builds change what was spent: the header's line follows.
+  showSpend(t);
   let builds;
   try {
     builds = await api('/api/builds');
@@ -490,6 +493,7 @@ async function start() {
   $('nav-admin').hidden = !admin;
   for (const node of [$('more').querySelector('label'), $('more-go')]) node.dataset.ownText = node.textContent;
   mountClasses(lang, me);
+  showSpend(t);
   $('ask').hidden = false;
   $('prompt').value = localStorage.getItem(DRAFT_KEY) || '';
   $('prompt').addEventListener('input', () => localStorage.setItem(DRAFT_KEY, $('prompt').value));

@@ -4,6 +4,7 @@
 
 import { barChart, lineChart } from './charts.js';
 import { $, api, el } from './dom.js';
+import { usd } from './spend.js';
 
 const pct = (v) => `${Math.round(v * 100)}%`;
 const secs = (ms) => (ms == null ? '–' : `${(ms / 1000).toFixed(1)} s`);
@@ -87,6 +88,8 @@ export async function showDashboard(t) {
     ),
   );
   root.append(charts);
+
+  showSpendAndSeeds(root, d, t);
 
   root.append(el('h3', {}, t('dash.notes')));
   const table = el('table', { class: 'notes' });
@@ -210,4 +213,56 @@ async function patch(id, body) {
     $('dashboard-error').textContent = err.message;
     return null;
   }
+}
+
+/// This month's spend per user and day (with caps and projections), and the seeds' metrics:
+/// time to publish, note effectiveness and duration per day.
+function showSpendAndSeeds(root, d, t) {
+  const sp = d.spend;
+  if (sp) {
+    root.append(el('h3', {}, `${t('dash.spend')} (${sp.month}): ${usd(sp.cost_usd)} · ${t('dash.projected').toLowerCase()} ${usd(sp.projected_usd)}`));
+    root.append(
+      simpleTable(
+        'spend',
+        ['dash.user', 'dash.spent', 'dash.tokens', 'dash.calls', 'dash.projected', 'dash.cap'],
+        sp.users.map((u) => [
+          u.name || u.user_id,
+          usd(u.cost_usd),
+          String(u.tokens.input_tokens + u.tokens.output_tokens),
+          String(u.calls),
+          usd(u.projected_usd),
+          u.cap_usd == null ? t('dash.no_cap') : `${usd(u.cap_usd)} (${Math.round((u.share_of_cap || 0) * 100)}%)`,
+        ]),
+        t,
+      ),
+    );
+    const perDay = sp.days.map((x) => ({ label: x.day.slice(5), value: x.cost_usd }));
+    const box = el('div', { class: 'charts' });
+    box.append(figure(t('dash.spend_day'), barChart(t('dash.spend_day'), perDay, { format: (v) => `$${v.toFixed(3)}` })));
+    const seeds = d.seeds;
+    if (seeds && seeds.duration_per_day.length) {
+      const dur = seeds.duration_per_day.map((x) => ({ label: x.day.slice(5), value: (x.mean_ms || 0) / 1000 }));
+      box.append(figure(t('dash.duration_day'), barChart(t('dash.duration_day'), dur, { format: (v) => `${v.toFixed(1)} s` })));
+    }
+    root.append(box);
+  }
+  const seeds = d.seeds;
+  if (!seeds) return;
+  root.append(el('h3', {}, t('dash.seeds')));
+  const tiles = el('div', { class: 'tiles' });
+  const tile = (label, value) => {
+    const b = el('div', { class: 'tile' });
+    b.append(el('span', { class: 'tile-value' }, value), el('span', { class: 'tile-label' }, label));
+    tiles.append(b);
+  };
+  const ttp = seeds.time_to_publish;
+  tile(t('dash.ttp_p50'), secs(ttp.p50_ms));
+  tile(t('dash.ttp_p95'), secs(ttp.p95_ms));
+  tile(t('dash.ttp_p99'), secs(ttp.p99_ms));
+  const n = seeds.note_effectiveness;
+  const two = (v) => (v == null ? '–' : v.toFixed(2));
+  tile(t('dash.note_conf'), `${two(n.published_confidence)} · ${two(n.failed_confidence)}`);
+  const rate = (ok, all) => (all ? pct(ok / all) : '–');
+  tile(t('dash.with_notes'), `${rate(n.published_with_notes, n.builds_with_notes)} · ${rate(n.published_without_notes, n.builds_without_notes)}`);
+  root.append(tiles);
 }

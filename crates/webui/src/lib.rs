@@ -39,6 +39,7 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "dom.js", content_type: JS, body: include_str!("../assets/dom.js") },
     Asset { name: "errors.js", content_type: JS, body: include_str!("../assets/errors.js") },
     Asset { name: "dashboard.js", content_type: JS, body: include_str!("../assets/dashboard.js") },
+    Asset { name: "spend.js", content_type: JS, body: include_str!("../assets/spend.js") },
     Asset { name: "apps.js", content_type: JS, body: include_str!("../assets/apps.js") },
     Asset { name: "classes.js", content_type: JS, body: include_str!("../assets/classes.js") },
     Asset { name: "tasks.js", content_type: JS, body: include_str!("../assets/tasks.js") },

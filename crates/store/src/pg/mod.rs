@@ -18,6 +18,7 @@ mod notify;
 mod preview;
 mod queue;
 mod runlog;
+mod spend;
 mod store;
 mod users;
 
