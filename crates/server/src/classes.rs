@@ -142,11 +142,16 @@ async fn change(
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct MemberView {
     pub name: String,
-    /// Their runs this month (UTC), of every kind, and what they cost.
+    /// Their runs this month (UTC), of every kind.
     pub runs: u64,
+    /// What their model calls cost this month: builds, task runs, explanations, chat and
+    /// assistant turns (docs/spend.md), the same figures their monthly cap is checked against.
     pub cost_usd: f64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The month so far, projected to its end; their monthly cap, if any.
+    pub projected_usd: f64,
+    pub cap_usd: Option<f64>,
     /// Builds queued or running now, and queued this past hour, against the server's limits.
     pub active_builds: u64,
     pub builds_last_hour: u64,
@@ -169,12 +174,6 @@ pub struct ClassReport {
     pub members: Vec<MemberView>,
 }
 
-/// The first moment of this month (UTC), in the store's form.
-fn month_start() -> String {
-    let now = wright_events::now();
-    format!("{}-01T00:00:00.000Z", now.get(..7).unwrap_or("1970-01"))
-}
-
 /// A class's members with their recent builds, costs this month and limits: for its teachers
 /// and admins; anyone else is told it is not found.
 #[utoipa::path(get, path = "/api/classes/{name}", params(("name" = String, Path)), security(("bearer" = [])),
@@ -188,19 +187,24 @@ pub async fn report(
     if !(caller.is_admin() || teaches(&caller, &class)) {
         return Err(ApiError::not_found(format!("class `{name}`")));
     }
-    let since = month_start();
+    let now = chrono::Utc::now();
+    let since = wright_store::spend::Month::of(now).start;
     let spend = state.store.class_spend(&class.id, &since).await?;
     let hour_ago =
         (chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let origin = state.cfg.preview_origin();
     let mut members = Vec::with_capacity(spend.len());
-    for MemberSpend { user, runs, cost_usd, input_tokens, output_tokens } in spend {
+    for MemberSpend { user, runs, .. } in spend {
         let recent = state.store.builds_of(Some(&user.id), RECENT).await?;
+        // Every model call they pay for, not only their builds' (explanations, chats…).
+        let (month, _) = state.store.user_spending(now, &user.id).await?;
         members.push(MemberView {
             runs,
-            cost_usd,
-            input_tokens,
-            output_tokens,
+            cost_usd: month.cost_usd,
+            input_tokens: month.tokens.input_tokens,
+            output_tokens: month.tokens.output_tokens,
+            projected_usd: month.projected_usd,
+            cap_usd: month.cap_usd,
             active_builds: state.store.active_builds(&user.id).await?,
             builds_last_hour: state.store.builds_since(&user.id, &hour_ago).await?.0,
             max_concurrent_builds: state.cfg.max_concurrent_builds,

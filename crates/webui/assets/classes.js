@@ -179,7 +179,8 @@ function classReport(r, lang) {
     row.append(
       el('td', {}, m.name),
       el('td', {}, String(m.runs)),
-      el('td', {}, money(m.cost_usd)),
+      // The month so far against their cap (when they have one), as the cap check counts it.
+      el('td', { title: `→ ${money(m.projected_usd ?? m.cost_usd)}` }, m.cap_usd != null ? `${money(m.cost_usd)} / ${money(m.cap_usd)}` : money(m.cost_usd)),
       el('td', {}, (m.input_tokens + m.output_tokens).toLocaleString(lang)),
       el('td', {}, `${m.active_builds}/${m.max_concurrent_builds} · ${m.builds_last_hour}/${m.builds_per_hour}`),
       recent,
