@@ -53,6 +53,7 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))
         .routes(routes!(ops::metrics))
+        .routes(routes!(crate::limits_api::limits))
         .routes(routes!(chat::quiz))
         .routes(routes!(chat::feedback))
         .routes(routes!(chat::cards))
