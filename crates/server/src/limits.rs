@@ -63,6 +63,8 @@ impl Route {
     }
 
     /// The store's quota of `who`'s uses of it (a user's id; a visitor's for assistant turns).
+    /// Builds and task runs are counted by the queue instead ([`Route::run_kind`]): theirs
+    /// names the same limit but no request takes it.
     pub fn quota(self, l: &RouteLimits, who: &str) -> Quota {
         let kind = match self {
             Self::Builds => "builds",
