@@ -99,6 +99,9 @@ pub struct FileConfig {
     /// Who may read `GET /metrics` and what its labels say (`[metrics]`, `docs/api.md`).
     #[serde(default)]
     pub metrics: MetricsFile,
+    /// Each model-backed route's requests an hour per user (`[limits]`, `docs/limits.md`).
+    #[serde(default)]
+    pub limits: crate::route_limits::LimitsFile,
     /// Tools from MCP servers, one table per server (`[mcp_servers.NAME]`, `docs/mcp.md`).
     #[serde(default)]
     pub mcp_servers: std::collections::BTreeMap<String, wright_mcp::ServerConfig>,

@@ -22,6 +22,7 @@ mod mcp_doctor;
 pub mod notice;
 pub mod providers;
 pub mod sampling;
+pub mod route_limits;
 pub mod sandbox;
 mod scratch;
 
@@ -37,6 +38,7 @@ pub use engine::{
 };
 pub use error::{EngineError, env_var};
 pub use mcp_doctor::doctor_line as mcp_doctor_line;
+pub use route_limits::RouteLimits;
 pub use scratch::scratch_in;
 pub use wright_browser::OutsideAccess;
 pub use wright_tasks::{Format as TaskFormat, Plan as TaskPlan};

@@ -5,6 +5,7 @@
 
 use crate::auth::{Caller, hash_token};
 use crate::error::{ApiError, ApiJson, ApiResult};
+use crate::limits::Route;
 use crate::metrics::ChatSink;
 use crate::state::AppState;
 use crate::turns::{owned_by, sse};
@@ -104,7 +105,7 @@ pub fn check_client_tools(asked: &[serde_json::Value], offered: &[ClientToolDef]
 /// The quotas one model call of `caller`'s uses: their messages an hour, and an app's visitor
 /// also their key's (all its visitors together).
 fn model_calls(state: &AppState, caller: &ChatCaller) -> Vec<Quota> {
-    let mut quotas = vec![Quota::per_hour(format!("chat:{}", caller.limit_key()), state.chat_per_hour)];
+    let mut quotas = vec![Route::ChatMessages.quota(&state.cfg.limits, &caller.limit_key())];
     if let ChatCaller::Visitor { key, .. } = caller {
         quotas.push(Quota::per_hour(format!("key:{}", key.id), key.per_hour));
     }
@@ -118,6 +119,15 @@ fn payer(caller: &ChatCaller) -> &str {
         ChatCaller::User(u) => &u.id,
         ChatCaller::Visitor { key, .. } => &key.owner_id,
     }
+}
+
+/// The quotas a new assistant turn uses: one of the caller's assistant turns an hour (first,
+/// so a refusal names it when both are used up), and its first model call's (a resume is a
+/// model call, not a turn).
+fn turn_calls(state: &AppState, caller: &ChatCaller) -> Vec<Quota> {
+    let mut quotas = vec![Route::AssistantTurns.quota(&state.cfg.limits, &caller.limit_key())];
+    quotas.extend(model_calls(state, caller));
+    quotas
 }
 
 /// How long a visitor's session lasts unused (`[assistant] visitor_idle_hours`, 24).
@@ -141,7 +151,7 @@ pub async fn start_turn(
     crate::spend::check(state, payer(caller)).await?;
     let slot = state
         .limits
-        .hold(format!("turn:{}", caller.limit_key()), &model_calls(state, caller), "chat_rate", crate::limits::BUSY)
+        .hold(format!("turn:{}", caller.limit_key()), &turn_calls(state, caller), "chat_rate", crate::limits::BUSY)
         .await?;
     if let ChatCaller::Visitor { id, .. } = caller
         && let Err(e) = state.store.touch_visitor(id, visitor_idle(state)).await

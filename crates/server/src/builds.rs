@@ -118,7 +118,7 @@ pub async fn create(
     if let Some(m) = &state.cfg.moderation {
         m.check(&body.prompt).await.inspect_err(|_| state.metrics.refused("moderation"))?;
     }
-    let cfg_limits = (state.cfg.max_concurrent_builds, state.cfg.builds_per_hour);
+    let cfg_limits = (state.cfg.max_concurrent_builds, state.cfg.limits.builds_per_hour);
     let id = wright_engine::new_build_id();
     let workspace = match &parent {
         Some(p) if !copy => p.start.workspace.clone(),

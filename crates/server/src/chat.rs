@@ -9,6 +9,7 @@
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiJson, ApiResult};
 use crate::headers::LastEventId;
+use crate::limits::Route;
 use crate::metrics::ChatSink;
 use crate::state::AppState;
 use crate::turns::{lang_of, owned_by, sse};
@@ -154,7 +155,7 @@ pub(crate) async fn start_turn(
         .limits
         .hold(
             format!("turn:{}", caller.0.id),
-            &[Quota::per_hour(format!("chat:{}", caller.0.id), state.chat_per_hour)],
+            &[Route::ChatMessages.quota(&state.cfg.limits, &caller.0.id)],
             "chat_rate",
             crate::limits::BUSY,
         )

@@ -154,9 +154,10 @@ pub struct MemberView {
     pub cap_usd: Option<f64>,
     /// Builds queued or running now, and queued this past hour, against the server's limits.
     pub active_builds: u64,
-    pub builds_last_hour: u64,
     pub max_concurrent_builds: u32,
-    pub builds_per_hour: u32,
+    /// Their limit on each model-backed route and how much of it the past hour used, as
+    /// `GET /api/limits` tells them.
+    pub limits: crate::limits_api::LimitsView,
     /// Their newest builds, with outcome.
     pub recent: Vec<BuildView>,
 }
@@ -190,8 +191,6 @@ pub async fn report(
     let now = chrono::Utc::now();
     let since = wright_store::spend::Month::of(now).start;
     let spend = state.store.class_spend(&class.id, &since).await?;
-    let hour_ago =
-        (chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let origin = state.cfg.preview_origin();
     let mut members = Vec::with_capacity(spend.len());
     for MemberSpend { user, runs, .. } in spend {
@@ -206,9 +205,8 @@ pub async fn report(
             projected_usd: month.projected_usd,
             cap_usd: month.cap_usd,
             active_builds: state.store.active_builds(&user.id).await?,
-            builds_last_hour: state.store.builds_since(&user.id, &hour_ago).await?.0,
             max_concurrent_builds: state.cfg.max_concurrent_builds,
-            builds_per_hour: state.cfg.builds_per_hour,
+            limits: crate::limits_api::limits_of(&state, &user.id).await?,
             recent: recent.into_iter().map(|b| crate::api::view_of(b, &origin, false)).collect(),
             name: user.name,
         });

@@ -18,7 +18,8 @@ pub struct ServeConfig {
     /// Whether this process answers MCP on its stdin and stdout (`wright mcp serve`, with
     /// `http` false) and stops when the client closes stdin.
     pub mcp_stdio: bool,
-    pub builds_per_hour: u32,
+    /// Each model-backed route's requests an hour per user (`[limits]`).
+    pub limits: wright_engine::RouteLimits,
     pub max_concurrent_builds: u32,
     pub prompt_chars: (usize, usize),
     /// Models a request may pick (beside the configured one).

@@ -90,7 +90,10 @@ pub async fn embeddings(
             format!("input[{i}]: {} characters; give 1 to {MAX_CHARS}", t.chars().count()),
         ));
     }
-    let asked = Quota::per_hour(format!("embeddings:{}", caller.0.id), state.chat_per_hour.saturating_mul(10));
+    let asked = Quota::per_hour(
+        format!("embeddings:{}", caller.0.id),
+        state.cfg.limits.chat_messages_per_hour.saturating_mul(10),
+    );
     state.limits.count(&[asked], "embeddings_rate").await?;
     let prompt_tokens: u64 = texts.iter().map(|t| t.chars().count().div_ceil(4) as u64).sum();
     let (model, vectors) = state.engine.embed_texts(&caller.0.id, texts).await.map_err(|e| match e {

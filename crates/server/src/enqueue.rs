@@ -6,12 +6,18 @@
 use crate::api::Created;
 use crate::auth::{Caller, hash_token};
 use crate::error::{ApiError, ApiResult};
+use crate::limits::Route;
 use crate::state::AppState;
 use axum::Json;
 use axum::http::StatusCode;
+use std::time::Duration;
 use wright_events::RunKind;
 use wright_events::api::RunId;
+use wright_store::limits::HOUR;
 use wright_store::{BuildRecord, Enqueued, LimitKind, QueuedBuild, QueuedJob, RunStatus};
+
+/// How soon to look again when a run must end before another starts.
+const TEN_S: Duration = Duration::from_secs(10);
 
 /// The answer to a request that queued a run, or that named one already there.
 pub(crate) type Answer = (StatusCode, Json<Created>);
@@ -51,7 +57,9 @@ pub(crate) async fn enqueue(
     match state.store.enqueue_build(queued).await? {
         Enqueued::New => Ok(None),
         Enqueued::Existing(b) => existing(*b, &queued.job).map(Some),
-        Enqueued::Limited { kind, count, oldest } => Err(refuse(state, &caller.0.id, kind, count, oldest).await),
+        Enqueued::Limited { kind, count, oldest } => {
+            Err(refuse(state, &caller.0.id, queued.build.kind, kind, count, oldest).await)
+        }
         Enqueued::FolderBusy(other) => Err(ApiError::new(StatusCode::CONFLICT, "conflict", busy(&other))),
     }
 }
@@ -63,11 +71,13 @@ pub(crate) fn created(state: &AppState, id: String, kind: RunKind) -> Answer {
     (StatusCode::ACCEPTED, Json(Created { id: RunId(id), status: RunStatus::Queued, events_url, deduplicated: false }))
 }
 
-/// The answer to a request that a per-user limit refused (decided by the store in the
-/// transaction that would have queued it): 429 with when to try again.
+/// The answer to a request for a run of kind `run` that a per-user limit refused (decided by
+/// the store in the transaction that would have queued it): 429 with when to try again and
+/// the limit (`error.limit`: `concurrent_runs`, or the run kind's hourly `builds`/`tasks`).
 pub(crate) async fn refuse(
     state: &AppState,
     user: &str,
+    run: RunKind,
     kind: LimitKind,
     count: u64,
     oldest: Option<String>,
@@ -78,24 +88,34 @@ pub(crate) async fn refuse(
         tracing::warn!("refusal not logged: {e}");
     }
     match kind {
-        LimitKind::Concurrent => ApiError::too_many(
-            "rate_limited",
-            format!(
-                "you have {count} builds queued or running, the most at once ({}); wait for one to end",
-                cfg.max_concurrent_builds
-            ),
-            10,
-        ),
+        LimitKind::Concurrent => {
+            // Room comes back when one of them ends: the wait is a hint to look again.
+            let hit = crate::limits::hit("concurrent_runs", cfg.max_concurrent_builds, count, Duration::ZERO, TEN_S);
+            ApiError::limited(
+                format!(
+                    "you have {count} builds queued or running, the most at once ({}); wait for one to end",
+                    cfg.max_concurrent_builds
+                ),
+                hit,
+            )
+        }
         LimitKind::Hourly => {
+            let route = if run == RunKind::Task { Route::Tasks } else { Route::Builds };
+            let words = if run == RunKind::Task { "task runs" } else { "builds" };
             let hour = chrono::Duration::hours(1);
             let retry = oldest
                 .and_then(|o| chrono::DateTime::parse_from_rfc3339(&o).ok())
                 .map(|o| (o.with_timezone(&chrono::Utc) + hour - chrono::Utc::now()).num_seconds().max(1) as u64)
                 .unwrap_or(60);
-            ApiError::too_many(
-                "rate_limited",
-                format!("you started {count} builds in the last hour, the most allowed; try again in {retry} s"),
-                retry,
+            let max = route.max(&cfg.limits);
+            let hit = crate::limits::hit(route.name(), max, count, HOUR, Duration::from_secs(retry));
+            let back = hit.resets_at.clone();
+            ApiError::limited(
+                format!(
+                    "you started {count} {words} in the last hour, the most allowed ({max}); \
+                     try again in {retry} s (at {back})"
+                ),
+                hit,
             )
         }
     }

@@ -20,6 +20,28 @@ pub struct ApiError {
     /// Further fields of the error object, for a program to act on (a spending cap's figures);
     /// boxed, so the error every handler returns stays small.
     pub details: Option<Box<serde_json::Map<String, serde_json::Value>>>,
+    /// Which per-user limit refused the request, and how far it is used (429 only); boxed so
+    /// every other error stays small.
+    pub limit: Option<Box<LimitHit>>,
+}
+
+/// The limit a 429 ran into, as `error.limit`: a page can say which, how many were used and
+/// when room comes back without reading the message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct LimitHit {
+    /// The route's limit: `builds`, `tasks`, `explanations`, `chat_messages`,
+    /// `assistant_turns`, `concurrent_runs`, or an app's own (`app_assistant`, …).
+    pub route: &'static str,
+    /// The most allowed in the window.
+    pub limit: u32,
+    /// Used in the window now (the refused request not counted: a refusal takes nothing).
+    pub used: u64,
+    /// The window, in seconds (3600: an hour; 0: at once, for `concurrent_runs`).
+    pub window_secs: u64,
+    /// Seconds until one use leaves the window (the `Retry-After` header).
+    pub retry_after_secs: u64,
+    /// When that is (RFC 3339, UTC).
+    pub resets_at: String,
 }
 
 #[derive(Serialize)]
@@ -33,11 +55,13 @@ struct Inner<'a> {
     message: &'a str,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     details: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limit: Option<&'a LimitHit>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        Self { status, code, message: message.into(), retry_after: None, details: None }
+        Self { status, code, message: message.into(), retry_after: None, details: None, limit: None }
     }
     /// The same error with `details` beside its code and message.
     pub fn with_details(self, details: serde_json::Map<String, serde_json::Value>) -> Self {
@@ -62,6 +86,11 @@ impl ApiError {
     pub fn too_many(code: &'static str, message: impl Into<String>, retry_after: u64) -> Self {
         Self { retry_after: Some(retry_after.max(1)), ..Self::new(StatusCode::TOO_MANY_REQUESTS, code, message) }
     }
+    /// 429 `rate_limited` for limit `hit`, with its wait as `Retry-After`.
+    pub fn limited(message: impl Into<String>, hit: LimitHit) -> Self {
+        let retry = hit.retry_after_secs;
+        Self { limit: Some(Box::new(hit)), ..Self::too_many("rate_limited", message, retry) }
+    }
     pub fn unavailable(code: &'static str, message: impl Into<String>) -> Self {
         Self { retry_after: Some(5), ..Self::new(StatusCode::SERVICE_UNAVAILABLE, code, message) }
     }
@@ -84,7 +113,9 @@ impl From<StoreError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = Body { error: Inner { code: self.code, message: &self.message, details: self.details.as_deref() } };
+        let body = Body {
+            error: Inner { code: self.code, message: &self.message, details: self.details.as_deref(), limit: self.limit.as_deref() },
+        };
         let mut res = (self.status, axum::Json(body)).into_response();
         if let Some(secs) = self.retry_after
             && let Ok(v) = HeaderValue::from_str(&secs.to_string())

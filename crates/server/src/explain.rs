@@ -1,9 +1,11 @@
 //! `POST /api/builds/{id}/explain`: a build's code explained to a beginner, by the server's
-//! model (the same words as `wright explain`).
+//! model (the same words as `wright explain`): one at a time per user, and at most `[limits]
+//! explanations_per_hour` an hour (the seed's "coach questions", 20 by default).
 
 use crate::access::owned;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiJson, ApiResult};
+use crate::limits::Route;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
@@ -38,15 +40,6 @@ pub async fn explain(
     let build = owned(&state, &caller, &id).await?;
     // Logged under the build, an explanation is paid for by the build's owner.
     crate::spend::check(&state, build.owner.as_deref().unwrap_or(&caller.0.id)).await?;
-    let _turn = state
-        .limits
-        .hold(
-            format!("explain:{}", caller.0.id),
-            &[],
-            "explaining",
-            "an explanation of yours is being written; wait for it first",
-        )
-        .await?;
     if !build.status.is_final() {
         return Err(ApiError::new(
             axum::http::StatusCode::CONFLICT,
@@ -58,6 +51,16 @@ pub async fn explain(
         Some(l) => wright_engine::parse_lang(l).map_err(|e| ApiError::invalid("bad_lang", e.to_string()))?,
         None => build.start.lang,
     };
+    // After the checks above, so a request they refuse takes no explanation of the hour.
+    let turn = state
+        .limits
+        .hold(
+            format!("explain:{}", caller.0.id),
+            &[Route::Explanations.quota(&state.cfg.limits, &caller.0.id)],
+            "explaining",
+            "an explanation of yours is being written; wait for it first",
+        )
+        .await?;
     // The client going away drops this future, and the model call with it.
     let cancel = CancellationToken::new();
     let text = state
@@ -67,6 +70,7 @@ pub async fn explain(
         .map_err(|e| match e {
             EngineError::Usage(m) => ApiError::new(axum::http::StatusCode::CONFLICT, "no_files", m),
             EngineError::Provider(m) => ApiError::unavailable("model_unavailable", m),
-        })?;
-    Ok(Json(Explanation { explanation: text }))
+        });
+    turn.release().await;
+    Ok(Json(Explanation { explanation: text? }))
 }

@@ -49,6 +49,7 @@ mod files;
 mod headers;
 mod jobs;
 mod limits;
+mod limits_api;
 mod maintenance;
 mod mcp;
 mod metrics;
@@ -167,7 +168,6 @@ pub async fn serve(
         limits: limits::Limits::new(store.clone(), metrics.clone()),
         chat_tools: engine.chat_tools().iter().map(|t| t.name().to_string()).collect(),
         chat_max_chars: engine.file().chat.message_max_chars.unwrap_or(4000).max(1),
-        chat_per_hour: engine.file().chat.messages_per_hour.unwrap_or(120).max(1),
         cfg,
     });
     let workers_stop = CancellationToken::new();

@@ -63,6 +63,7 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))
         .routes(routes!(ops::metrics))
+        .routes(routes!(crate::limits_api::limits))
         .routes(routes!(chat::quiz))
         .routes(routes!(chat::feedback))
         .routes(routes!(chat::cards))
@@ -144,7 +145,7 @@ async fn openapi(doc: std::sync::Arc<Result<String, String>>) -> Response {
     // Only the route whose path axum and OpenAPI spell differently (`{*path}`, a path of any
     // depth): every other route is put in the document by the router that serves it (above).
     paths(crate::builds::file),
-    components(schemas(crate::api::TaskBody, crate::api::TaskRunView, crate::api::TaskOutcomeView, crate::api::AppView, crate::api::AppEdit, BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner, crate::admin::Dashboard, crate::admin::NoteEdit, crate::explain::ExplainBody, crate::explain::Explanation)),
+    components(schemas(crate::api::TaskBody, crate::api::TaskRunView, crate::api::TaskOutcomeView, crate::api::AppView, crate::api::AppEdit, BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner, crate::admin::Dashboard, crate::admin::NoteEdit, crate::explain::ExplainBody, crate::explain::Explanation, crate::error::LimitHit)),
     modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;

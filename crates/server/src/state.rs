@@ -36,14 +36,13 @@ pub(crate) struct Shared {
     pub default_model: String,
     /// Requests without valid credentials, per client address.
     pub ip_limiter: IpLimiter,
-    /// Per-user limits every server of the store shares (one turn at a time, messages an
-    /// hour, an embed key's rates, one explanation at a time).
+    /// Per-user limits every server of the store shares (one turn at a time, each route's
+    /// requests an hour, an embed key's rates, one explanation at a time).
     pub limits: Limits,
     /// The chat tools' names, which a message's `modes` may switch.
     pub chat_tools: Vec<String>,
     /// The longest chat message, in characters.
     pub chat_max_chars: usize,
-    pub chat_per_hour: u32,
 }
 
 pub(crate) type AppState = Arc<Shared>;

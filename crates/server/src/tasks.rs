@@ -170,7 +170,7 @@ pub async fn create(
         idempotency_key: key,
         preview_key: uuid::Uuid::new_v4().simple().to_string(),
         first_event: Some(EventKind::Queued { position: state.store.queue_depth().await? }),
-        limits: Some(Limits { concurrent: state.cfg.max_concurrent_builds, per_hour: state.cfg.builds_per_hour }),
+        limits: Some(Limits { concurrent: state.cfg.max_concurrent_builds, per_hour: state.cfg.limits.tasks_per_hour }),
     };
     let busy = |other: &str| format!("run {other} is still working on this project; start the tasks once it has ended");
     if let Some(answer) = crate::enqueue::enqueue(&state, &caller, &queued, busy).await? {

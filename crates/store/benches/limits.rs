@@ -6,12 +6,17 @@
 //!
 //! Figures: 2,000 messages from 200 users, one after another (the latency one message adds),
 //! then the same 2,000 from 8 tasks at once (throughput, as a busy server sees it): p50/p99
-//! of admit, of release, and messages a second.
+//! of admit, of release, and messages a second. Then a route's hourly limit (`[limits]`): an
+//! explanation's admit (its one-at-a-time slot and its hourly quota, one transaction) one
+//! after another, as µs per request and requests a second, and the limits route's read
+//! (`quota_usage` of three routes and `runs_used` of two run kinds: what `GET /api/limits`
+//! asks the store).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a panic is the report
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a bench or example binary prints its figures
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use wright_events::RunKind;
 use wright_store::{Admit, PgStore, Quota, SlotAsk, SqliteStore, Store};
 
 const MESSAGES: usize = 2_000;
@@ -77,12 +82,57 @@ async fn run(name: &str, store: Arc<dyn Store>) {
     );
 }
 
+/// An explanation's limits, `MESSAGES` times over `USERS` users: slot and hourly quota taken
+/// together, then the slot given back; then the limits route's read as often.
+async fn routes(name: &str, store: Arc<dyn Store>) {
+    let mut admits = Vec::with_capacity(MESSAGES);
+    let t0 = Instant::now();
+    for i in 0..MESSAGES {
+        let u = i % USERS;
+        let slot = SlotAsk { key: format!("explain:r-{u}"), holder: format!("x-{i}"), lease: Duration::from_secs(30) };
+        let quota = [Quota::per_hour(format!("explanations:r-{u}"), 1_000)];
+        let t = Instant::now();
+        assert_eq!(store.admit(Some(&slot), &quota).await.unwrap(), Admit::Admitted);
+        admits.push(t.elapsed());
+        store.release_slot(&slot.key, &slot.holder).await.unwrap();
+    }
+    let took = t0.elapsed();
+    let mut reads = Vec::with_capacity(MESSAGES);
+    for i in 0..MESSAGES {
+        let u = i % USERS;
+        let quotas = ["explanations", "chat", "assistant"].map(|k| Quota::per_hour(format!("{k}:r-{u}"), 1_000));
+        let t = Instant::now();
+        store.quota_usage(&quotas).await.unwrap();
+        for kind in [RunKind::Build, RunKind::Task] {
+            store.runs_used(&format!("r-{u}"), kind, Duration::from_secs(3600)).await.unwrap();
+        }
+        reads.push(t.elapsed());
+    }
+    admits.sort();
+    reads.sort();
+    let mean = admits.iter().sum::<Duration>() / MESSAGES as u32;
+    println!(
+        "{name}: a route's limit (slot + hourly quota): admit p50 {:?} p99 {:?} mean {:.0} µs · {:.0} requests/s \
+         (with the slot's release) · limits route read p50 {:?} p99 {:?}",
+        percentile(&admits, 0.5),
+        percentile(&admits, 0.99),
+        mean.as_secs_f64() * 1e6,
+        MESSAGES as f64 / took.as_secs_f64(),
+        percentile(&reads, 0.5),
+        percentile(&reads, 0.99),
+    );
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 4)]
 async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("wright.db").display());
-    run("sqlite", Arc::new(SqliteStore::open(&url).await.unwrap())).await;
+    let sqlite: Arc<dyn Store> = Arc::new(SqliteStore::open(&url).await.unwrap());
+    run("sqlite", sqlite.clone()).await;
+    routes("sqlite", sqlite).await;
     let pg = wright_pgtemp::PgServer::shared().expect("a throwaway PostgreSQL (Debian's `postgresql` package)");
     let url = pg.database().unwrap();
-    run("postgres", Arc::new(PgStore::open_with(&url, 16).await.unwrap())).await;
+    let pg: Arc<dyn Store> = Arc::new(PgStore::open_with(&url, 16).await.unwrap());
+    run("postgres", pg.clone()).await;
+    routes("postgres", pg).await;
 }

@@ -61,7 +61,7 @@ pub use chat::{ChatStore, Conversation, StoredCard};
 pub use classes::{Class, ClassStore, MemberSpend, Part, Relation, Shared, SharedBuild};
 pub use error::{Result, StoreError};
 pub use ids::{new_id, now};
-pub use limits::{Admit, Limiter, Quota, SlotAsk};
+pub use limits::{Admit, Limiter, Quota, SlotAsk, Usage};
 pub use logged::Logged;
 pub use maintenance::{Decay, JobRun, Maintenance, Recalculated, WorkerBeat, WorkerRow};
 pub use note::{Note, NoteStatus};

@@ -53,6 +53,17 @@ pub enum Admit {
     Over { key: String, count: u64, max: u32, retry_after: Duration },
 }
 
+/// How much of a limit is used now, read without taking any ([`Limiter::quota_usage`],
+/// [`Limiter::runs_used`]): what a page shows before the limit bites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    /// Uses in the window now.
+    pub count: u64,
+    /// When the oldest of them leaves the window (and one use comes back); `None` when there
+    /// are none.
+    pub frees_in: Option<Duration>,
+}
+
 /// A sliding-window quota's hour.
 pub const HOUR: Duration = Duration::from_secs(3600);
 
@@ -70,6 +81,12 @@ pub trait Limiter: Send + Sync {
     /// Keep `holder`'s slot `key` for `lease` from now; false when it is not theirs any more
     /// (their lease ran out and someone else took it, or it was released).
     async fn renew_slot(&self, key: &str, holder: &str, lease: Duration) -> Result<bool>;
+    /// How much of each of `quotas` is used now, in their order: a read, nothing is taken (the
+    /// limits route shows it before a limit bites). `max` is not consulted.
+    async fn quota_usage(&self, quotas: &[Quota]) -> Result<Vec<Usage>>;
+    /// Runs of `kind` that `owner` queued within `window` (the runs' own hourly limit, which
+    /// [`crate::Store::enqueue_build`] decides in the transaction that queues one): a read.
+    async fn runs_used(&self, owner: &str, kind: wright_events::RunKind, window: Duration) -> Result<Usage>;
     /// Give slot `key` back if `holder` has it.
     async fn release_slot(&self, key: &str, holder: &str) -> Result<()>;
     /// Remove quota uses older than [`LONGEST_WINDOW`], slots whose lease ran out and visitors
@@ -87,6 +104,18 @@ pub(crate) fn ms(d: Duration) -> i64 {
 pub(crate) fn wait(oldest_ms: i64, window_ms: i64, now_ms: i64) -> Duration {
     let left = oldest_ms.saturating_add(window_ms).saturating_sub(now_ms).max(1000);
     Duration::from_millis(u64::try_from(left).unwrap_or(1000))
+}
+
+/// A [`Usage`] from a count and the oldest use's time, all in milliseconds.
+pub(crate) fn usage_of(count: i64, oldest_ms: Option<i64>, window_ms: i64, now_ms: i64) -> Usage {
+    let count = u64::try_from(count).unwrap_or_default();
+    let frees_in = oldest_ms.filter(|_| count > 0).map(|o| wait(o, window_ms, now_ms));
+    Usage { count, frees_in }
+}
+
+/// Milliseconds since 1970 of a stored RFC 3339 time (a run's `queued_at`).
+pub(crate) fn rfc3339_ms(text: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_millis())
 }
 
 /// The keys a request locks, sorted and without repeats, so two requests that share keys

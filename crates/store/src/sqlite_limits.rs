@@ -2,7 +2,7 @@
 //! one writer, so servers sharing the file decide one request at a time. Time is this
 //! machine's clock (every server of one SQLite file runs on one machine).
 
-use crate::limits::{Admit, LONGEST_WINDOW, Limiter, Quota, SlotAsk, ms, wait};
+use crate::limits::{Admit, LONGEST_WINDOW, Limiter, Quota, SlotAsk, Usage, ms, rfc3339_ms, usage_of, wait};
 use crate::{Result, SqliteStore};
 use async_trait::async_trait;
 use sqlx::Row;
@@ -78,6 +78,37 @@ impl Limiter for SqliteStore {
         }
         tx.commit().await?;
         Ok(Admit::Admitted)
+    }
+
+    async fn quota_usage(&self, quotas: &[Quota]) -> Result<Vec<Usage>> {
+        let now = now_ms();
+        let mut out = Vec::with_capacity(quotas.len());
+        for q in quotas {
+            let window = ms(q.window.min(LONGEST_WINDOW));
+            let row =
+                sqlx::query("SELECT COUNT(*) AS n, MIN(at_ms) AS oldest FROM limit_uses WHERE key = ? AND at_ms > ?")
+                    .bind(&q.key)
+                    .bind(now - window)
+                    .fetch_one(&self.pool)
+                    .await?;
+            out.push(usage_of(row.try_get("n")?, row.try_get("oldest")?, window, now));
+        }
+        Ok(out)
+    }
+
+    async fn runs_used(&self, owner: &str, kind: wright_events::RunKind, window: Duration) -> Result<Usage> {
+        let now = now_ms();
+        let since = crate::sqlite::from_now_minus(window);
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n, MIN(queued_at) AS oldest FROM builds WHERE owner = ? AND kind = ? AND queued_at >= ?",
+        )
+        .bind(owner)
+        .bind(kind.as_str())
+        .bind(&since)
+        .fetch_one(&self.pool)
+        .await?;
+        let oldest: Option<String> = row.try_get("oldest")?;
+        Ok(usage_of(row.try_get("n")?, oldest.as_deref().and_then(rfc3339_ms), ms(window), now))
     }
 
     async fn renew_slot(&self, key: &str, holder: &str, lease: Duration) -> Result<bool> {

@@ -44,7 +44,7 @@ impl SqliteStore {
                 // (BEGIN IMMEDIATE: one writer at a time), so two requests at once cannot both
                 // see room left.
                 if let Some(limits) = q.limits
-                    && let Some(limited) = self.over_limit(&mut tx, &q.owner, &b.id, limits).await?
+                    && let Some(limited) = self.over_limit(&mut tx, &q.owner, &b.id, b.kind, limits).await?
                 {
                     tx.rollback().await?;
                     return Ok(limited);
@@ -89,12 +89,15 @@ impl SqliteStore {
         Err(StoreError::Invalid(format!("build {} could not be queued", q.build.id)))
     }
 
-    /// The limit `owner` is at, not counting build `this`.
+    /// The limit `owner` is at, not counting build `this`: runs queued or running (every kind
+    /// but chat), then runs of `this`'s `kind` queued this past hour (builds and task runs have
+    /// an hourly limit each).
     async fn over_limit(
         &self,
         tx: &mut sqlx::SqliteConnection,
         owner: &str,
         this: &str,
+        kind: wright_events::RunKind,
         limits: crate::Limits,
     ) -> Result<Option<Enqueued>> {
         let active = sqlx::query(
@@ -112,11 +115,12 @@ impl SqliteStore {
         let since = crate::sqlite::from_now_minus(Duration::from_secs(3600));
         let hour = sqlx::query(
             "SELECT COUNT(*) AS n, MIN(queued_at) AS oldest FROM builds WHERE owner = ? AND id <> ? \
-             AND queued_at >= ? AND kind <> 'chat'",
+             AND queued_at >= ? AND kind = ?",
         )
         .bind(owner)
         .bind(this)
         .bind(&since)
+        .bind(kind.as_str())
         .fetch_one(&mut *tx)
         .await?;
         let count = u(hour.try_get("n")?);

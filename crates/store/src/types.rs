@@ -200,7 +200,8 @@ pub struct QueuedBuild {
     pub limits: Option<Limits>,
 }
 
-/// How many builds one owner may have queued or running at once, and queue per hour.
+/// How many runs one owner may have queued or running at once (every kind together), and
+/// queue per hour (of the queued run's own kind: builds and task runs are counted apart).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     pub concurrent: u32,

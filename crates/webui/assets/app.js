@@ -13,6 +13,7 @@ import { showChat, hideChat } from './chat.js';
 import { $, api, el } from './dom.js';
 import { plainError, showError } from './errors.js';
 import { mountTaskForm, showTasks, taskEvent, clearTasks, offerProject } from './tasks.js';
+import { watchLimit, refreshLimits, setLimitsLang } from './limits.js';
 
 const lang = viewerLang();
 const t = translator(lang);
@@ -42,6 +43,7 @@ function clearView() {
   $('more').hidden = true;
   $('more-error').textContent = '';
   $('explain').hidden = true;
+  $('explain-left').hidden = true;
   $('download').hidden = false;
   $('explain-box').hidden = true;
   $('explanation').textContent = '';
@@ -80,6 +82,7 @@ async function open(id) {
   // A task run's project is kept working on with another task file, not a prompt.
   $('more').hidden = !ended || me.kind === 'task';
   $('explain').hidden = !ended || !me.own;
+  $('explain-left').hidden = !ended || !me.own;
   if (ended && me.own) offerProject(id);
   if (me.kind === 'task') {
     showTasks(id, t).catch((err) => me === current && addLine({ text: err.message, tone: 'error' }));
@@ -178,6 +181,7 @@ function show(e) {
       if (current.own) offerProject(current.id);
       // A build that wrote nothing has no code to explain, no page to show and nothing to download.
       $('explain').hidden = e.files.length === 0 || !current.own;
+      $('explain-left').hidden = e.files.length === 0 || !current.own;
       $('download').hidden = e.files.length === 0;
       for (const f of e.files) if (!current.files.has(f)) current.files.set(f, { fresh: false });
       renderFiles();
@@ -324,6 +328,7 @@ async function startBuild(body, button, errorBox) {
     return false;
   } finally {
     button.disabled = false;
+    refreshLimits();
   }
 }
 
@@ -370,6 +375,7 @@ async function explain() {
   } finally {
     button.disabled = false;
     button.textContent = t('view.explain');
+    refreshLimits();
   }
 }
 
@@ -501,6 +507,11 @@ async function start() {
   $('cancel').addEventListener('click', cancel);
   $('more').addEventListener('submit', keepWorking);
   $('explain').addEventListener('click', explain);
+  setLimitsLang(lang);
+  watchLimit('explanations', $('explain'), $('explain-left'), () => t('view.explain'));
+  watchLimit('builds', $('build'), $('build-left'), () => 'Build');
+  watchLimit('chat_messages', $('chat-send'), $('chat-left'), () => t('chat.send'));
+  refreshLimits();
   $('ask-tasks').hidden = false;
   mountTaskForm(t, requestKey, (id) => {
     location.hash = `build=${id}`;

@@ -5,6 +5,7 @@
 
 import { $, api, el } from './dom.js';
 import { showError } from './errors.js';
+import { refreshLimits } from './limits.js';
 import { readSse } from './sse.js';
 import { renderMarkdown } from './markdown.js';
 import { flashcards, renderPart, toolName, when } from './parts.js';
@@ -75,6 +76,7 @@ function setBusy(busy) {
   state.busy = busy;
   $('chat-send').disabled = busy;
   $('chat-log').setAttribute('aria-busy', String(busy));
+  if (!busy) refreshLimits(); // the messages left this hour, by the Send button
 }
 
 /// Keep the newest message in sight (the page scrolls; the message box stays at the bottom).

@@ -8,6 +8,8 @@
 // /api/builds?shared=true). Elements carry `data-tc`: these words are this module's own.
 
 import { $, api, el } from './dom.js';
+import { ERROR_WORDS, showError } from './errors.js';
+import { WORDS as SHARED } from './words.js';
 
 const WORDS = {
   en: {
@@ -29,6 +31,7 @@ const WORDS = {
     'classes.limits': 'Running · this hour',
     'classes.recent': 'Recent builds',
     'classes.total': 'This month: {cost} · {tokens} tokens',
+    'classes.lim': 'at once {running}/{most} · builds {builds} · questions {questions} · chat {chat} (this hour)',
   },
   pt: {
     'nav.classes': 'Minhas turmas',
@@ -49,13 +52,16 @@ const WORDS = {
     'classes.limits': 'Rodando · nesta hora',
     'classes.recent': 'Builds recentes',
     'classes.total': 'Neste mês: {cost} · {tokens} tokens',
+    'classes.lim': 'ao mesmo tempo {running}/{most} · construções {builds} · perguntas {questions} · chat {chat} (nesta hora)',
   },
 };
 
 function words(lang) {
-  const table = WORDS[lang] || WORDS.en;
+  // This module's words, then the error sentences every page shares (errors.js).
+  const table = { ...(SHARED[lang] || SHARED.en), ...(ERROR_WORDS[lang] || ERROR_WORDS.en), ...(WORDS[lang] || WORDS.en) };
+  const fallback = { ...SHARED.en, ...ERROR_WORDS.en, ...WORDS.en };
   return (key, vars = {}) =>
-    (table[key] ?? WORDS.en[key] ?? key).replace(/\{(\w+)\}/g, (_, k) => (k in vars ? String(vars[k]) : `{${k}}`));
+    (table[key] ?? fallback[key] ?? key).replace(/\{(\w+)\}/g, (_, k) => (k in vars ? String(vars[k]) : `{${k}}`));
 }
 
 let w = words('en');
@@ -153,7 +159,9 @@ export async function showClasses(lang) {
     try {
       body.append(classReport(await api(`/api/classes/${encodeURIComponent(c.name)}`), lang));
     } catch (err) {
-      body.append(el('p', { class: 'error' }, err.message));
+      const box = el('p', { class: 'error' });
+      showError(box, err, w);
+      body.append(box);
     }
   }
 }
@@ -182,11 +190,24 @@ function classReport(r, lang) {
       // The month so far against their cap (when they have one), as the cap check counts it.
       el('td', { title: `→ ${money(m.projected_usd ?? m.cost_usd)}` }, m.cap_usd != null ? `${money(m.cost_usd)} / ${money(m.cap_usd)}` : money(m.cost_usd)),
       el('td', {}, (m.input_tokens + m.output_tokens).toLocaleString(lang)),
-      el('td', {}, `${m.active_builds}/${m.max_concurrent_builds} · ${m.builds_last_hour}/${m.builds_per_hour}`),
+      el('td', {}, limitsLine(m)),
       recent,
     );
     table.tBodies[0].append(row);
   }
   box.append(table);
   return box;
+}
+
+/// A member's runs at once and each route's use of its hour: "at once 1/2 · builds 3/10 · …".
+function limitsLine(m) {
+  const r = m.limits?.routes || {};
+  const of = (name) => (r[name] ? `${r[name].used}/${r[name].limit}` : '–');
+  return w('classes.lim', {
+    running: m.active_builds,
+    most: m.max_concurrent_builds,
+    builds: of('builds'),
+    questions: of('explanations'),
+    chat: of('chat_messages'),
+  });
 }

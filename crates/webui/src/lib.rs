@@ -48,6 +48,7 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "markdown.js", content_type: JS, body: include_str!("../assets/markdown.js") },
     Asset { name: "diagram.js", content_type: JS, body: include_str!("../assets/diagram.js") },
     Asset { name: "sse.js", content_type: JS, body: include_str!("../assets/sse.js") },
+    Asset { name: "limits.js", content_type: JS, body: include_str!("../assets/limits.js") },
     Asset { name: "words.js", content_type: JS, body: WORDS_JS },
     Asset { name: "assistant.js", content_type: JS, body: include_str!("../assets/assistant.js") },
     Asset { name: "assistant-messages.js", content_type: JS, body: include_str!("../assets/assistant-messages.js") },

@@ -2,7 +2,8 @@
 //! the server serves them (`words.js` made from the shared tables), beside a copy of the tests.
 //! `narrate.test.mjs` covers the build narration; `chat.test.mjs` the chat's Markdown renderer,
 //! SSE reader and parts; `assistant.test.mjs` the in-app assistant's page-free helpers (the
-//! describe tree's lines, snapshot diffs, candidates, a round of tool calls).
+//! describe tree's lines, snapshot diffs, candidates, a round of tool calls); `limits.test.mjs`
+//! the words of each route's hourly limit by its button.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 /// Run one of `tests/*.test.mjs` against the embedded assets; node's report.
@@ -30,6 +31,12 @@ fn node_tests(file: &str) -> String {
 fn narration_passes_its_node_tests() {
     let text = node_tests("narrate.test.mjs");
     assert!(text.contains("pass 11") && text.contains("fail 0"), "{text}");
+}
+
+#[test]
+fn route_limits_words_pass_their_node_tests() {
+    let text = node_tests("limits.test.mjs");
+    assert!(text.contains("pass 3") && text.contains("fail 0"), "{text}");
 }
 
 #[test]

@@ -4,7 +4,9 @@
 
 use super::PgStore;
 use crate::Result;
-use crate::limits::{Admit, LONGEST_WINDOW, Limiter, Quota, SlotAsk, lock_order, ms, wait};
+use crate::limits::{
+    Admit, LONGEST_WINDOW, Limiter, Quota, SlotAsk, Usage, lock_order, ms, rfc3339_ms, usage_of, wait,
+};
 use async_trait::async_trait;
 use sqlx::Row;
 use std::time::Duration;
@@ -78,6 +80,39 @@ impl Limiter for PgStore {
         }
         tx.commit().await?;
         Ok(Admit::Admitted)
+    }
+
+    async fn quota_usage(&self, quotas: &[Quota]) -> Result<Vec<Usage>> {
+        let mut out = Vec::with_capacity(quotas.len());
+        for q in quotas {
+            let window = ms(q.window.min(LONGEST_WINDOW));
+            let row = sqlx::query(
+                "SELECT COUNT(u.key) AS n, MIN(u.at_ms) AS oldest, MAX(t.now) AS now \
+                 FROM (SELECT wright_now_ms() AS now) AS t \
+                 LEFT JOIN limit_uses AS u ON u.key = $1 AND u.at_ms > t.now - $2",
+            )
+            .bind(&q.key)
+            .bind(window)
+            .fetch_one(&self.pool)
+            .await?;
+            out.push(usage_of(row.try_get("n")?, row.try_get("oldest")?, window, row.try_get("now")?));
+        }
+        Ok(out)
+    }
+
+    async fn runs_used(&self, owner: &str, kind: wright_events::RunKind, window: Duration) -> Result<Usage> {
+        let row = sqlx::query(
+            "SELECT COUNT(b.id) AS n, MIN(b.queued_at) AS oldest, MAX(t.now) AS now \
+             FROM (SELECT wright_now_ms() AS now, wright_now(-$3) AS since) AS t \
+             LEFT JOIN builds AS b ON b.owner = $1 AND b.kind = $2 AND b.queued_at >= t.since",
+        )
+        .bind(owner)
+        .bind(kind.as_str())
+        .bind(window.as_secs_f64())
+        .fetch_one(&self.pool)
+        .await?;
+        let oldest: Option<String> = row.try_get("oldest")?;
+        Ok(usage_of(row.try_get("n")?, oldest.as_deref().and_then(rfc3339_ms), ms(window), row.try_get("now")?))
     }
 
     async fn renew_slot(&self, key: &str, holder: &str, lease: Duration) -> Result<bool> {

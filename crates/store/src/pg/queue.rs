@@ -59,7 +59,7 @@ impl PgStore {
             if inserted == 1 {
                 // Limits first, then the folder, as on SQLite.
                 if let Some(limits) = q.limits
-                    && let Some(limited) = over_limit(&mut tx, &q.owner, &b.id, limits).await?
+                    && let Some(limited) = over_limit(&mut tx, &q.owner, &b.id, b.kind, limits).await?
                 {
                     tx.rollback().await?;
                     return Ok(limited);
@@ -370,10 +370,17 @@ impl PgStore {
     }
 }
 
-/// The limit `owner` is at, not counting build `this`: builds queued or running, then builds
-/// queued this past hour by the database's clock (chat turns are not counted). The caller
-/// holds the owner's advisory lock, so no other request of theirs is being decided meanwhile.
-async fn over_limit(tx: &mut PgConnection, owner: &str, this: &str, limits: Limits) -> Result<Option<Enqueued>> {
+/// The limit `owner` is at, not counting build `this`: runs queued or running (chat turns are
+/// not counted), then runs of `this`'s `kind` queued this past hour by the database's clock
+/// (builds and task runs have an hourly limit each). The caller holds the owner's advisory
+/// lock, so no other request of theirs is being decided meanwhile.
+async fn over_limit(
+    tx: &mut PgConnection,
+    owner: &str,
+    this: &str,
+    kind: wright_events::RunKind,
+    limits: Limits,
+) -> Result<Option<Enqueued>> {
     let active = sqlx::query(
         "SELECT COUNT(*) AS n FROM builds WHERE owner = $1 AND id <> $2 AND status IN ('queued', 'running') \
          AND kind <> 'chat'",
@@ -388,10 +395,11 @@ async fn over_limit(tx: &mut PgConnection, owner: &str, this: &str, limits: Limi
     }
     let hour = sqlx::query(
         "SELECT COUNT(*) AS n, MIN(queued_at) AS oldest FROM builds, (SELECT wright_now(-3600) AS since) AS s \
-         WHERE owner = $1 AND id <> $2 AND queued_at >= s.since AND kind <> 'chat'",
+         WHERE owner = $1 AND id <> $2 AND queued_at >= s.since AND kind = $3",
     )
     .bind(owner)
     .bind(this)
+    .bind(kind.as_str())
     .fetch_one(&mut *tx)
     .await?;
     let count = n(&hour, "n")?;
