@@ -21,8 +21,8 @@ mod mcp_chat;
 mod mcp_doctor;
 pub mod notice;
 pub mod providers;
-pub mod sampling;
 pub mod route_limits;
+pub mod sampling;
 pub mod sandbox;
 mod scratch;
 

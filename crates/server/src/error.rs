@@ -114,7 +114,12 @@ impl From<StoreError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = Body {
-            error: Inner { code: self.code, message: &self.message, details: self.details.as_deref(), limit: self.limit.as_deref() },
+            error: Inner {
+                code: self.code,
+                message: &self.message,
+                details: self.details.as_deref(),
+                limit: self.limit.as_deref(),
+            },
         };
         let mut res = (self.status, axum::Json(body)).into_response();
         if let Some(secs) = self.retry_after

@@ -14,6 +14,8 @@ export async function api(path, options = {}) {
     err.status = res.status;
     err.code = body?.error?.code || null;
     err.retryAfter = res.headers.get('Retry-After');
+    // The rest of the error object: a limit's or a spending cap's figures, for the page's words.
+    err.details = body?.error || null;
     throw err;
   }
   return body;

@@ -31,6 +31,14 @@ export const ERROR_WORDS = {
     'err.other': 'That did not work: {message}',
     'err.wait.minutes': 'in {n} minute(s)',
     'err.wait.seconds': 'in {n} second(s)',
+    'err.spending_cap':
+      'You have used this month’s AI budget ({spent} of {cap}). It starts again on {date}, or sooner if your teacher or an admin raises it.',
+    'err.route.builds': 'You have started {n} builds this hour, the most allowed. You can start another {wait}.',
+    'err.route.tasks': 'You have started {n} task runs this hour, the most allowed. You can start another {wait}.',
+    'err.route.explanations': 'You have asked {n} questions about code this hour, the most allowed. You can ask again {wait}.',
+    'err.route.chat_messages': 'You have sent {n} chat messages this hour, the most allowed. You can write again {wait}.',
+    'err.route.assistant_turns': 'You have asked the assistant {n} times this hour, the most allowed. You can ask again {wait}.',
+    'err.route.concurrent_runs': 'You already have {n} builds running, the most at once. Start this one when one ends.',
   },
   pt: {
     'err.offline': 'Não foi possível falar com o wright agora. Confira sua conexão e tente de novo daqui a pouco.',
@@ -57,6 +65,14 @@ export const ERROR_WORDS = {
     'err.other': 'Não deu certo: {message}',
     'err.wait.minutes': 'em {n} minuto(s)',
     'err.wait.seconds': 'em {n} segundo(s)',
+    'err.spending_cap':
+      'Você usou o orçamento de IA deste mês ({spent} de {cap}). Ele recomeça em {date}, ou antes se seu professor ou um administrador aumentá-lo.',
+    'err.route.builds': 'Você começou {n} construções nesta hora, o máximo permitido. Pode começar outra {wait}.',
+    'err.route.tasks': 'Você começou {n} execuções de tarefas nesta hora, o máximo permitido. Pode começar outra {wait}.',
+    'err.route.explanations': 'Você fez {n} perguntas sobre código nesta hora, o máximo permitido. Pode perguntar de novo {wait}.',
+    'err.route.chat_messages': 'Você enviou {n} mensagens no chat nesta hora, o máximo permitido. Pode escrever de novo {wait}.',
+    'err.route.assistant_turns': 'Você chamou o assistente {n} vezes nesta hora, o máximo permitido. Pode chamar de novo {wait}.',
+    'err.route.concurrent_runs': 'Você já tem {n} construções em andamento, o máximo ao mesmo tempo. Comece esta quando uma terminar.',
   },
 };
 
@@ -104,10 +120,21 @@ export function plainError(err, t) {
     default:
       break;
   }
+  if (err.code === 'spending_cap' && err.details) {
+    const d = err.details;
+    const money = (v) => `US$ ${Number(v).toFixed(2)}`;
+    const date = String(d.resets_at || '').slice(0, 10);
+    return { text: t('err.spending_cap', { spent: money(d.spent_usd), cap: money(d.cap_usd), date }), detail: message };
+  }
   if (err.status === 429) {
     // A busy turn (one message at a time) or a limit: when it frees, and which one, as detail.
     if (/still being answered/.test(message)) return { text: t('err.busy'), detail: null };
     const wait = waitWords(err.retryAfter, t);
+    const limit = err.details?.limit;
+    if (limit && `err.route.${limit.route}` in ERROR_WORDS.en) {
+      const n = limit.route === 'concurrent_runs' ? limit.limit : limit.used;
+      return { text: t(`err.route.${limit.route}`, { n, wait: wait || t('err.wait.seconds', { n: 1 }) }), detail: message };
+    }
     return { text: wait ? t('err.limit', { wait }) : t('err.limit.soon'), detail: message };
   }
   if (err.status === 503) return { text: t('err.stopping'), detail: message };

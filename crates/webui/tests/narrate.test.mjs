@@ -139,6 +139,14 @@ test('every refusal a learner can meet is said in plain words, in both languages
   assert.equal(plainError(new TypeError('Failed to fetch'), pt).text.startsWith('Não foi possível falar com o wright'), true);
   assert.equal(plainError(refused(401, 'unauthorized', 'missing token'), en).text, 'You are signed out. Sign in again to go on.');
   assert.equal(plainError(refused(409, 'odd', 'something new'), en).text, 'That did not work: something new');
+  const cap = refused(429, 'spending_cap', 'you have spent $5.10 of your $5.00 monthly spending cap', '86400');
+  cap.details = { code: 'spending_cap', spent_usd: 5.1, cap_usd: 5, month: '2026-11', resets_at: '2026-12-01T00:00:00.000Z' };
+  assert.equal(plainError(cap, en).text, 'You have used this month’s AI budget (US$ 5.10 of US$ 5.00). It starts again on 2026-12-01, or sooner if your teacher or an admin raises it.');
+  assert.match(plainError(cap, pt).text, /^Você usou o orçamento de IA deste mês \(US\$ 5.10 de US\$ 5.00\)/);
+  const asked = refused(429, 'rate_limited', 'at most 20 explanations an hour (20 used)', '600');
+  asked.details = { limit: { route: 'explanations', limit: 20, used: 20, window_secs: 3600, retry_after_secs: 600 } };
+  assert.equal(plainError(asked, en).text, 'You have asked 20 questions about code this hour, the most allowed. You can ask again in 10 minute(s).');
+  assert.equal(plainError(asked, pt).text, 'Você fez 20 perguntas sobre código nesta hora, o máximo permitido. Pode perguntar de novo em 10 minuto(s).');
   // Every error sentence is in both languages, and differs.
   for (const key of ['err.offline', 'err.prompt_secret', 'err.limit', 'err.store', 'err.busy']) assert.notEqual(pt(key), en(key), key);
 });
