@@ -43,10 +43,6 @@ pub(crate) fn lessons_narration(lang: Lang, n: usize) -> String {
     }
 }
 
-/// The note model's temperature unless `[sampling.note]` says otherwise: a lesson should say
-/// what the fix showed, not vary.
-pub(crate) const NOTE_TEMPERATURE: f32 = 0.2;
-
 /// The LEARNING phase: ask the note model for the lesson of this fix and keep it.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn learn(

@@ -14,6 +14,10 @@ use wright_provider::{Message, ProviderError, RetryPolicy, Usage};
 use wright_store::{AttemptError, Note};
 use wright_tools::ToolContext;
 
+/// The note model's temperature unless `[sampling.note]` says otherwise: a lesson should say
+/// what the fix showed, not vary. (Here, below the learning phase that uses it.)
+pub(crate) const NOTE_TEMPERATURE: f32 = 0.2;
+
 /// What to build and within which limits.
 #[derive(Debug, Clone)]
 pub struct BuildRequest {
@@ -85,7 +89,7 @@ impl Default for BuildRequest {
             model: String::new(),
             temperature: None,
             fix_temperature: None,
-            note_temperature: Some(crate::learning::NOTE_TEMPERATURE),
+            note_temperature: Some(NOTE_TEMPERATURE),
             budgets: crate::budget::Budgets::default(),
             max_tokens: None,
             retry: RetryPolicy::default(),

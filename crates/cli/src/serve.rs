@@ -201,7 +201,7 @@ async fn run(mut args: ServeArgs, config_path: Option<PathBuf>, front: Front) ->
         workers: if args.http.no_workers { 0 } else { args.runner.workers.or(s.workers).unwrap_or(cores).max(1) },
         http,
         mcp_stdio: front == Front::McpStdio,
-        limits: wright_engine::RouteLimits::resolve(&file, args.http.builds_per_hour),
+        limits: file.route_limits(args.http.builds_per_hour),
         max_concurrent_builds: args.http.max_concurrent_builds.or(s.max_concurrent_builds).unwrap_or(2).max(1),
         prompt_chars: (min_chars, max_chars),
         allowed_models: s.models.clone(),

@@ -40,7 +40,9 @@ fn model() -> Turn {
     let docs = Turn::when(
         "chat.md ›",
         Turn::text(ANSWER),
-        Turn::calls(&[("search_documents", json!({"query": "add a new tool to the chat agent"}))]),
+        // Specific enough to pick the built-in way out of the docs, which also tell how to give
+        // the chat an MCP server's tools (docs/mcp.md).
+        Turn::calls(&[("search_documents", json!({"query": "write a new built-in chat tool (ChatTool)"}))]),
     );
     Turn::when("describe_app_ui", Turn::when("How do I add a tool", docs, ui), stateless_model(0))
 }

@@ -122,6 +122,21 @@ async fn a_students_builds_explanations_and_chats_count_against_their_monthly_ca
     assert!(after_chat["projected_usd"].as_f64().unwrap() >= total, "{after_chat}");
     assert!(after_chat["warning"].is_null(), "far below the default cap: {after_chat}");
 
+    // Her class's teacher sees the same month on the class view: builds, explanation and chat.
+    let tess = wright(&s, &["users", "add", "tess", "--teacher"]).await.trim().to_string();
+    wright(&s, &["classes", "add", "lab-1", "--teacher", "tess"]).await;
+    wright(&s, &["classes", "members", "lab-1", "--add", "stu"]).await;
+    let class = get_json(&c, &s, &tess, "/api/classes/lab-1").await;
+    let row = &class["members"][0];
+    assert_eq!(row["name"], "stu", "{class}");
+    assert!((row["cost_usd"].as_f64().unwrap() - total).abs() < 1e-9, "the cap's own figure: {row}");
+    assert!(total > build_cost, "more than her builds: {row}");
+    assert_eq!(
+        (row["cap_usd"].as_f64(), row["limits"]["routes"]["explanations"]["used"].as_u64()),
+        (Some(500.0), Some(1))
+    );
+    assert!((class["cost_usd"].as_f64().unwrap() - total).abs() < 1e-9, "{class}");
+
     // The admin caps her at what she has spent: every model-backed route says 429 with the figures.
     let res = put_cap(&c, &s, &admin, "/api/admin/users/stu/cap", json!(total)).await;
     assert_eq!(res.status(), 200);

@@ -284,6 +284,17 @@ pub struct ServeFile {
 }
 
 impl FileConfig {
+    /// Each model-backed route's hourly limit: `[limits]`, over the older keys, under
+    /// `builds_flag` (`--builds-per-hour`).
+    pub fn route_limits(&self, builds_flag: Option<u32>) -> crate::route_limits::RouteLimits {
+        crate::route_limits::RouteLimits::resolve(
+            &self.limits,
+            self.serve.builds_per_hour,
+            self.chat.messages_per_hour,
+            builds_flag,
+        )
+    }
+
     /// The longest wait for a model response to start or go on: the flag, else wright.toml, else 45 s.
     pub fn call_timeout(&self, flag: Option<u64>) -> std::time::Duration {
         std::time::Duration::from_secs(flag.or(self.call_timeout).unwrap_or(45).max(1))
@@ -427,6 +438,9 @@ pub fn default_data_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
     }
     PathBuf::from(".wright")
 }
+
+#[cfg(test)]
+mod sections_tests;
 
 #[cfg(test)]
 mod tests {

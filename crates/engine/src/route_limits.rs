@@ -5,7 +5,6 @@
 //! messages_per_hour`) still work as aliases: a flag beats `[limits]`, which beats the older
 //! key, which beats the default.
 
-use crate::config::FileConfig;
 use serde::Deserialize;
 
 /// The `[limits]` table. Every key is optional.
@@ -39,18 +38,24 @@ pub struct RouteLimits {
 
 impl Default for RouteLimits {
     fn default() -> Self {
-        Self::resolve(&FileConfig::default(), None)
+        Self::resolve(&LimitsFile::default(), None, None, None)
     }
 }
 
 impl RouteLimits {
-    /// The limits `file` sets, `builds_flag` (`--builds-per-hour`) beating it.
-    pub fn resolve(file: &FileConfig, builds_flag: Option<u32>) -> Self {
-        let l = &file.limits;
-        let builds_per_hour = builds_flag.or(l.builds_per_hour).or(file.serve.builds_per_hour).unwrap_or(10);
+    /// The limits `l` sets, over the older keys (`[serve] builds_per_hour`, `[chat]
+    /// messages_per_hour`), `builds_flag` (`--builds-per-hour`) beating them all
+    /// ([`crate::FileConfig::route_limits`] passes them from the file).
+    pub fn resolve(
+        l: &LimitsFile,
+        serve_builds_per_hour: Option<u32>,
+        chat_messages_per_hour: Option<u32>,
+        builds_flag: Option<u32>,
+    ) -> Self {
+        let builds_per_hour = builds_flag.or(l.builds_per_hour).or(serve_builds_per_hour).unwrap_or(10);
         // A chat message is at least one: 0 would keep a user from ever talking to it, which
         // `[chat] messages_per_hour` never allowed either.
-        let chat_messages_per_hour = l.chat_messages_per_hour.or(file.chat.messages_per_hour).unwrap_or(120).max(1);
+        let chat_messages_per_hour = l.chat_messages_per_hour.or(chat_messages_per_hour).unwrap_or(120).max(1);
         Self {
             builds_per_hour,
             tasks_per_hour: l.tasks_per_hour.unwrap_or(builds_per_hour),
@@ -65,10 +70,6 @@ impl RouteLimits {
 mod tests {
     use super::*;
 
-    fn file(text: &str) -> FileConfig {
-        toml::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
-    }
-
     #[test]
     fn defaults_follow_the_seed() {
         let d = RouteLimits::default();
@@ -77,37 +78,5 @@ mod tests {
             (10, 10, 20, 120)
         );
         assert_eq!(d.assistant_turns_per_hour, 120);
-    }
-
-    #[test]
-    fn the_older_keys_are_aliases_and_the_section_and_flag_win() {
-        let old = file("[serve]\nbuilds_per_hour = 4\n[chat]\nmessages_per_hour = 7\n");
-        let r = RouteLimits::resolve(&old, None);
-        assert_eq!(
-            (r.builds_per_hour, r.tasks_per_hour, r.chat_messages_per_hour, r.assistant_turns_per_hour),
-            (4, 4, 7, 7)
-        );
-        let both = file(
-            "[serve]\nbuilds_per_hour = 4\n[chat]\nmessages_per_hour = 7\n[limits]\nbuilds_per_hour = 5\n\
-             tasks_per_hour = 2\nexplanations_per_hour = 3\nchat_messages_per_hour = 9\nassistant_turns_per_hour = 1\n",
-        );
-        let r = RouteLimits::resolve(&both, None);
-        assert_eq!(
-            r,
-            RouteLimits {
-                builds_per_hour: 5,
-                tasks_per_hour: 2,
-                explanations_per_hour: 3,
-                chat_messages_per_hour: 9,
-                assistant_turns_per_hour: 1
-            }
-        );
-        assert_eq!(RouteLimits::resolve(&both, Some(8)).builds_per_hour, 8, "the flag beats the file");
-    }
-
-    #[test]
-    fn a_misspelt_key_is_an_error() {
-        let e = toml::from_str::<FileConfig>("[limits]\nexplanation_per_hour = 3\n").err().map(|e| e.to_string());
-        assert!(e.is_some_and(|e| e.contains("explanation_per_hour")));
     }
 }

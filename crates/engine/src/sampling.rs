@@ -166,36 +166,3 @@ impl BudgetsFile {
         })
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(text: &str) -> crate::config::FileConfig {
-        toml::from_str(text).unwrap()
-    }
-
-    #[test]
-    fn phases_default_to_the_seed_and_the_flag_sets_them_all() {
-        let f = parse("[sampling.fix]\ntemperature = 0.1\n");
-        assert_eq!(f.sampling.temperature(Phase::Generate, None), 0.3);
-        assert_eq!(f.sampling.temperature(Phase::Fix, None), 0.1);
-        assert_eq!(f.sampling.temperature(Phase::Chat, None), 0.4);
-        assert_eq!(f.sampling.temperature(Phase::Fix, Some(0.9)), 0.9);
-        assert!(parse("[sampling.explain]\ntemperature = 3.0\n").sampling.check(None).is_err());
-        assert!(f.sampling.check(Some(-1.0)).is_err());
-        assert!(f.sampling.check(Some(1.0)).is_ok());
-        assert!(toml::from_str::<crate::config::FileConfig>("[sampling.generate]\ntop_k = 3\n").is_err(), "typos show");
-    }
-
-    #[test]
-    fn budgets_keep_the_seed_numbers_where_nothing_is_set() {
-        let b = parse("[budgets]\nenforce = true\n[budgets.static]\ntotal = 4000\n").budgets.resolve().unwrap();
-        assert!(b.enforce);
-        assert_eq!(b.static_page, TokenBudget { total: 4000, ..TokenBudget::STATIC });
-        assert_eq!(b.fullstack, TokenBudget::FULLSTACK);
-        let bad = parse("[budgets.interactive]\nanswer = 5000\n").budgets.resolve().unwrap_err();
-        assert!(bad.to_string().contains("[budgets.interactive]"), "{bad}");
-        assert!(parse("[budgets]\nkeep_turns = 0\n").budgets.resolve().is_err());
-    }
-}
