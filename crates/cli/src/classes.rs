@@ -64,7 +64,9 @@ pub async fn classes(cmd: ClassesCommand, store: &dyn Store, out: &mut dyn Write
         ClassesCommand::List => {
             for c in store.classes().await? {
                 let teachers: Vec<&str> = c.teachers.iter().map(|u| u.name.as_str()).collect();
-                writeln!(out, "{:<24} {:>3} members  teachers: {}", c.name, c.members.len(), teachers.join(", "))?;
+                let n = c.members.len();
+                let members = if n == 1 { "member " } else { "members" };
+                writeln!(out, "{:<24} {n:>3} {members}  teachers: {}", c.name, teachers.join(", "))?;
             }
         }
     }

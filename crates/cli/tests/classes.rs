@@ -10,19 +10,7 @@ mod support;
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::server::{PAGE, Server, client, create, create_ok, stream};
-use support::{HOST_ENV, MockLlm, Turn};
-
-/// `wright ARGS… --data-dir DATA` on the server's database: its output, which must be a success.
-async fn wright(s: &Server, args: &[&str]) -> String {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
-    cmd.args(args).arg("--data-dir").arg(&s.data);
-    for k in HOST_ENV {
-        cmd.env_remove(k);
-    }
-    let out = cmd.output().await.unwrap();
-    assert!(out.status.success(), "wright {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
+use support::{MockLlm, Turn};
 
 /// `GET path` as `token`: status and body.
 async fn get(c: &reqwest::Client, s: &Server, token: &str, path: &str) -> (u16, Value) {
@@ -78,14 +66,14 @@ async fn teachers_see_their_class_and_classmates_follow_and_copy_shared_builds()
         s.add_user("cy", false).await,
         s.add_user("dee", false).await,
     );
-    let tess = wright(&s, &["users", "add", "tess", "--teacher"]).await.trim().to_string();
-    let tom = wright(&s, &["users", "add", "tom", "--teacher"]).await.trim().to_string();
-    assert!(wright(&s, &["users", "list"]).await.contains("teacher"));
+    let tess = s.cli(&["users", "add", "tess", "--teacher"]).await.trim().to_string();
+    let tom = s.cli(&["users", "add", "tom", "--teacher"]).await.trim().to_string();
+    assert!(s.cli(&["users", "list"]).await.contains("teacher"));
     let c = client();
 
     // lab-1 from the command line; lab-2 over HTTP, which only an admin may do.
-    wright(&s, &["classes", "add", "lab-1", "--teacher", "tess"]).await;
-    let members = wright(&s, &["classes", "members", "lab-1", "--add", "ana", "ben"]).await;
+    s.cli(&["classes", "add", "lab-1", "--teacher", "tess"]).await;
+    let members = s.cli(&["classes", "members", "lab-1", "--add", "ana", "ben"]).await;
     assert!(members.contains("ana") && members.contains("ben") && members.contains("tess"), "{members}");
     let (status, _) = post(&c, &s, &tess, "/api/classes", json!({"name": "lab-x"})).await;
     assert_eq!(status, 403, "a teacher does not make classes");
@@ -93,7 +81,7 @@ async fn teachers_see_their_class_and_classmates_follow_and_copy_shared_builds()
     assert_eq!(status, 201, "{body}");
     let (status, body) = post(&c, &s, &admin, "/api/classes/lab-2/members", json!({"add": ["cy"]})).await;
     assert_eq!((status, body["members"].clone()), (200, json!(["cy"])), "{body}");
-    assert!(wright(&s, &["classes", "list"]).await.contains("lab-2"));
+    assert!(s.cli(&["classes", "list"]).await.contains("lab-2"));
 
     let ana_build = create_ok(&c, &s, &ana, "a landing page for a dog walker").await;
     assert!(finished(&c, &s, &ana, &ana_build).await);
@@ -168,14 +156,14 @@ async fn teachers_see_their_class_and_classmates_follow_and_copy_shared_builds()
     assert_eq!(reads(&c, &s, &tess, &copy).await, [200; 5], "his teacher sees it");
 
     // Removing a member ends their view, and their teacher's of them, at once.
-    let members = wright(&s, &["classes", "members", "lab-1", "--remove", "ben"]).await;
+    let members = s.cli(&["classes", "members", "lab-1", "--remove", "ben"]).await;
     assert!(!members.contains("ben"), "{members}");
     assert_eq!(reads(&c, &s, &ben, &ana_build).await, [404; 5]);
     assert_eq!(reads(&c, &s, &tess, &copy).await, [404; 5]);
     assert_eq!(get(&c, &s, &ben, "/api/builds?shared=true").await.1, json!([]));
     // Admins still see everything.
     assert_eq!(reads(&c, &s, &admin, &copy).await, [200; 5]);
-    let out = wright(&s, &["builds", "share", &ana_build, "--off"]).await;
+    let out = s.cli(&["builds", "share", &ana_build, "--off"]).await;
     assert!(out.contains("no longer shared"), "{out}");
     let (_, view) = get(&c, &s, &ana, &format!("/api/builds/{ana_build}")).await;
     assert!(view.get("shared_by").is_none(), "{view}");

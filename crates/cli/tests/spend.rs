@@ -11,19 +11,7 @@ mod support;
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::server::{Server, client, create, get_json, read_sse, stateless_model, stream};
-use support::{HOST_ENV, MockLlm, Turn};
-
-/// `wright ARGS… --data-dir DATA` on the server's store; its standard output.
-async fn wright(s: &Server, args: &[&str]) -> String {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
-    cmd.args(args).arg("--data-dir").arg(&s.data);
-    for k in HOST_ENV {
-        cmd.env_remove(k);
-    }
-    let out = cmd.output().await.unwrap();
-    assert!(out.status.success(), "wright {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
+use support::{MockLlm, Turn};
 
 async fn spent(c: &reqwest::Client, s: &Server, token: &str) -> Value {
     get_json(c, s, token, "/api/spend").await
@@ -90,7 +78,7 @@ async fn a_students_builds_explanations_and_chats_count_against_their_monthly_ca
     let c = client();
 
     // A default cap for everyone, from the command line (kept in the store).
-    assert!(wright(&s, &["users", "cap", "--default", "500"]).await.contains("$500.00"));
+    assert!(s.cli(&["users", "cap", "--default", "500"]).await.contains("$500.00"));
     let fresh = spent(&c, &s, &stu).await;
     assert_eq!((fresh["cost_usd"].as_f64(), fresh["cap_usd"].as_f64()), (Some(0.0), Some(500.0)), "{fresh}");
 
@@ -123,9 +111,9 @@ async fn a_students_builds_explanations_and_chats_count_against_their_monthly_ca
     assert!(after_chat["warning"].is_null(), "far below the default cap: {after_chat}");
 
     // Her class's teacher sees the same month on the class view: builds, explanation and chat.
-    let tess = wright(&s, &["users", "add", "tess", "--teacher"]).await.trim().to_string();
-    wright(&s, &["classes", "add", "lab-1", "--teacher", "tess"]).await;
-    wright(&s, &["classes", "members", "lab-1", "--add", "stu"]).await;
+    let tess = s.cli(&["users", "add", "tess", "--teacher"]).await.trim().to_string();
+    s.cli(&["classes", "add", "lab-1", "--teacher", "tess"]).await;
+    s.cli(&["classes", "members", "lab-1", "--add", "stu"]).await;
     let class = get_json(&c, &s, &tess, "/api/classes/lab-1").await;
     let row = &class["members"][0];
     assert_eq!(row["name"], "stu", "{class}");
@@ -188,15 +176,15 @@ async fn a_students_builds_explanations_and_chats_count_against_their_monthly_ca
     assert_eq!(dash["seeds"]["duration_per_day"][0]["published"], 2);
 
     // `wright stats` (text and JSON) shows the same month per user.
-    let text = wright(&s, &["stats"]).await;
+    let text = s.cli(&["stats"]).await;
     assert!(text.contains("stu") && text.contains("Time to publish") && text.contains("projected"), "{text}");
-    let stats: Value = serde_json::from_str(&wright(&s, &["stats", "--json"]).await).unwrap();
+    let stats: Value = serde_json::from_str(&s.cli(&["stats", "--json"]).await).unwrap();
     let row = stats["spend"]["users"].as_array().unwrap().iter().find(|u| u["name"] == "stu").unwrap().clone();
     assert_eq!(row["calls"], month["calls"], "{row}");
     assert_eq!(stats["seeds"]["time_to_publish"]["count"], 2);
     assert!(stats["builds"].as_u64().unwrap() >= 2, "the statistics' own fields stay: {stats}");
     // And the caps from the command line.
-    let caps = wright(&s, &["users", "cap"]).await;
+    let caps = s.cli(&["users", "cap"]).await;
     assert!(caps.contains("(default)") && caps.contains("stu"), "{caps}");
 
     // Prometheus: the seeds' metrics.

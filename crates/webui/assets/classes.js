@@ -77,12 +77,15 @@ export function mountClasses(lang, me) {
 }
 
 let shareOf = null; // the build the Share toggle is for
+// What this page last set each of its builds to: a view drawn from a read that left before the
+// toggle's answer came must not turn the toggle back (only the owner shares, from here).
+const sharedHere = new Map();
 
 /// Set the view up for `build`: its owner gets the Share toggle; anyone else a read-only view
 /// that says whose it is, with "Make a copy". Returns whether the viewer owns it.
 export function showSharing(build, keepLabel, keepButton) {
   const own = build.owner === user?.id;
-  const shared = Boolean(build.shared_by);
+  const shared = own && sharedHere.has(build.id) ? sharedHere.get(build.id) : Boolean(build.shared_by);
   shareOf = own ? build.id : null;
   $('share').hidden = !own || build.kind === 'task';
   pressed(shared);
@@ -110,6 +113,7 @@ async function toggleShare() {
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ shared: on }),
     });
+    sharedHere.set(id, r.shared);
     if (shareOf === id) pressed(r.shared);
   } catch (err) {
     $('shared-by').hidden = false;

@@ -220,6 +220,18 @@ impl Server {
         cmd
     }
 
+    /// `wright ARGS…` on the server's data folder and database, which must succeed: what it
+    /// printed, trimmed.
+    pub async fn cli(&self, args: &[&str]) -> String {
+        let mut cmd = self.command(args);
+        for k in HOST_ENV {
+            cmd.env_remove(k);
+        }
+        let out = cmd.output().await.unwrap();
+        assert!(out.status.success(), "wright {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
     /// `wright users add NAME` on the server's database; the token it prints.
     pub async fn add_user(&self, name: &str, admin: bool) -> String {
         let mut cmd = self.command(&["users", "add", name]);
