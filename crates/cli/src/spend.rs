@@ -6,20 +6,13 @@ use anyhow::{Result, bail};
 use std::io::Write;
 use wright_store::{SeedMetrics, SpendReport, Store};
 
-/// Days of finished builds the seeds' metrics cover in `wright stats`.
-pub const SEED_DAYS: i64 = 30;
+use wright_store::seeds::DAYS as SEED_DAYS;
+use wright_store::spend::usd;
 
 /// This month's spend and the last [`SEED_DAYS`] days' seeds' metrics.
 pub async fn figures(store: &dyn Store) -> Result<(SpendReport, SeedMetrics)> {
     let now = chrono::Utc::now();
-    let report = store.spending(now, None).await?;
-    let since = (now.date_naive() - chrono::Days::new((SEED_DAYS - 1) as u64)).format("%Y-%m-%dT00:00:00.000Z");
-    let seeds = wright_store::seed_metrics(&store.run_outcomes(&since.to_string()).await?);
-    Ok((report, seeds))
-}
-
-fn usd(v: f64) -> String {
-    if v != 0.0 && v.abs() < 0.01 { format!("${v:.4}") } else { format!("${v:.2}") }
+    Ok((store.spending(now, None).await?, store.seeds(now, SEED_DAYS).await?))
 }
 
 fn cap_words(cap: Option<f64>) -> String {

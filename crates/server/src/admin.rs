@@ -72,15 +72,8 @@ pub async fn dashboard(
         maintenance: state.store.jobs().await?,
         workers: state.store.workers(crate::maintenance::ALIVE).await?,
         spend: state.store.spending(chrono::Utc::now(), None).await?,
-        seeds: wright_store::seed_metrics(&state.store.run_outcomes(&days_ago(days)).await?),
+        seeds: state.store.seeds(chrono::Utc::now(), days).await?,
     }))
-}
-
-/// The first instant of the UTC day `days - 1` days ago, in the store's time form: the
-/// trends' window (today is its last day).
-pub fn days_ago(days: u32) -> String {
-    let day = chrono::Utc::now().date_naive() - chrono::Days::new(u64::from(days.max(1) - 1));
-    format!("{day}T00:00:00.000Z")
 }
 
 /// A correction to a lesson: its text, or its status (`deprecated` retires it from prompts).

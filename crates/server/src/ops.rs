@@ -86,9 +86,8 @@ pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> ApiRe
     if let (Ok(jobs), Ok(workers)) = (state.store.jobs().await, state.store.workers(crate::maintenance::ALIVE).await) {
         state.metrics.set_maintenance(&jobs, &workers, state.cfg.metrics.host_labels);
     }
-    let since = crate::admin::days_ago(crate::seed_metrics::DAYS);
-    if let Ok(runs) = state.store.run_outcomes(&since).await {
-        state.metrics.seeds.set(&wright_store::seed_metrics(&runs));
+    if let Ok(seeds) = state.store.seeds(chrono::Utc::now(), wright_store::seeds::DAYS).await {
+        state.metrics.seeds.set(&seeds);
     }
     Ok(([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
         .into_response())

@@ -11,9 +11,6 @@ use prometheus_client::registry::Registry;
 use std::sync::atomic::AtomicU64;
 use wright_store::SeedMetrics;
 
-/// Days of builds the scrape covers.
-pub const DAYS: u32 = 30;
-
 type FloatGauge = Gauge<f64, AtomicU64>;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]

@@ -11,10 +11,7 @@ use serde_json::json;
 use wright_events::{EventKind, Level};
 use wright_store::{Draft, Month, UserSpend};
 
-/// Dollars as people read them: cents, or tenths of a cent below one dollar's cent.
-pub fn usd(v: f64) -> String {
-    if v != 0.0 && v.abs() < 0.01 { format!("${v:.4}") } else { format!("${v:.2}") }
-}
+pub use wright_store::spend::usd;
 
 /// The words of a user's standing against their cap, or `None` below [`wright_store::spend::WARN_AT`].
 pub fn warning(me: &UserSpend, month: &Month) -> Option<String> {

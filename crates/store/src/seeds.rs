@@ -8,6 +8,9 @@ use chrono::DateTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// Days of finished builds the seeds' metrics cover in `/metrics` and `wright stats`.
+pub const DAYS: u32 = 30;
+
 /// A finished build as the seeds' metrics need it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunOutcome {

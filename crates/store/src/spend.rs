@@ -244,6 +244,11 @@ pub fn check_cap(cap: Option<f64>) -> Result<()> {
     }
 }
 
+/// Dollars as people read them: cents, or tenths of a cent below one dollar's cent.
+pub fn usd(v: f64) -> String {
+    if v != 0.0 && v.abs() < 0.01 { format!("${v:.4}") } else { format!("${v:.2}") }
+}
+
 /// Spending per user and the caps on it. Times are compared as stored text (RFC 3339 UTC).
 #[async_trait]
 pub trait Spending: Send + Sync {
@@ -267,6 +272,13 @@ pub trait Spending: Send + Sync {
         let rows = self.spend_days(&month.start, user_id).await?;
         let caps = self.spend_caps().await?;
         Ok(report(month, rows, &caps))
+    }
+
+    /// The seeds' metrics of the builds that finished in the `days` UTC days up to `now`'s
+    /// (today included): the one window `/metrics`, `wright stats` and the dashboard count in.
+    async fn seeds(&self, now: DateTime<Utc>, days: u32) -> Result<crate::seeds::SeedMetrics> {
+        let day = now.date_naive() - chrono::Days::new(u64::from(days.max(1) - 1));
+        Ok(crate::seeds::seed_metrics(&self.run_outcomes(&format!("{day}T00:00:00.000Z")).await?))
     }
 
     /// `user_id`'s month so far (an empty one when they spent nothing), with their cap.
