@@ -130,8 +130,16 @@ pub fn copy_project(from: &Path, to: &Path) -> io::Result<()> {
     std::fs::create_dir_all(parent)?;
     let tmp = parent.join(format!(".partial-{name}-{}", std::process::id()));
     let into = Dir::create(&tmp).map_err(io::Error::other)?;
-    copy(&Dir::open(from).map_err(io::Error::other)?, &into)?;
-    std::fs::rename(&tmp, to)
+    let copied = Dir::open(from).map_err(io::Error::other).and_then(|from| copy(&from, &into));
+    drop(into);
+    match copied.and_then(|()| std::fs::rename(&tmp, to)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            // Half a copy is nobody's, under its temporary name too.
+            let _ = remove_all(&tmp);
+            Err(e)
+        }
+    }
 }
 
 /// Remove the folders of a build's earlier claims (`DATA/builds/ID`, `DATA/builds/ID.N`) that
