@@ -30,13 +30,14 @@ pub fn warning(me: &UserSpend, month: &Month) -> Option<String> {
 
 /// Refuse a model-backed request of `payer` (a user id) who is at or over their monthly cap:
 /// 429, `Retry-After` the seconds until the month resets, and the JSON error's `spent_usd`,
-/// `cap_usd`, `month` and `resets_at`. Otherwise the warning to give past 80 % of the cap
-/// (builds and task runs get theirs in their stream as they start: [`warn_run`]).
-pub async fn check(state: &AppState, payer: &str) -> ApiResult<Option<String>> {
+/// `cap_usd`, `month` and `resets_at`. Past 80 % the request goes on: builds and task runs
+/// get the warning in their stream as they start ([`warn_run`]), pages show it from
+/// `GET /api/spend`.
+pub async fn check(state: &AppState, payer: &str) -> ApiResult<()> {
     let (me, month) = state.store.user_spending(chrono::Utc::now(), payer).await?;
-    let Some(cap) = me.cap_usd else { return Ok(None) };
+    let Some(cap) = me.cap_usd else { return Ok(()) };
     if !me.over_cap() {
-        return Ok(warning(&me, &month));
+        return Ok(());
     }
     state.metrics.refused("spending_cap");
     if let Err(e) = state.store.log_refusal(payer, "spending_cap").await {
