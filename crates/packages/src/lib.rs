@@ -1,0 +1,194 @@
+//! Python, Rust and Go dependencies for builds whose sandbox has no network.
+//!
+//! A build's commands run with networking off, yet a Python script may need `requests`, a Rust
+//! tool `clap`, a Go service a module. The model declares them the usual way
+//! (`requirements.txt` or `pyproject.toml`, `Cargo.toml`, `go.mod`); before anything of the
+//! project runs, [`prepare`]:
+//! 1. reads the manifest through a no-follow handle on the project and checks every spec:
+//!    registry names and versions only. URLs, VCS sources, paths outside the project, custom
+//!    indexes and anything the host's tool would execute while fetching are refused with the
+//!    reason ([`Refusal`]), before any host tool runs;
+//! 2. keys the checked set (SHA-256 of what was declared and of the toolchain) and, on a miss,
+//!    fetches it with the HOST's tool (`pip download`, `cargo vendor`, `go mod download`) into a
+//!    staging folder under the cache, from a clean copy of the manifest, never inside the
+//!    project, then renames it into place;
+//! 3. returns what the sandbox needs ([`Prepared`]): environment that points the toolchain at
+//!    the read-only cache entry, and the commands that install from it offline inside the
+//!    sandbox.
+//!
+//! Cache entries are shared between builds and the cache is bounded ([`cache::evict`]).
+
+pub mod cache;
+mod go;
+mod python;
+mod rust;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The package ecosystems wright installs for, beside npm (which `wright-tools` handles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ecosystem {
+    Python,
+    Rust,
+    Go,
+}
+
+impl Ecosystem {
+    pub const ALL: [Ecosystem; 3] = [Ecosystem::Python, Ecosystem::Rust, Ecosystem::Go];
+
+    /// The name used in cache folders, events and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ecosystem::Python => "python",
+            Ecosystem::Rust => "rust",
+            Ecosystem::Go => "go",
+        }
+    }
+
+    /// The manifest files that declare this ecosystem's dependencies, most specific first.
+    pub fn manifests(self) -> &'static [&'static str] {
+        match self {
+            Ecosystem::Python => &["requirements.txt", "pyproject.toml"],
+            Ecosystem::Rust => &["Cargo.toml"],
+            Ecosystem::Go => &["go.mod"],
+        }
+    }
+
+    /// The ecosystem of the project at `root`, from its manifest at the top (`Cargo.toml`,
+    /// `go.mod`, then Python's), read without following links.
+    pub fn of_project(root: &Path) -> Option<Ecosystem> {
+        let dir = wright_beneath::Dir::open(root).ok()?;
+        [Ecosystem::Rust, Ecosystem::Go, Ecosystem::Python]
+            .into_iter()
+            .find(|e| e.manifests().iter().any(|m| dir.is_file(m)))
+    }
+}
+
+/// How packages are fetched and kept.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Root of the package cache (each ecosystem has a folder under it). The sandbox mounts it
+    /// read-only at the same path.
+    pub cache_root: PathBuf,
+    /// The cache is trimmed (least recently used entries first) to stay under this size.
+    pub max_cache_bytes: u64,
+    /// Allow Python source distributions. Building one runs its `setup.py` or build backend on
+    /// the host, outside the sandbox, so it is off unless the admin allows it.
+    pub allow_sdists: bool,
+    /// Longest a host fetch may take.
+    pub fetch_timeout: Duration,
+    /// The environment the HOST's tools run with (wright's own: whatever registry, proxy or
+    /// mirror the host is configured for).
+    pub host_env: Vec<(String, String)>,
+}
+
+impl Settings {
+    /// Defaults for a cache at `cache_root`: 2 GiB, wheels only, 10 minutes per fetch, the
+    /// environment wright itself runs with.
+    pub fn new(cache_root: PathBuf) -> Self {
+        Self {
+            cache_root,
+            max_cache_bytes: 2 << 30,
+            allow_sdists: false,
+            fetch_timeout: Duration::from_secs(600),
+            host_env: std::env::vars().collect(),
+        }
+    }
+}
+
+/// One declared dependency that will not be fetched, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The manifest it was declared in (`requirements.txt`).
+    pub file: String,
+    /// The spec as written (`requests @ https://…`).
+    pub spec: String,
+    /// Why, in words the model and a person can act on.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: `{}` {}", self.file, self.spec, self.reason)
+    }
+}
+
+/// Why a project's packages are not ready; the text is what the model reads.
+#[derive(Debug, thiserror::Error)]
+pub enum PackagesError {
+    #[error("dependencies refused before anything was fetched:\n{}", list(.0))]
+    Refused(Vec<Refusal>),
+    #[error("`{0}` is not installed on this machine, so wright cannot fetch these packages")]
+    Missing(&'static str),
+    #[error("{file} could not be read: {message}")]
+    BadManifest { file: String, message: String },
+    #[error("the package registry could not be reached from this machine ({0}); packages cannot be fetched right now")]
+    Unreachable(String),
+    #[error("{tool} could not fetch the packages:\n{output}")]
+    Fetch { tool: &'static str, output: String },
+    #[error("{0} did not finish within {1}s")]
+    Timeout(&'static str, u64),
+    #[error("the build was stopped while packages were being fetched")]
+    Cancelled,
+    #[error("{op} {path}: {message}")]
+    Io { op: &'static str, path: String, message: String },
+    #[error(transparent)]
+    Path(#[from] wright_beneath::Error),
+}
+
+fn list(refusals: &[Refusal]) -> String {
+    refusals.iter().map(|r| format!("- {r}")).collect::<Vec<_>>().join("\n")
+}
+
+pub(crate) fn io_err(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> PackagesError + use<> {
+    let path = path.display().to_string();
+    move |e| PackagesError::Io { op, path, message: e.to_string() }
+}
+
+/// What the sandbox needs to use a project's fetched packages.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prepared {
+    /// Identifies the fetched set; the same key needs its [`setup`](Self::setup) run once.
+    pub key: String,
+    /// The packages that were declared (`requests==2.32.3`), for people.
+    pub packages: Vec<String>,
+    /// Whether the host fetched them now (a cache miss).
+    pub fetched: bool,
+    /// Size of the cache entry.
+    pub bytes: u64,
+    /// Added to the environment of every command the project runs in the sandbox
+    /// (`PATH` entries are prepended to the sandbox's `PATH`).
+    pub env: Vec<(String, String)>,
+    /// Commands run once, in order, inside the sandbox at the project's root before its first
+    /// command, that install from the cache offline (`python3 -m venv …`, `pip install
+    /// --no-index …`). Each is the program and its arguments.
+    pub setup: Vec<Vec<String>>,
+}
+
+/// Check the project's declared dependencies, fetch them on the host on a cache miss, and say
+/// how the sandbox uses them. `sandbox_env` is the environment the project's commands get
+/// (its `HOME` is the build's private, writable home). A project that declares nothing still
+/// gets its toolchain's offline environment.
+pub async fn prepare(
+    ecosystem: Ecosystem,
+    root: &Path,
+    settings: &Settings,
+    sandbox_env: &[(String, String)],
+    cancel: &CancellationToken,
+) -> Result<Prepared, PackagesError> {
+    let project = wright_beneath::Dir::open(root)?;
+    let prepared = match ecosystem {
+        Ecosystem::Python => python::prepare(&project, settings, sandbox_env, cancel).await?,
+        Ecosystem::Rust => rust::prepare(&project, settings, sandbox_env, cancel).await?,
+        Ecosystem::Go => go::prepare(&project, settings, sandbox_env, cancel).await?,
+    };
+    if prepared.fetched {
+        // Best effort: a full cache must not fail the build that just filled it.
+        if let Err(e) = cache::evict(&settings.cache_root, settings.max_cache_bytes, &prepared.key) {
+            tracing::warn!("trimming the package cache: {e}");
+        }
+    }
+    Ok(prepared)
+}
