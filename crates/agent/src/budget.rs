@@ -102,7 +102,10 @@ impl Budgets {
             Template::Static => ("static", self.static_page),
             Template::Fullstack => ("fullstack", self.fullstack),
             Template::React => ("react", self.react),
-            Template::Interactive | Template::Auto => ("interactive", self.interactive),
+            // A Python, Rust or Go project is about the size of an interactive app.
+            Template::Interactive | Template::Auto | Template::Python | Template::Rust | Template::Go => {
+                ("interactive", self.interactive)
+            }
         };
         self.budgeting(name, budget)
     }

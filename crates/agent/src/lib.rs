@@ -28,6 +28,7 @@ mod transpiling;
 mod verdict;
 pub mod verify;
 mod verify_browser;
+mod verify_program;
 
 pub use agent_loop::{AgentLoop, ContextFit, LoopStats, PhaseEnd};
 pub use budget::{Budgeting, Budgets, TokenBudget};

@@ -50,6 +50,12 @@ struct Layers {
     interactive: (&'static str, &'static str),
     fullstack: (&'static str, &'static str),
     react: (&'static str, &'static str),
+    python: (&'static str, &'static str),
+    rust: (&'static str, &'static str),
+    go: (&'static str, &'static str),
+    /// Python, Rust and Go projects' general rules, in place of `constraints` (which are about
+    /// web pages and node's test runner).
+    code_rules: &'static str,
     /// The react template's general rules, in place of `constraints` (which forbid frameworks
     /// and build steps, and name node's test runner).
     react_rules: &'static str,
@@ -79,6 +85,19 @@ macro_rules! layers {
                 include_str!(concat!("../prompts/", $lang, "/react/constraints.md")),
             ),
             react_rules: include_str!(concat!("../prompts/", $lang, "/react/rules.md")),
+            python: (
+                include_str!(concat!("../prompts/", $lang, "/python/examples.md")),
+                include_str!(concat!("../prompts/", $lang, "/python/constraints.md")),
+            ),
+            rust: (
+                include_str!(concat!("../prompts/", $lang, "/rust/examples.md")),
+                include_str!(concat!("../prompts/", $lang, "/rust/constraints.md")),
+            ),
+            go: (
+                include_str!(concat!("../prompts/", $lang, "/go/examples.md")),
+                include_str!(concat!("../prompts/", $lang, "/go/constraints.md")),
+            ),
+            code_rules: include_str!(concat!("../prompts/", $lang, "/code/rules.md")),
         }
     };
 }
@@ -100,6 +119,9 @@ impl Layers {
             Template::Static => self.static_page,
             Template::Fullstack => self.fullstack,
             Template::React => self.react,
+            Template::Python => self.python,
+            Template::Rust => self.rust,
+            Template::Go => self.go,
             Template::Interactive | Template::Auto => self.interactive,
         }
     }
@@ -237,6 +259,9 @@ impl TemplateText for Template {
             Self::Interactive | Self::Auto => "an interactive web app",
             Self::Fullstack => "a full-stack app",
             Self::React => "a React app",
+            Self::Python => "a Python program",
+            Self::Rust => "a Rust program",
+            Self::Go => "a Go program",
         }
     }
     fn name_pt(self) -> &'static str {
@@ -245,6 +270,9 @@ impl TemplateText for Template {
             Self::Interactive | Self::Auto => "um app web interativo",
             Self::Fullstack => "um app full-stack",
             Self::React => "um app React",
+            Self::Python => "um programa em Python",
+            Self::Rust => "um programa em Rust",
+            Self::Go => "um programa em Go",
         }
     }
 }
@@ -255,7 +283,11 @@ impl TemplateText for Template {
 pub fn system_prompt(template: Template, lang: Lang) -> String {
     let l = lang.layers();
     let (examples, rules) = l.template(template);
-    let general = if template == Template::React { l.react_rules } else { l.constraints };
+    let general = match template {
+        Template::React => l.react_rules,
+        t if t.is_code() => l.code_rules,
+        _ => l.constraints,
+    };
     let constraints = format!("{}\n{}\n{}\n", general, rules, lang.instruction());
     [l.identity, &constraints, l.tools, examples].join("\n")
 }
@@ -384,8 +416,16 @@ pub fn fresh_fix_message(
 mod tests {
     use super::*;
 
-    const TEMPLATES: [Template; 5] =
-        [Template::Static, Template::Interactive, Template::Fullstack, Template::React, Template::Auto];
+    const TEMPLATES: [Template; 8] = [
+        Template::Static,
+        Template::Interactive,
+        Template::Fullstack,
+        Template::React,
+        Template::Python,
+        Template::Rust,
+        Template::Go,
+        Template::Auto,
+    ];
     const LANGS: [Lang; 2] = [Lang::En, Lang::Pt];
     /// ~1,500 tokens: the local engine has 8,192 tokens for the prompt, tool list, the few-shot
     /// example, the files and the answer.

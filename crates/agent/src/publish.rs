@@ -33,6 +33,11 @@ pub async fn publish(
             Err(e) => tracing::warn!(build = %build_id, "the parent's app could not move to this build: {e}"),
         }
     }
+    if !template.is_web() && template != Template::Auto {
+        // A Python, Rust or Go program has no page to serve at an address of its own; it is
+        // published as a verified build whose files people download.
+        return None;
+    }
     let (root, page) = (root.to_path_buf(), template.entry_page().to_string());
     let meta = tokio::task::spawn_blocking(move || read_meta(&root, &page)).await.unwrap_or_default();
     let app = NewApp {

@@ -1,13 +1,15 @@
 // wright's server check, run with `node -e` inside the same sandbox (and so the same private
 // network) as the server: start the server like a person would, ask it for `/`, report once.
-// argv: entry port startupMs answerMs pollMs. The report is the last line, prefixed with
+// argv: entry port startupMs answerMs pollMs; an entry that is a JSON array is the whole
+// command (["python3", "app.py"]), anything else a file node runs. The report is the last line, prefixed with
 // WRIGHT_SERVER_PROBE and a JSON object: {status}, {notHttp}, {silent}, {refused} or {exited}.
 'use strict';
 const { spawn } = require('node:child_process');
 const net = require('node:net');
 
 const [entry, port, startupMs, answerMs, pollMs] = process.argv.slice(1);
-const child = spawn(process.execPath, [entry], {
+const command = entry.startsWith('[') ? JSON.parse(entry) : [process.execPath, entry];
+const child = spawn(command[0], command.slice(1), {
   env: { ...process.env, PORT: port },
   stdio: ['ignore', 'inherit', 'inherit'],
 });

@@ -18,8 +18,10 @@ pub enum FailureKind {
     TestError,
     /// The web page has problems (webcheck).
     TemplateCheck,
-    /// A full-stack app's server does not start or answer.
+    /// A full-stack app's server (or a Python, Rust or Go API) does not start or answer.
     ServerCheck,
+    /// A Python, Rust or Go command-line program does not start: its `--help` run failed.
+    ProgramCheck,
     /// One of the user's acceptance commands failed.
     CheckFailed,
     /// Errors in the browser.
@@ -45,6 +47,7 @@ impl FailureKind {
             Self::TestError => "test_error",
             Self::TemplateCheck => "template_check",
             Self::ServerCheck => "server_check",
+            Self::ProgramCheck => "program_check",
             Self::CheckFailed => "check_failed",
             Self::Runtime => "runtime",
             Self::OutOfMemory => "out_of_memory",
@@ -63,6 +66,7 @@ impl FailureKind {
             Self::TestError => "The tests could not run",
             Self::TemplateCheck => "Problems in the web page",
             Self::ServerCheck => "The server does not work",
+            Self::ProgramCheck => "The program does not start",
             Self::CheckFailed => "An acceptance command failed",
             Self::Runtime => "Errors in the browser",
             Self::OutOfMemory => "Too much memory",

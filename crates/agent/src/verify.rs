@@ -41,7 +41,8 @@ pub async fn verify(
 
     // 1. The project's tests.
     let run = run_tests(ctx, None).await;
-    let has_code = files.iter().any(|f| [".js", ".mjs", ".py", ".ts", ".tsx"].iter().any(|ext| f.ends_with(ext)));
+    let has_code =
+        files.iter().any(|f| [".js", ".mjs", ".py", ".ts", ".tsx", ".rs", ".go"].iter().any(|ext| f.ends_with(ext)));
     let tests_required = template.requires_tests() || (template == Template::Auto && has_code);
     match run.status {
         TestStatus::Passed => {}
@@ -123,9 +124,21 @@ pub async fn verify(
         }
     }
 
+    // A Python, Rust or Go program must start: a command-line one answers `--help`, an API
+    // starts and answers `/` (after its tests passed: a program that does not compile fails
+    // its tests first, with the compiler's words).
+    if template.is_code() && run.status == TestStatus::Passed {
+        use crate::verify_program::{Program, check_cli, program_of};
+        let failure = match program_of(ctx, template) {
+            Program::Library => None,
+            Program::Cli(command) => check_cli(ctx, &command).await,
+            Program::Api { build, run } => probe_api(ctx, build, run).await,
+        };
+        v.failures.extend(failure);
+    }
+
     // 4. The page in a real browser: what a visitor would see break (web templates only).
-    let web = matches!(template, Template::Static | Template::Interactive | Template::Fullstack | Template::React);
-    if let Some(entry) = entry.as_deref().filter(|_| web && server_ok) {
+    if let Some(entry) = entry.as_deref().filter(|_| template.is_web() && server_ok) {
         let (failures, status) = check_in_browser(ctx, template, entry, browser, iteration).await;
         v.failures.extend(failures);
         v.browser = status;
@@ -202,6 +215,38 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
             "wright starts the file named in package.json's start script (`node <file>`), or else the first of server/server.js, server/index.js, server.js, index.js. None exists.".into(),
         ));
     };
+    let run = format!("`node {entry}`");
+    probe_server(ctx, entry, run).await
+}
+
+/// A Python, Rust or Go API: compiled first when it has a build step (so the start window
+/// is not spent compiling), then started like a full-stack server.
+async fn probe_api(ctx: &ToolContext, build: Option<Vec<String>>, run: Vec<String>) -> Option<Failure> {
+    if let Some((program, args)) = build.as_deref().and_then(<[String]>::split_first) {
+        let line = build.as_deref().unwrap_or_default().join(" ");
+        match run_logged(ctx, program, args, &[], ctx.exec.command_timeout).await {
+            Ok(o) if o.success() => {}
+            Ok(o) => {
+                let out = wright_tools::clip_tail(&format!("{}{}", o.stdout.render(), o.stderr.render()), 2500);
+                return Some(
+                    server_failure(
+                        format!("the server did not build (`{line}` failed)"),
+                        format!("wright ran `{line}` before starting the server.\nOutput (end):\n{}\n", indent(&out)),
+                    )
+                    .with_output(out),
+                );
+            }
+            Err(e) => return Some(server_failure("the server could not be built".into(), run_error(&e))),
+        }
+    }
+    let label = format!("`{}`", run.join(" "));
+    let command = serde_json::to_string(&run).unwrap_or_default();
+    probe_server(ctx, command, label).await
+}
+
+/// Start `entry` (a file node runs, or a JSON command) inside the sandbox with `PORT` set and
+/// ask it for `/`; `run` names it for people.
+async fn probe_server(ctx: &ToolContext, entry: String, run: String) -> Option<Failure> {
     let port = match wright_sandbox::loopback_ports::<1>().map(|[p]| p) {
         Ok(p) => p,
         Err(e) => {
@@ -237,7 +282,7 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
         }
         detail
     };
-    let run = format!("`node {entry}` with PORT={port}");
+    let run = format!("{run} with PORT={port}");
     let failure = match result {
         Some(Probe::Status(code)) if code < 500 => None,
         Some(Probe::Status(code)) => Some(server_failure(
@@ -262,7 +307,7 @@ async fn check_server(ctx: &ToolContext) -> Option<Failure> {
                 hint(&output)
             ),
             with_output(format!(
-                "wright ran {run}; nothing answered on port {port} within {} s. The server must listen on `process.env.PORT || 3000`.",
+                "wright ran {run}; nothing answered on port {port} within {} s. The server must listen on the port in the PORT environment variable (`process.env.PORT || 3000`, `os.environ.get(\"PORT\", 8000)`).",
                 SERVER_STARTUP.as_secs()
             )),
         )),
@@ -349,6 +394,7 @@ fn entry_page(template: Template, files: &[String]) -> Option<String> {
         Template::Static | Template::Interactive | Template::Fullstack | Template::React => {
             Some(template.entry_page().to_string())
         }
+        Template::Python | Template::Rust | Template::Go => None,
         Template::Auto => ["index.html", "client/index.html", "public/index.html"]
             .iter()
             .find(|p| files.iter().any(|f| f == *p))

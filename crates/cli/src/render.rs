@@ -252,6 +252,20 @@ impl HumanSink {
                 let mark = if *required { "✗" } else { "⚠" };
                 (vec![format!("{mark} {} {server}: {reason}", self.t("narrate.mcp_server_failed"))], None)
             }
+            EventKind::PackagesReady { packages, fetched, .. } => {
+                let key = if *fetched { "narrate.packages_fetched" } else { "narrate.packages_from_cache" };
+                let list = if packages.is_empty() { "—".to_string() } else { packages.join(", ") };
+                (vec![format!("📦 {} {list}", self.t(key))], None)
+            }
+            EventKind::PackagesRefused { refusals, .. } => (
+                refusals
+                    .iter()
+                    .map(|r| {
+                        format!("🚫 {} `{}` ({}): {}", self.t("narrate.package_refused"), r.spec, r.file, r.reason)
+                    })
+                    .collect(),
+                None,
+            ),
             EventKind::LinkRefused { path, .. } => {
                 (vec![format!("🔗 {} `{path}`", self.t("narrate.refused_to_follow_a_link_the"))], None)
             }

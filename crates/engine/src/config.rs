@@ -111,6 +111,10 @@ pub struct FileConfig {
     /// Token budgets per template (`[budgets]`, `[budgets.static]`, …; `docs/configuration.md`).
     #[serde(default)]
     pub budgets: crate::sampling::BudgetsFile,
+    /// Python, Rust and Go packages: the cache's bound, sdists, fetch time (`[packages]`,
+    /// `docs/packages.md`).
+    #[serde(default)]
+    pub packages: crate::packages::PackagesFile,
 }
 
 /// The `[metrics]` table of `wright serve`.

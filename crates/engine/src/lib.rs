@@ -20,6 +20,7 @@ mod mcp;
 mod mcp_chat;
 mod mcp_doctor;
 pub mod notice;
+pub mod packages;
 pub mod providers;
 pub mod route_limits;
 pub mod sampling;

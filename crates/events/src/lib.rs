@@ -330,6 +330,26 @@ pub enum EventKind {
         path: String,
         step: LinkStep,
     },
+    /// A Python, Rust or Go project's declared packages are ready in the cache (fetched by the
+    /// host's tool now, or already there) and installed offline in the sandbox.
+    PackagesReady {
+        /// `python`, `rust` or `go`.
+        ecosystem: String,
+        /// What was declared, as written (`requests==2.32.3`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        packages: Vec<String>,
+        /// Whether the host fetched them for this build (false: from the cache).
+        fetched: bool,
+        duration_ms: u64,
+        /// Size of the set in the cache.
+        bytes: u64,
+    },
+    /// Declared packages wright will not fetch, each with the reason (a URL, a git source, a
+    /// path outside the project, an index option…); nothing was fetched or run.
+    PackagesRefused {
+        ecosystem: String,
+        refusals: Vec<PackageRefusal>,
+    },
     /// An MCP server of `wright.toml` started and offered these tools (`mcp__<server>__<tool>`)
     /// to the run: the ones enabled, pinned and unchanged.
     McpServerStarted {
@@ -344,6 +364,16 @@ pub enum EventKind {
         reason: String,
         required: bool,
     },
+}
+
+/// One declared package that was refused (see [`EventKind::PackagesRefused`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageRefusal {
+    /// The manifest it is declared in (`requirements.txt`).
+    pub file: String,
+    /// The spec as written.
+    pub spec: String,
+    pub reason: String,
 }
 
 /// The step of wright's own that refused a link (`link_refused`).
@@ -385,6 +415,8 @@ impl EventKind {
             EventKind::Restarted { .. } => "restarted",
             EventKind::Starter { .. } => "starter",
             EventKind::LinkRefused { .. } => "link_refused",
+            EventKind::PackagesReady { .. } => "packages_ready",
+            EventKind::PackagesRefused { .. } => "packages_refused",
             EventKind::McpServerStarted { .. } => "mcp_server_started",
             EventKind::McpServerFailed { .. } => "mcp_server_failed",
             EventKind::Queued { .. } => "queued",

@@ -139,6 +139,13 @@ named! {
         /// React + TypeScript + Tailwind, type-checked and bundled (TRANSPILING) before it is
         /// verified; the bundled page is what previews and the browser check open.
         React = "react",
+        /// A Python project (a script, a command-line tool, a small API) tested with pytest;
+        /// its packages come from the host's cache, installed offline in the sandbox.
+        Python = "python",
+        /// A Rust crate tested with `cargo test`, its crates vendored from the host's cache.
+        Rust = "rust",
+        /// A Go module tested with `go test -json`, its modules served from the host's cache.
+        Go = "go",
         /// Chosen from the request's words when the build starts ([`Template::resolve`]).
         Auto = "auto",
     }
@@ -159,6 +166,9 @@ impl Template {
             return self;
         }
         let p = prompt.to_lowercase();
+        if let Some(language) = Self::language_asked(&p) {
+            return language;
+        }
         let has = |words: &[&str]| words.iter().any(|w| p.contains(w));
         // A server or a database make a full-stack app even when React is named (the react
         // template has no backend); an "API" alone is a page that may call one.
@@ -196,6 +206,59 @@ impl Template {
         }
     }
 
+    /// A Python, Rust or Go project named in the (lower-cased) request, or a script or
+    /// command-line tool with no page, which is a Python project.
+    fn language_asked(p: &str) -> Option<Self> {
+        let words: Vec<&str> =
+            p.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-')).filter(|w| !w.is_empty()).collect();
+        let word = |w: &str| words.iter().any(|x| x.trim_end_matches('.') == w);
+        let pair = |a: &str, b: &[&str]| {
+            words.windows(2).any(|x| x[0] == a && b.iter().any(|w| x[1].trim_end_matches('.') == *w))
+        };
+        if word("rust") || word("cargo") || word("rustlang") {
+            return Some(Self::Rust);
+        }
+        const GO_THINGS: &[&str] = &[
+            "program", "cli", "tool", "module", "package", "library", "service", "server", "api", "script", "binary",
+            "app",
+        ];
+        let go = word("golang")
+            || pair("go", GO_THINGS)
+            || ["in", "using", "with", "em", "written"].iter().any(|w| pair(w, &["go"]));
+        if go {
+            return Some(Self::Go);
+        }
+        if word("python")
+            || word("python3")
+            || word("pytest")
+            || word("flask")
+            || word("fastapi")
+            || words.iter().any(|w| w.ends_with(".py"))
+        {
+            return Some(Self::Python);
+        }
+        let web =
+            ["page", "website", "site", "browser", "html", "button", "bookmarklet", "página", "botão", "userscript"];
+        let scriptish = word("script")
+            || word("cli")
+            || p.contains("command-line")
+            || p.contains("command line")
+            || p.contains("linha de comando")
+            || p.contains("terminal program");
+        (scriptish && !web.iter().any(|w| p.contains(w))).then_some(Self::Python)
+    }
+
+    /// Whether a build of this kind makes a web page (checked, previewed, opened in a browser).
+    pub fn is_web(self) -> bool {
+        matches!(self, Self::Static | Self::Interactive | Self::Fullstack | Self::React)
+    }
+
+    /// Whether a build of this kind is a Python, Rust or Go project (no page; its packages come
+    /// from the cache; a command-line program answers `--help`).
+    pub fn is_code(self) -> bool {
+        matches!(self, Self::Python | Self::Rust | Self::Go)
+    }
+
     /// The page wright checks for this kind of project.
     pub fn entry_page(self) -> &'static str {
         match self {
@@ -207,7 +270,7 @@ impl Template {
 
     /// Whether a build of this kind must have tests to count as verified.
     pub fn requires_tests(self) -> bool {
-        matches!(self, Self::Interactive | Self::Fullstack | Self::React)
+        matches!(self, Self::Interactive | Self::Fullstack | Self::React | Self::Python | Self::Rust | Self::Go)
     }
 
     /// Whether the project is transpiled and bundled (TRANSPILING) before it is verified.
@@ -320,5 +383,16 @@ mod tests {
         assert_eq!(Template::Auto.resolve("a React to-do app with TypeScript and Tailwind"), Template::React);
         assert_eq!(Template::Auto.resolve("a react app with an express server"), Template::Fullstack);
         assert_eq!(Template::Auto.resolve("a TSX counter"), Template::React);
+        assert_eq!(Template::Auto.resolve("a python script that counts words in a file, with tests"), Template::Python);
+        assert_eq!(Template::Auto.resolve("a script that renames my photos by date"), Template::Python);
+        assert_eq!(Template::Auto.resolve("a command-line tool to count lines"), Template::Python);
+        assert_eq!(Template::Auto.resolve("a Rust library that parses durations like 1h30m"), Template::Rust);
+        assert_eq!(Template::Auto.resolve("a word counter in Go, with tests"), Template::Go);
+        assert_eq!(Template::Auto.resolve("a Go program that counts words"), Template::Go);
+        assert_eq!(Template::Auto.resolve("a small Flask API for notes"), Template::Python);
+        // "go" the verb and a web script stay web.
+        assert_eq!(Template::Auto.resolve("a page with a go button"), Template::Interactive);
+        assert_eq!(Template::Auto.resolve("let's go: a todo list"), Template::Interactive);
+        assert_eq!(Template::Auto.resolve("a bookmarklet script for my page"), Template::Interactive);
     }
 }

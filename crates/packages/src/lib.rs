@@ -57,12 +57,21 @@ impl Ecosystem {
     }
 
     /// The ecosystem of the project at `root`, from its manifest at the top (`Cargo.toml`,
-    /// `go.mod`, then Python's), read without following links.
+    /// `go.mod`, then Python's) or, with none, Python when a `.py` file is at the top (a
+    /// script with no packages still runs in its own environment). Read without following
+    /// links.
     pub fn of_project(root: &Path) -> Option<Ecosystem> {
         let dir = wright_beneath::Dir::open(root).ok()?;
-        [Ecosystem::Rust, Ecosystem::Go, Ecosystem::Python]
+        let declared = [Ecosystem::Rust, Ecosystem::Go, Ecosystem::Python]
             .into_iter()
-            .find(|e| e.manifests().iter().any(|m| dir.is_file(m)))
+            .find(|e| e.manifests().iter().any(|m| dir.is_file(m)));
+        declared.or_else(|| {
+            let entries = dir.entries().ok()?;
+            let python = entries
+                .iter()
+                .any(|e| e.kind == wright_beneath::Kind::File && e.name_str().is_some_and(|n| n.ends_with(".py")));
+            python.then_some(Ecosystem::Python)
+        })
     }
 }
 

@@ -92,6 +92,10 @@ pub enum RunError {
     Spawn { program: String, message: String },
     #[error("isolation refused the command: {0}")]
     Isolation(String),
+    /// The project's declared packages could not be made ready (refused, not fetched, not
+    /// installed); nothing of the command ran.
+    #[error("{0}")]
+    Packages(String),
 }
 
 /// Rewrites a command before it is spawned: the seam where bubblewrap, seccomp or rlimits go.

@@ -54,7 +54,26 @@ impl OutputSink for EventOutput<'_> {
 ///
 /// The outcome's output is already redacted (see [`ExecConfig::redactor`]), so whatever a
 /// caller makes of it, a fix prompt or a report, carries no secret.
+///
+/// A Python, Rust or Go project's declared packages are made ready first (see
+/// [`crate::packages`]); when they cannot be, nothing runs and the error says why.
 pub async fn run_logged(
+    ctx: &ToolContext,
+    program: &str,
+    args: &[String],
+    extra_env: &[(String, String)],
+    timeout: Duration,
+) -> Result<CommandOutcome, RunError> {
+    let mut env = crate::packages::ready(ctx).await?;
+    for (k, v) in extra_env {
+        env.retain(|(ek, _)| ek != k);
+        env.push((k.clone(), v.clone()));
+    }
+    run_plain(ctx, program, args, &env, timeout).await
+}
+
+/// [`run_logged`] without the packages step (which uses it for its own installs).
+pub(crate) async fn run_plain(
     ctx: &ToolContext,
     program: &str,
     args: &[String],

@@ -20,6 +20,9 @@ pub struct ExecConfig {
     /// (whose network is off): wright fills the cache with the host's npm and links
     /// `node_modules` to it. `None` runs npm like any other command.
     pub deps_cache: Option<PathBuf>,
+    /// How Python, Rust and Go packages are fetched into that cache and installed offline.
+    /// `None`: commands run with the sandbox's environment only.
+    pub packages: Option<crate::packages::PackagesConfig>,
 }
 
 impl ExecConfig {
@@ -56,6 +59,7 @@ impl ExecConfig {
             test_timeout: Duration::from_secs(300),
             redactor: Redactor::default(),
             deps_cache: None,
+            packages: None,
         })
     }
 }

@@ -9,6 +9,7 @@ mod deps;
 mod exec;
 mod exec_config;
 mod files;
+mod packages;
 mod registry;
 mod relative;
 pub mod schema;
@@ -26,6 +27,7 @@ pub use files::{
     ApplyPatch, CreateFile, DeleteFile, ListFiles, ReadFile, SearchFiles, UpdateFile, WriteFile, project_files,
     project_files_under,
 };
+pub use packages::PackagesConfig;
 pub use registry::{Registry, ToolOutcome};
 pub use status::AnnounceStatus;
 pub use testing::{RunTests, TestRun, run_tests};

@@ -114,6 +114,9 @@ const STRINGS = {
     'template.interactive': 'An interactive app',
     'template.fullstack': 'An app with a server',
     'template.react': 'A React app (TypeScript, Tailwind)',
+    'template.python': 'A Python program',
+    'template.rust': 'A Rust program',
+    'template.go': 'A Go program',
     'view.cancel': 'Cancel',
     'view.explain': 'Explain the code',
     'view.explaining': 'Explaining…',
@@ -177,6 +180,9 @@ const STRINGS = {
     'line.problem.at': 'Problem found in {file}:{line}: {error}',
     'line.fixed': 'Fixed!',
     'line.learned': 'Learned: {lesson}',
+    'line.packages.fetched': 'Fetched the packages it needs and installed them without network: {list}',
+    'line.packages.cached': 'Installed the packages it needs from the cache, without network: {list}',
+    'line.packages.refused': 'Refused the package {spec} ({file}): {reason}',
     'line.browser.ok': 'In the browser: no errors after {actions} click(s).',
     'line.browser.bad': 'In the browser: {n} problem(s).',
     'line.browser.skipped': 'Browser check not run: {reason}',
@@ -376,6 +382,9 @@ const STRINGS = {
     'template.interactive': 'Um app interativo',
     'template.fullstack': 'Um app com servidor',
     'template.react': 'Um app React (TypeScript, Tailwind)',
+    'template.python': 'Um programa em Python',
+    'template.rust': 'Um programa em Rust',
+    'template.go': 'Um programa em Go',
     'view.cancel': 'Cancelar',
     'view.explain': 'Explicar o código',
     'view.explaining': 'Explicando…',
@@ -439,6 +448,9 @@ const STRINGS = {
     'line.problem.at': 'Problema encontrado em {file}:{line}: {error}',
     'line.fixed': 'Corrigido!',
     'line.learned': 'Aprendi: {lesson}',
+    'line.packages.fetched': 'Baixei os pacotes de que ele precisa e os instalei sem rede: {list}',
+    'line.packages.cached': 'Instalei do cache, sem rede, os pacotes de que ele precisa: {list}',
+    'line.packages.refused': 'Recusei o pacote {spec} ({file}): {reason}',
     'line.browser.ok': 'No navegador: nenhum erro após {actions} clique(s).',
     'line.browser.bad': 'No navegador: {n} problema(s).',
     'line.browser.skipped': 'Verificação no navegador não executada: {reason}',
@@ -583,6 +595,15 @@ export function describe(e, t, run) {
       return { text: t('line.fixed'), tone: 'success', toast: t('toast.fixed') };
     case 'learning':
       return { text: t('line.learned', { lesson: e.lesson }), tone: 'success', toast: t('toast.learned', { lesson: e.lesson }) };
+    case 'packages_ready': {
+      const list = (e.packages || []).join(', ') || '—';
+      return { text: t(e.fetched ? 'line.packages.fetched' : 'line.packages.cached', { list }), tone: 'info' };
+    }
+    case 'packages_refused':
+      return {
+        text: (e.refusals || []).map((r) => t('line.packages.refused', r)).join('\n'),
+        tone: 'warning',
+      };
     case 'browser_check': {
       if (e.outcome !== 'checked') return { text: t('line.browser.skipped', { reason: e.reason || e.outcome }), tone: 'info' };
       const n = e.console_errors + e.exceptions + e.failed_requests + e.blocked_requests + (e.blank ? 1 : 0);

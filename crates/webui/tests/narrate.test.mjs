@@ -150,3 +150,19 @@ test('every refusal a learner can meet is said in plain words, in both languages
   // Every error sentence is in both languages, and differs.
   for (const key of ['err.offline', 'err.prompt_secret', 'err.limit', 'err.store', 'err.busy']) assert.notEqual(pt(key), en(key), key);
 });
+
+test('packages a program needs are narrated: fetched, from the cache, or refused with the reason', () => {
+  const en = translator('en');
+  const pt = translator('pt');
+  const ready = { type: 'packages_ready', ecosystem: 'python', packages: ['six==1.16.0'], fetched: true, duration_ms: 900, bytes: 11000 };
+  assert.equal(describe(ready, en).text, 'Fetched the packages it needs and installed them without network: six==1.16.0');
+  assert.match(describe({ ...ready, fetched: false }, pt).text, /^Instalei do cache, sem rede.*six==1\.16\.0$/);
+  const refused = {
+    type: 'packages_refused',
+    ecosystem: 'python',
+    refusals: [{ file: 'requirements.txt', spec: 'git+https://example.invalid/x.git', reason: 'is a git source' }],
+  };
+  const line = describe(refused, en);
+  assert.equal(line.tone, 'warning');
+  assert.equal(line.text, 'Refused the package git+https://example.invalid/x.git (requirements.txt): is a git source');
+});

@@ -146,6 +146,7 @@ impl Engine {
         let deps_cache = std::path::absolute(cache)
             .and_then(|p| std::fs::create_dir_all(&p).map(|_| p))
             .map_err(|e| io("creating the package cache", e))?;
+        exec.packages = Some(wright_tools::PackagesConfig::new(file.packages.settings(deps_cache.clone())));
         exec.deps_cache = Some(deps_cache);
         // Commands see the workspace and the build's scratch folder (HOME, TMPDIR) read-write and
         // the dependency cache read-only; nothing else of the data dir.
