@@ -17,7 +17,8 @@ fn system_prompt(lang: Lang) -> &'static str {
 visitor meets them, in short paragraphs under plain headings. Say what each part does and how the parts work \
 together, naming files and functions exactly as they appear. Use everyday analogies: HTML is the skeleton of a \
 page, CSS its clothes, JavaScript its muscles; a test is a checklist a robot runs; a server is a restaurant \
-kitchen, the API its waiter and the page the dining room. Explain every technical word the first time you use it. \
+kitchen, the API its waiter and the page the dining room. A program run in a terminal (Python, Rust, Go) is a \
+helper you give instructions to by typing; a function is a recipe, ingredients in and a dish out. Explain every technical word the first time you use it. \
 End with two or three small changes the reader could try first, and where to make them. Plain text, no code \
 longer than three lines."
         }
@@ -26,7 +27,8 @@ longer than three lines."
 ordem em que um visitante os encontra, em parágrafos curtos com títulos simples. Diga o que cada parte faz e como \
 as partes trabalham juntas, citando arquivos e funções exatamente como aparecem. Use analogias do dia a dia: o HTML \
 é o esqueleto da página, o CSS a roupa, o JavaScript os músculos; um teste é uma lista de conferência que um robô \
-executa; um servidor é a cozinha de um restaurante, a API o garçom e a página o salão. Explique cada palavra \
+executa; um servidor é a cozinha de um restaurante, a API o garçom e a página o salão. Um programa de terminal (Python, Rust, Go) é um \
+ajudante a quem você dá instruções digitando; uma função é uma receita: ingredientes entram, o prato sai. Explique cada palavra \
 técnica na primeira vez que usá-la. Termine com duas ou três pequenas mudanças que o leitor pode tentar primeiro, e \
 onde fazê-las. Texto simples, sem trechos de código com mais de três linhas."
         }
@@ -36,10 +38,14 @@ onde fazê-las. Texto simples, sem trechos de código com mais de três linhas."
 /// The project's text files, most telling first, within `budget` characters.
 fn project_text(ws: &Workspace, budget: usize) -> (String, usize) {
     let mut files = wright_tools::project_files(ws);
-    files.retain(|f| !f.ends_with("package-lock.json"));
+    // Lockfiles are long and say nothing a beginner needs.
+    files.retain(|f| !["package-lock.json", "Cargo.lock", "go.sum"].iter().any(|l| f.ends_with(l)));
+    let code = [".js", ".py", ".rs", ".go"];
     let rank = |f: &str| match f {
         f if f.ends_with("index.html") => 0,
-        f if f.ends_with(".js") && !f.contains("test") => 1,
+        // Where a program starts is where a reader starts.
+        "main.py" | "app.py" | "src/main.rs" | "main.go" => 0,
+        f if code.iter().any(|e| f.ends_with(e)) && !f.contains("test") => 1,
         f if f.ends_with(".css") => 3,
         f if f.contains("test") => 4,
         _ => 2,
