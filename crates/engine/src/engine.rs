@@ -362,7 +362,11 @@ impl Engine {
         // starters are plain pages: a template with a build step sets up its own project.
         let plan = match &parent {
             None if !template.resolve(&job.prompt).has_build_step() => {
-                self.choose_starter(&job.prompt, template).await?
+                // A request for a Python, Rust or Go program is only ever matched with a
+                // starter of its own kind, never a page that shares its words.
+                let resolved = template.resolve(&job.prompt);
+                let wanted = if resolved.is_code() { resolved } else { template };
+                self.choose_starter(&job.prompt, wanted).await?
             }
             _ => starters::StarterPlan::None,
         };

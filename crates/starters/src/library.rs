@@ -24,6 +24,12 @@ pub enum StarterError {
     Io(PathBuf, std::io::Error),
 }
 
+/// Whether a starter of kind `starter` may answer a request for `asked`: one of that kind, or
+/// for `auto` any web app (a Python, Rust or Go starter only answers a request for a program).
+pub(crate) fn fits_template(asked: Template, starter: Template) -> bool {
+    if asked == Template::Auto { starter.is_web() } else { starter == asked }
+}
+
 /// Text in both languages wright speaks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Words {
@@ -141,6 +147,21 @@ impl Starter {
         StarterError::Invalid(self.manifest.id.clone(), why.into())
     }
 
+    /// A Python, Rust or Go starter has its language's manifest or code and its tests.
+    fn check_program(&self) -> Result<(), StarterError> {
+        let has = |f: &dyn Fn(&str) -> bool| self.files.iter().any(|(p, _)| f(p));
+        let (code, tests, what): (bool, bool, &str) = match self.manifest.template {
+            Template::Python => (
+                has(&|p| p.ends_with(".py")),
+                has(&|p| p.rsplit('/').next().is_some_and(|n| n.starts_with("test_") && n.ends_with(".py"))),
+                "a .py file and a test_*.py test file",
+            ),
+            Template::Rust => (has(&|p| p == "Cargo.toml"), has(&|p| p.ends_with(".rs")), "Cargo.toml and src/*.rs with tests"),
+            _ => (has(&|p| p == "go.mod"), has(&|p| p.ends_with("_test.go")), "go.mod and a _test.go file"),
+        };
+        if code && tests { Ok(()) } else { Err(self.invalid(format!("a {} starter needs {what}", self.manifest.template))) }
+    }
+
     fn properties(&self) -> Option<&Map<String, Value>> {
         self.manifest.slots.get("properties").and_then(Value::as_object)
     }
@@ -178,6 +199,9 @@ impl Starter {
             if !required.contains(&name.as_str()) {
                 return Err(self.invalid(format!("slot `{name}` must be required")));
             }
+        }
+        if m.template.is_code() {
+            return self.check_program();
         }
         let entry = m.template.entry_page();
         if !self.files.iter().any(|(p, _)| p == entry) {

@@ -203,7 +203,7 @@ impl Library {
     ) -> Option<crate::Pick<'_>> {
         self.ranked_by_meaning(request, asked, meanings, model)
             .into_iter()
-            .find(|(s, _)| template == Template::Auto || s.manifest.template == template)
+            .find(|(s, _)| crate::library::fits_template(template, s.manifest.template))
             .filter(|(_, p)| *p >= model.threshold)
             .map(|(starter, score)| crate::Pick { starter, score })
     }

@@ -206,7 +206,7 @@ impl Library {
     /// built-in model picks by meaning, `crate::meaning`; this is what capable models follow as a
     /// reference, and the built-in model's picker when the embedding model is unavailable.)
     pub fn pick(&self, request: &str, template: Template) -> Option<Pick<'_>> {
-        let fits = |s: &Starter| template == Template::Auto || s.manifest.template == template;
+        let fits = |s: &Starter| crate::library::fits_template(template, s.manifest.template);
         self.scores(request)
             .into_iter()
             .filter(|(s, _)| fits(s))
