@@ -410,7 +410,8 @@ impl Engine {
         warnings.extend(egress_notes);
         warnings.extend(parts.egress.as_ref().map(egress_line));
         // Apps with JavaScript tests need Node.js; say so now rather than after three failed fixes.
-        if template.resolve(&job.prompt) != Template::Static {
+        let resolved = template.resolve(&job.prompt);
+        if resolved.is_web() && resolved != Template::Static {
             let host = wright_prereq::Host::from_env();
             if let Some(node) = wright_prereq::requirement("Node.js").filter(|r| !host.has(r)) {
                 warnings.push(Warning::new(WarningKind::Missing, wright_prereq::explain_missing(node, &host)));

@@ -11,11 +11,13 @@ use wright_store::BuildRecord;
 /// A stored build as the API shows it; the report only in `GET /api/builds/{id}`.
 pub fn view_of(b: BuildRecord, preview_origin: &str, with_report: bool) -> BuildView {
     let template = b.shown_template().to_string();
+    // A Python, Rust or Go program has no page to preview.
+    let program = b.start.template.is_some_and(|t| t.resolve(&b.start.prompt).is_code());
     let id = b.start.id;
     BuildView {
         kind: b.start.kind,
         events_url: events_url(b.start.kind, &id),
-        preview_url: b.preview_key.as_ref().map(|k| url_for(preview_origin, &id, k)),
+        preview_url: b.preview_key.as_ref().filter(|_| !program).map(|k| url_for(preview_origin, &id, k)),
         prompt: b.start.prompt,
         template,
         lang: b.start.lang,

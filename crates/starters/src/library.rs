@@ -156,10 +156,16 @@ impl Starter {
                 has(&|p| p.rsplit('/').next().is_some_and(|n| n.starts_with("test_") && n.ends_with(".py"))),
                 "a .py file and a test_*.py test file",
             ),
-            Template::Rust => (has(&|p| p == "Cargo.toml"), has(&|p| p.ends_with(".rs")), "Cargo.toml and src/*.rs with tests"),
+            Template::Rust => {
+                (has(&|p| p == "Cargo.toml"), has(&|p| p.ends_with(".rs")), "Cargo.toml and src/*.rs with tests")
+            }
             _ => (has(&|p| p == "go.mod"), has(&|p| p.ends_with("_test.go")), "go.mod and a _test.go file"),
         };
-        if code && tests { Ok(()) } else { Err(self.invalid(format!("a {} starter needs {what}", self.manifest.template))) }
+        if code && tests {
+            Ok(())
+        } else {
+            Err(self.invalid(format!("a {} starter needs {what}", self.manifest.template)))
+        }
     }
 
     fn properties(&self) -> Option<&Map<String, Value>> {
