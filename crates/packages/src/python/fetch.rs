@@ -74,16 +74,21 @@ fn executable(p: &Path) -> bool {
     p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// A host Python with pip: the first `python3` on the host's PATH (absolute entries only) for
-/// which `python3 -m pip --version` works, and the Python version pip reports.
+/// A host Python with pip, from the host's PATH (absolute entries only): the first
+/// `python3.X` of the sandbox's version for which `-m pip --version` works (so markers such as
+/// `python_version < "3.12"` are judged as the sandbox would), else the first such `python3`;
+/// with the Python version pip reports.
 pub(crate) async fn host_pip(
     host_env: &[(String, String)],
+    version: &str,
     cwd: &Path,
     cancel: &CancellationToken,
 ) -> Result<(String, String), PackagesError> {
     let path = host_env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str()).unwrap_or("");
-    for dir in std::env::split_paths(path).filter(|d| d.is_absolute()) {
-        let candidate = dir.join("python3");
+    let dirs: Vec<PathBuf> = std::env::split_paths(path).filter(|d| d.is_absolute()).collect();
+    let exact = format!("python{version}");
+    let names = [exact.as_str(), "python3"];
+    for candidate in names.iter().flat_map(|n| dirs.iter().map(move |d| d.join(n))) {
         if !executable(&candidate) {
             continue;
         }
@@ -142,7 +147,7 @@ pub(crate) async fn download(
     settings: &Settings,
     cancel: &CancellationToken,
 ) -> Result<(), PackagesError> {
-    let (python, host_version) = host_pip(&settings.host_env, staging, cancel).await?;
+    let (python, host_version) = host_pip(&settings.host_env, &target.version, staging, cancel).await?;
     let wheelhouse = staging.join("wheelhouse").display().to_string();
     let requirements = staging.join("requirements.txt").display().to_string();
     let mut args: Vec<String> =

@@ -89,6 +89,25 @@ fn urls_vcs_paths_and_options_are_refused_with_the_reason() {
 }
 
 #[test]
+fn the_documented_examples_hold() {
+    let (_t, d) = project(&[
+        (
+            "requirements.txt",
+            "# dates\npython-dateutil==2.9.0.post0\ntomli>=1.1; python_version < \"3.11\"\n-r requirements-dev.txt          # inside the project: read\n",
+        ),
+        ("requirements-dev.txt", "pytest-timeout\n"),
+    ]);
+    assert_eq!(read_declared(&d).unwrap().requirements.len(), 3);
+    let r = refusals(&[(
+        "requirements.txt",
+        "requests @ https://example.invalid/requests-2.0.whl\n-e ../x\n--index-url https://example.invalid/simple\n-r ../../etc/x\n",
+    )]);
+    let shown = PackagesError::Refused(r).to_string();
+    let doc = include_str!("../../../../docs/packages-py.md");
+    assert!(doc.contains(&shown), "docs/packages-py.md shows a different refusal:\n{shown}");
+}
+
+#[test]
 fn comments_and_continuations_make_logical_lines() {
     let text = "# top\nsix==1.16.0  # pinned\n\nrequests \\\n  >=2\nurl#frag\n";
     let lines: Vec<String> = logical_lines(text).into_iter().map(|(_, l)| l).collect();
@@ -284,6 +303,8 @@ fn hostile_line() -> impl Strategy<Value = String> {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
     #[test]
     fn the_parser_never_panics_and_accepts_no_url_or_path(line in hostile_line()) {
         if let Ok(Line::Requirement(r)) = parse_line(&line) {
