@@ -321,3 +321,115 @@ async fn a_source_only_release_needs_an_admin_and_then_builds_in_the_sandbox() {
     let o = run_in(&runner, &argv, &project, &run_env).await;
     assert!(o.success() && o.stdout.render().trim() == "1.8.2", "{}", shown(&o));
 }
+
+/// A `python3` that plays pip: says it has pip, records a download's arguments, folder and
+/// requirements file in `<dir>/called`, then leaves a wheel (or sleeps first, when
+/// `<dir>/slow` exists).
+fn playing_pip(dir: &Path) -> (Vec<(String, String)>, PathBuf) {
+    let bin = dir.join("pipbin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let mark = dir.join("called");
+    let slow = dir.join("slow");
+    let script = format!(
+        r#"#!/bin/sh
+PATH=/usr/bin:/bin
+if [ "$1 $2 $3" = "-m pip --version" ]; then echo "pip 0 from /fake (python 3.0)"; exit 0; fi
+echo "ARGS $*" >> '{mark}'
+echo "CWD $(pwd)" >> '{mark}'
+prev=""
+for a in "$@"; do
+  if [ "$prev" = "-r" ]; then cat "$a" >> '{mark}'; fi
+  if [ "$prev" = "--dest" ]; then dest="$a"; fi
+  prev="$a"
+done
+if [ -f '{slow}' ]; then sleep 30; fi
+touch "$dest/fakepkg-1.0-py3-none-any.whl"
+"#,
+        mark = mark.display(),
+        slow = slow.display()
+    );
+    std::fs::write(bin.join("python3"), script).unwrap();
+    std::fs::set_permissions(bin.join("python3"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    (vec![("PATH".into(), bin.display().to_string())], mark)
+}
+
+#[tokio::test]
+async fn pip_reads_only_the_clean_file_in_a_staging_folder_and_targets_the_sandbox_python() {
+    let t = tempfile::tempdir().unwrap();
+    let (host_env, mark) = playing_pip(t.path());
+    let project = t.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("requirements.txt"), "Six == 1.16.0   # pinned\n--pre\n-r more.txt\n").unwrap();
+    std::fs::write(project.join("more.txt"), "attrs>=22 ; python_version >= '3.8'\n").unwrap();
+    // The project's own pip config is never in reach of the host's pip.
+    std::fs::write(project.join("pip.conf"), "[global]\nindex-url = https://example.invalid/simple\n").unwrap();
+    let cache = t.path().join("cache");
+    let p = prepare(
+        Ecosystem::Python,
+        &project,
+        &settings(&cache, host_env),
+        &sandbox_env(&t.path().join("home")),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert!(p.fetched);
+    let log = std::fs::read_to_string(&mark).unwrap();
+    let args = log.lines().find_map(|l| l.strip_prefix("ARGS ")).unwrap();
+    for want in
+        ["-m pip download", "--no-input", "--disable-pip-version-check", "--only-binary=:all:", "--implementation cp"]
+    {
+        assert!(args.contains(want), "{want} missing from {args}");
+    }
+    assert!(args.contains("--python-version 3.") && args.contains("--abi cp3"), "{args}");
+    let cwd = log.lines().find_map(|l| l.strip_prefix("CWD ")).unwrap();
+    assert!(cwd.starts_with(&cache.join("python/.staging-").display().to_string()), "pip ran in {cwd}");
+    assert!(args.contains(&format!("--dest {cwd}/wheelhouse")), "{args}");
+    let clean: Vec<&str> = log.lines().filter(|l| !l.starts_with("ARGS ") && !l.starts_with("CWD ")).collect();
+    assert_eq!(
+        clean,
+        vec![
+            "# written by wright from the project's checked requirements",
+            "--pre",
+            "attrs>=22; python_version >= \"3.8\"",
+            "six==1.16.0"
+        ]
+    );
+    let entry = cache.join("python").join(&p.key);
+    assert!(entry.join("wheelhouse/fakepkg-1.0-py3-none-any.whl").is_file());
+    assert_eq!(p.packages, vec!["attrs>=22; python_version >= \"3.8\"", "six==1.16.0"]);
+    assert!(p.setup[1].contains(&"--no-index".to_string()), "{:?}", p.setup);
+}
+
+#[tokio::test]
+async fn a_slow_fetch_is_stopped_by_its_time_limit_and_by_cancel() {
+    let t = tempfile::tempdir().unwrap();
+    let (host_env, _) = playing_pip(t.path());
+    std::fs::write(t.path().join("slow"), "").unwrap();
+    let project = t.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("requirements.txt"), "six\n").unwrap();
+    let cache = t.path().join("cache");
+    let env = sandbox_env(&t.path().join("home"));
+
+    let mut s = settings(&cache, host_env);
+    s.fetch_timeout = Duration::from_secs(1);
+    let started = Instant::now();
+    let got = prepare(Ecosystem::Python, &project, &s, &env, &CancellationToken::new()).await;
+    assert!(matches!(got, Err(PackagesError::Timeout("pip", 1))), "{got:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    s.fetch_timeout = Duration::from_secs(300);
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        stop.cancel();
+    });
+    let started = Instant::now();
+    let got = prepare(Ecosystem::Python, &project, &s, &env, &cancel).await;
+    assert!(matches!(got, Err(PackagesError::Cancelled)), "{got:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let left: Vec<_> = std::fs::read_dir(cache.join("python")).unwrap().collect();
+    assert!(left.is_empty(), "nothing is left in the cache: {left:?}");
+}

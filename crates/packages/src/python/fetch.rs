@@ -250,7 +250,19 @@ pub(crate) fn classify(text: &str, target: &Target, index: Option<Option<String>
         .map(|(_, v)| v.split([',', ';', ' ']).next().unwrap_or("").to_string())
         .filter(|v| !v.is_empty() && !v.contains('*'));
     let listed = |list: &str, v: &str| list.split(", ").any(|x| x.trim() == v);
+    // `Ignored the following versions that require a different python version: 1.21.2
+    // Requires-Python >=3.7,<3.11; …`
+    let other_python = text
+        .lines()
+        .find_map(|l| l.split_once("require a different python version:").map(|(_, v)| v.trim().to_string()));
+    let needs_other_python =
+        |v: &str| other_python.as_deref().is_some_and(|o| o.contains(&format!("{v} Requires-Python")));
     let output = match index {
+        _ if pinned.as_deref().is_some_and(needs_other_python) => format!(
+            "`{name}` {} does not support the sandbox's {py} (its Requires-Python excludes it); choose another version{}",
+            pinned.as_deref().unwrap_or_default(),
+            if with_wheels == "none" { String::new() } else { format!(" ({})", clip_list(&with_wheels)) }
+        ),
         Some(None) => format!("the package `{name}` does not exist in the package registry; check its name ({detail})"),
         Some(Some(all)) if pinned.as_deref().is_some_and(|v| listed(&all, v) && !listed(&with_wheels, v)) => format!(
             "`{name}` {} has no wheel for {py} on this platform: only a source distribution exists; {ALLOW_SDISTS}. Or choose a version that has a wheel ({}).",

@@ -237,6 +237,9 @@ fn pip_failures_are_told_apart() {
     let e =
         classify(&some.replace("==1.8.2", ">=9"), &target(), Some(Some("1.11.0, 1.10.0, 1.8.2".into()))).to_string();
     assert!(e.contains("the versions that have one are 1.10.0, 1.11.0"), "{e}");
+    let old = "ERROR: Ignored the following versions that require a different python version: 1.21.2 Requires-Python >=3.7,<3.11; 1.21.3 Requires-Python >=3.7,<3.11\nERROR: Could not find a version that satisfies the requirement numpy==1.21.2 (from versions: 1.23.2, 1.26.4)\nERROR: No matching distribution found for numpy==1.21.2\n";
+    let e = classify(old, &target(), Some(Some("1.26.4, 1.23.2, 1.21.2".into()))).to_string();
+    assert!(e.contains("`numpy` 1.21.2 does not support the sandbox's Python 3.11"), "{e}");
     let offline = "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')': /simple/six/\nERROR: No matching distribution found for six\n";
     assert!(matches!(classify(offline, &target(), None), PackagesError::Unreachable(_)));
     let other = "ERROR: Something else broke\n";
