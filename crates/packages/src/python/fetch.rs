@@ -88,7 +88,10 @@ pub(crate) async fn host_pip(
     let dirs: Vec<PathBuf> = std::env::split_paths(path).filter(|d| d.is_absolute()).collect();
     let exact = format!("python{version}");
     let names = [exact.as_str(), "python3"];
-    for candidate in names.iter().flat_map(|n| dirs.iter().map(move |d| d.join(n))) {
+    // Collected first: an iterator of closures held across the await below would make this
+    // future not `Send` for every caller's lifetimes.
+    let candidates: Vec<PathBuf> = names.iter().flat_map(|n| dirs.iter().map(move |d| d.join(n))).collect();
+    for candidate in candidates {
         if !executable(&candidate) {
             continue;
         }
