@@ -34,7 +34,7 @@ pub(crate) async fn prepare(
 ) -> Result<Prepared, PackagesError> {
     let checked = check(project)?;
     let toolchain = Toolchain::find(&settings.host_env)?;
-    let version = toolchain.version(&settings.host_env).await?;
+    let version = toolchain.version(&settings.host_env, cancel).await?;
     if let Some(refusal) = too_new(&checked.module, &version) {
         return Err(PackagesError::Refused(vec![refusal]));
     }
@@ -253,7 +253,11 @@ impl Toolchain {
 
     /// `go1.19.8`: from the toolchain's `VERSION` file when it has one (no program runs),
     /// else from `go env GOVERSION`.
-    async fn version(&self, host_env: &[(String, String)]) -> Result<String, PackagesError> {
+    async fn version(
+        &self,
+        host_env: &[(String, String)],
+        cancel: &CancellationToken,
+    ) -> Result<String, PackagesError> {
         if let Some(root) = self.bin.parent() {
             if let Ok(text) = std::fs::read_to_string(root.join("VERSION")) {
                 if let Some(v) = text.lines().next().filter(|l| l.starts_with("go")) {
@@ -261,7 +265,7 @@ impl Toolchain {
                 }
             }
         }
-        fetch::go_env_version(self, host_env).await
+        fetch::go_env_version(self, host_env, cancel).await
     }
 }
 

@@ -215,6 +215,13 @@ async fn hostile_go_mods_are_refused_before_go_runs() {
             other => panic!("{name}: {other:?}"),
         }
     }
+    // A go.mod that is a link out of the project is not read.
+    let root = dir.path().join("linked");
+    std::fs::create_dir_all(&root).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", root.join("go.mod")).unwrap();
+    let e = prepare(Ecosystem::Go, &root, &s, &env, &cancel).await.unwrap_err();
+    assert!(matches!(&e, PackagesError::BadManifest { file, .. } if file == "go.mod"), "{e}");
+    assert!(e.to_string().contains("link"), "{e}");
     // A go.work beside a clean go.mod.
     let root = project(dir.path(), "work", APP_MOD);
     write(&root.join("go.work"), "go 1.19\n\nuse ../../\n");
@@ -273,4 +280,70 @@ async fn a_module_the_proxy_does_not_have_is_said_plainly_and_leaves_nothing() {
     assert!(e.to_string().contains("does not exist on the module proxy"), "{e}");
     assert!(e.to_string().contains("example.com/nope"), "{e}");
     assert_eq!(std::fs::read_dir(cache.join("go")).unwrap().count(), 0, "the staging folder was removed");
+}
+
+/// A `go` that answers its version and then hangs on `mod download`.
+fn hanging_go(dir: &Path) -> String {
+    let bin = dir.join("hangbin");
+    write(&bin.join("go"), "#!/bin/sh\nif [ \"$1\" = env ]; then echo go1.19.8; exit 0; fi\nexec sleep 60\n");
+    std::fs::set_permissions(bin.join("go"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("{}:/usr/bin:/bin", bin.display())
+}
+
+#[tokio::test]
+async fn a_fetch_that_hangs_is_stopped_by_its_timeout_or_a_cancel_and_leaves_nothing() {
+    let dir = base();
+    let cache = dir.path().join("cache");
+    let mut s = settings(&cache, &hanging_go(dir.path()), dir.path());
+    s.fetch_timeout = Duration::from_millis(500);
+    let env = sandbox_env(&dir.path().join("home"), &dir.path().join("tmp"));
+    let root = project(dir.path(), "hang", APP_MOD);
+    let t = Instant::now();
+    let e = prepare(Ecosystem::Go, &root, &s, &env, &CancellationToken::new()).await.unwrap_err();
+    assert!(matches!(e, PackagesError::Timeout("go mod download", _)), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+
+    s.fetch_timeout = Duration::from_secs(60);
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stopper.cancel();
+    });
+    let t = Instant::now();
+    let e = prepare(Ecosystem::Go, &root, &s, &env, &cancel).await.unwrap_err();
+    assert!(matches!(e, PackagesError::Cancelled), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(std::fs::read_dir(cache.join("go")).unwrap().count(), 0, "no staging folder left");
+}
+
+#[tokio::test]
+async fn a_module_replaced_by_a_folder_of_the_project_needs_no_proxy() {
+    require_go();
+    let dir = base();
+    let cache = dir.path().join("cache");
+    // No proxy at all: the module comes from the project's own folder.
+    let s = settings(&cache, "/usr/bin:/bin", &dir.path().join("no-proxy"));
+    let go_mod = format!("{APP_MOD}\nreplace example.com/greet => ./third_party/greet\n");
+    let root = project(dir.path(), "local", &go_mod);
+    write(&root.join("third_party/greet/go.mod"), "module example.com/greet\n\ngo 1.18\n");
+    write(
+        &root.join("third_party/greet/greet.go"),
+        "package greet\n\nfunc Hello(name string) string { return \"hello, \" + name }\n",
+    );
+    let (home, tmp) = (dir.path().join("home"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    let p = prepare(Ecosystem::Go, &root, &s, &sandbox_env(&home, &tmp), &CancellationToken::new()).await.unwrap();
+    assert!(p.fetched);
+    let (ok, out, _) = go_test_in_sandbox(&root, &home, &tmp, &cache, &p).await;
+    assert!(ok, "{out}");
+
+    // The replacing folder's own requirements are checked too.
+    write(
+        &root.join("third_party/greet/go.mod"),
+        "module example.com/greet\n\nrequire https://evil.example/x v1.0.0\n",
+    );
+    let e = prepare(Ecosystem::Go, &root, &s, &sandbox_env(&home, &tmp), &CancellationToken::new()).await.unwrap_err();
+    assert!(matches!(&e, PackagesError::Refused(r) if r[0].file == "third_party/greet/go.mod"), "{e}");
 }

@@ -143,19 +143,12 @@ pub(super) fn keep_only_downloads(staging: &Path) -> Result<(), PackagesError> {
 pub(super) async fn go_env_version(
     toolchain: &Toolchain,
     host_env: &[(String, String)],
+    cancel: &CancellationToken,
 ) -> Result<String, PackagesError> {
     let dir = std::env::temp_dir();
     let overrides = [("GOTOOLCHAIN", "local".to_string()), ("GOWORK", "off".to_string())];
-    let out = run(
-        toolchain,
-        &["env", "GOVERSION"],
-        &dir,
-        host_env,
-        &overrides,
-        Duration::from_secs(30),
-        &CancellationToken::new(),
-    )
-    .await?;
+    let out =
+        run(toolchain, &["env", "GOVERSION"], &dir, host_env, &overrides, Duration::from_secs(30), cancel).await?;
     let v = out.stdout.trim();
     if out.success && v.starts_with("go") {
         Ok(v.to_string())
