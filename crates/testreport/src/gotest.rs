@@ -205,7 +205,7 @@ fn count_package(name: &str, p: &Package, report: &mut TestReport) {
             .output
             .iter()
             .map(String::as_str)
-            .filter(|l| !l.starts_with("FAIL\t") && *l != "FAIL" && !l.trim().is_empty())
+            .filter(|l| !l.starts_with("FAIL\t") && !matches!(l.trim(), "FAIL" | "PASS" | ""))
             .collect();
         let error = if lines.is_empty() {
             "the package's test binary failed outside any test (TestMain, an init function or os.Exit)".to_string()
@@ -237,7 +237,9 @@ fn test_failure(package: &str, name: &str, test: &Test, p: &Package) -> TestFail
         }
         if trimmed.starts_with("goroutine ") && trimmed.ends_with(':') {
             in_trace = true;
-            kept.push(trimmed.to_string());
+            while kept.last().is_some_and(|l| l.is_empty()) {
+                kept.pop();
+            }
             continue;
         }
         if in_trace {

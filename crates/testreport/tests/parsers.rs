@@ -431,6 +431,35 @@ fn go_package_that_cannot_load_is_one_failure_with_gos_words() {
 }
 
 #[test]
+fn go_test_stopped_by_its_timeout_is_the_failure_at_its_line() {
+    let r = parse(Format::GoTestJson, &fixture("go119_timeout.jsonl")).unwrap();
+    assert_eq!(counts(&r), (1, 1, 0, 2));
+    let f = failure(&r, "example.com/hang > TestForever");
+    assert_eq!(
+        f.error,
+        "panic: test timed out after 1s\nexample.com/hang.TestForever(0xc000096680?)\n\t/tmp/tr/go/hang/h_test.go:10"
+    );
+    assert_eq!(f.location.as_deref(), Some("/tmp/tr/go/hang/h_test.go:10"));
+}
+
+#[test]
+fn go_vet_failure_reads_as_a_build_failure() {
+    let r = parse(Format::GoTestJson, &fixture("go119_vet.jsonl")).unwrap();
+    assert_eq!(counts(&r), (0, 1, 0, 1));
+    let f = failure(&r, "example.com/vet");
+    assert!(f.error.contains("fmt.Printf format %d has arg \"x\" of wrong type string"), "{}", f.error);
+    assert_eq!(f.location.as_deref(), Some("v_test.go:8:28"));
+}
+
+#[test]
+fn go_package_failing_after_its_tests_is_a_failure() {
+    let r = parse(Format::GoTestJson, &fixture("go119_testmain_exit.jsonl")).unwrap();
+    assert_eq!(counts(&r), (1, 1, 0, 2));
+    let f = failure(&r, "example.com/exit");
+    assert_eq!(f.error, "the package's test binary failed outside any test (TestMain, an init function or os.Exit)");
+}
+
+#[test]
 fn go_newer_build_events_are_read_too() {
     // Go 1.24 reports compile errors as events.
     let text = r##"{"ImportPath":"example.com/b [example.com/b.test]","Action":"build-output","Output":"# example.com/b [example.com/b.test]\n"}
