@@ -136,7 +136,32 @@ pub(super) fn keep_only_downloads(staging: &Path) -> Result<(), PackagesError> {
             cache::remove_tree(&path);
         }
     }
+    readable(staging);
     Ok(())
+}
+
+/// Everyone may read the entry (files `a+r`, folders `a+rx`): as root, the sandbox runs commands
+/// as another user, and a restrictive umask must not hide the modules from it. They are public
+/// modules; the folders holding the cache decide who reaches them.
+fn readable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+    let mode = meta.permissions().mode();
+    let wanted = if meta.is_dir() {
+        mode | 0o555
+    } else if meta.is_file() {
+        mode | 0o444
+    } else {
+        return;
+    };
+    if wanted != mode {
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(wanted));
+    }
+    if meta.is_dir() {
+        for e in std::fs::read_dir(path).into_iter().flatten().flatten() {
+            readable(&e.path());
+        }
+    }
 }
 
 /// `go env GOVERSION`, for a Go installed without a `VERSION` file.
@@ -204,7 +229,29 @@ async fn run(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn only_the_download_cache_is_kept_and_everyone_may_read_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let v = t.path().join("mod/cache/download/example.com/greet/@v");
+        std::fs::create_dir_all(&v).unwrap();
+        std::fs::write(v.join("v1.2.3.zip"), b"zip").unwrap();
+        std::fs::set_permissions(v.join("v1.2.3.zip"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(&v, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let extracted = t.path().join("mod/example.com/greet@v1.2.3");
+        std::fs::create_dir_all(&extracted).unwrap();
+        std::fs::set_permissions(&extracted, std::fs::Permissions::from_mode(0o555)).unwrap();
+        std::fs::create_dir_all(t.path().join("mod/cache/vcs")).unwrap();
+        keep_only_downloads(t.path()).unwrap();
+        assert!(!t.path().join("mod/example.com").exists());
+        assert!(!t.path().join("mod/cache/vcs").exists());
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&v.join("v1.2.3.zip")), 0o644);
+        assert_eq!(mode(&v), 0o755);
+    }
 
     #[test]
     fn failures_are_said_plainly() {
