@@ -122,7 +122,10 @@ async fn go_test_in_sandbox(
     bwrap.probe().unwrap_or_else(|e| panic!("bubblewrap cannot sandbox here: {e}"));
     let runner = ProcessRunner::new(Box::new(bwrap));
     let env = with_prepared(sandbox_env(home, tmp), p);
-    let mut spec = CommandSpec::new("go", vec!["test".into(), "-json".into(), "./...".into()], root.to_path_buf(), env);
+    // The plan runTests uses for a Go module: `go test -json ./...`, stderr merged.
+    let plan = wright_testreport::detect(root, None).unwrap().unwrap();
+    assert_eq!(plan.format, wright_testreport::Format::GoTestJson);
+    let mut spec = CommandSpec::new(plan.program.clone(), plan.args.clone(), root.to_path_buf(), env);
     spec.timeout = Duration::from_secs(300);
     let started = Instant::now();
     let o = runner.run(spec, &(), &CancellationToken::new()).await.unwrap();
@@ -172,6 +175,8 @@ async fn a_module_from_a_local_proxy_is_fetched_once_and_tested_offline_in_the_s
     let (ok, out, first) = go_test_in_sandbox(&root, &home, &tmp, &cache, &warm).await;
     assert!(ok, "{out}");
     assert!(out.contains(r#""Action":"pass","Package":"example.com/app","Test":"TestGreeting""#), "{out}");
+    let report = wright_testreport::parse_go_test_json(&out).unwrap();
+    assert_eq!((report.passed, report.failed, report.total), (1, 0, 1), "{report:?}");
     let (ok, out, second) = go_test_in_sandbox(&root, &home, &tmp, &cache, &warm).await;
     assert!(ok, "{out}");
     eprintln!(
@@ -338,6 +343,19 @@ async fn a_module_replaced_by_a_folder_of_the_project_needs_no_proxy() {
     assert!(p.fetched);
     let (ok, out, _) = go_test_in_sandbox(&root, &home, &tmp, &cache, &p).await;
     assert!(ok, "{out}");
+
+    // A failing test in the sandbox is read per test, with its line.
+    write(
+        &root.join("app_test.go"),
+        "package app\n\nimport \"testing\"\n\nfunc TestOk(t *testing.T) {}\n\nfunc TestGreeting(t *testing.T) {\n\tt.Errorf(\"got %q\", Greeting())\n}\n",
+    );
+    let (ok, out, _) = go_test_in_sandbox(&root, &home, &tmp, &cache, &p).await;
+    assert!(!ok, "{out}");
+    let report = wright_testreport::parse_go_test_json(&out).unwrap();
+    assert_eq!((report.passed, report.failed), (1, 1), "{report:?}");
+    assert_eq!(report.errors[0].test, "example.com/app > TestGreeting");
+    assert_eq!(report.errors[0].error, "app_test.go:8: got \"hello, wright\"");
+    assert_eq!(report.errors[0].location.as_deref(), Some("app_test.go:8"));
 
     // The replacing folder's own requirements are checked too.
     write(
