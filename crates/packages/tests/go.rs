@@ -272,7 +272,7 @@ async fn a_newer_go_line_is_refused_and_a_project_without_requires_gets_the_env(
 }
 
 #[tokio::test]
-async fn a_module_the_proxy_does_not_have_is_said_plainly_and_leaves_nothing() {
+async fn a_missing_module_or_a_silent_proxy_is_said_plainly_and_leaves_nothing() {
     require_go();
     let dir = base();
     let proxy = local_proxy(dir.path());
@@ -285,6 +285,15 @@ async fn a_module_the_proxy_does_not_have_is_said_plainly_and_leaves_nothing() {
     assert!(e.to_string().contains("does not exist on the module proxy"), "{e}");
     assert!(e.to_string().contains("example.com/nope"), "{e}");
     assert_eq!(std::fs::read_dir(cache.join("go")).unwrap().count(), 0, "the staging folder was removed");
+
+    // A proxy that does not answer (nothing listens on the port).
+    let mut s = s;
+    s.host_env.retain(|(k, _)| k != "GOPROXY");
+    s.host_env.push(("GOPROXY".into(), "http://127.0.0.1:9".into()));
+    let root = project(dir.path(), "offline", APP_MOD);
+    let e = prepare(Ecosystem::Go, &root, &s, &env, &CancellationToken::new()).await.unwrap_err();
+    eprintln!("{e}");
+    assert!(matches!(&e, PackagesError::Unreachable(m) if m.contains("connection refused")), "{e}");
 }
 
 /// A `go` that answers its version and then hangs on `mod download`.
