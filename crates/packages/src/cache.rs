@@ -38,11 +38,11 @@ pub fn publish(staging: &Path, entry: &Path) -> Result<(), PackagesError> {
     match std::fs::rename(staging, entry) {
         Ok(()) => Ok(()),
         Err(_) if entry.is_dir() => {
-            let _ = std::fs::remove_dir_all(staging);
+            remove_tree(staging);
             Ok(())
         }
         Err(e) => {
-            let _ = std::fs::remove_dir_all(staging);
+            remove_tree(staging);
             Err(io_err("moving into the cache", entry)(e))
         }
     }
@@ -97,11 +97,38 @@ pub fn evict(root: &Path, max_bytes: u64, keep: &str) -> Result<u64, PackagesErr
         if now.duration_since(used).is_ok_and(|age| age < IN_USE) {
             continue;
         }
+        writable(&path);
         std::fs::remove_dir_all(&path).map_err(io_err("removing", &path))?;
         total = total.saturating_sub(bytes);
         removed += bytes;
     }
     Ok(removed)
+}
+
+/// Remove a folder of the cache and everything in it, best effort. Go makes its module cache
+/// read-only (folders 0555), which stops even their owner from deleting what is inside, so
+/// every folder is made writable first.
+pub fn remove_tree(path: &Path) {
+    writable(path);
+    let _ = std::fs::remove_dir_all(path);
+}
+
+/// Give the owner write and search permission on every folder under `path` (links are not
+/// followed), so its contents can be removed.
+fn writable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+    if !meta.is_dir() {
+        return;
+    }
+    let mode = meta.permissions().mode();
+    if mode & 0o700 != 0o700 {
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | 0o700));
+    }
+    let Ok(entries) = std::fs::read_dir(path) else { return };
+    for e in entries.flatten() {
+        writable(&e.path());
+    }
 }
 
 fn remove_stale_staging(parent: &Path) {
@@ -114,7 +141,7 @@ fn remove_stale_staging(parent: &Path) {
                 .and_then(|t| t.elapsed().ok())
                 .is_some_and(|a| a > STALE_STAGING);
         if stale {
-            let _ = std::fs::remove_dir_all(e.path());
+            remove_tree(&e.path());
         }
     }
 }
@@ -159,6 +186,37 @@ mod tests {
         std::fs::create_dir_all(t.path().join("go/k")).unwrap();
         std::os::unix::fs::symlink(outside.path(), t.path().join("go/k/link")).unwrap();
         assert!(size(&t.path().join("go/k")) < 1000);
+    }
+
+    /// Go's module cache is read-only; an old entry holding one is still evicted, and a
+    /// staging folder holding one is still removed.
+    #[test]
+    fn read_only_folders_are_evicted_too() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let day = Duration::from_secs(86_400);
+        entry_of(t.path(), "go", "old", 1000, day * 3);
+        let module = t.path().join("go/old/mod/example.com/greet@v1.2.3");
+        std::fs::create_dir_all(&module).unwrap();
+        std::fs::write(module.join("greet.go"), b"package greet").unwrap();
+        std::fs::set_permissions(module.join("greet.go"), std::fs::Permissions::from_mode(0o444)).unwrap();
+        std::fs::set_permissions(&module, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let f = std::fs::File::open(t.path().join("go/old")).unwrap();
+        f.set_modified(SystemTime::now() - day * 3).unwrap();
+        assert!(evict(t.path(), 0, "").unwrap() > 0);
+        assert!(!t.path().join("go/old").exists());
+
+        let s = staging(t.path(), Ecosystem::Go, "k").unwrap();
+        std::fs::create_dir_all(s.join("ro")).unwrap();
+        std::fs::set_permissions(s.join("ro"), std::fs::Permissions::from_mode(0o555)).unwrap();
+        remove_tree(&s);
+        assert!(!s.exists());
+        // The bits themselves are what a non-root owner needs: check they were restored.
+        std::fs::create_dir_all(t.path().join("x/ro/inner")).unwrap();
+        std::fs::set_permissions(t.path().join("x/ro"), std::fs::Permissions::from_mode(0o555)).unwrap();
+        writable(&t.path().join("x"));
+        let mode = std::fs::metadata(t.path().join("x/ro")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o700, 0o700);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 mod probe;
 mod requirement;
 
-pub use probe::{Host, is_libclang_name};
+pub use probe::{Host, PROJECT_PYTHONS, is_libclang_name};
 pub use requirement::{Packages, Probe, Requirement, Stage};
 
 const fn same(p: &'static [&'static str]) -> Packages {
@@ -132,6 +132,50 @@ pub const REQUIREMENTS: &[Requirement] = &[
         without: "projects without npm dependencies still work; ones that need packages cannot install them",
         probe: Probe::Command(&["npm"]),
         packages: Packages { apt: &["npm"], dnf: &["npm"], pacman: &["npm"], zypper: &["npm"], brew: &["node"] },
+    },
+    Requirement {
+        name: "Python venv",
+        stage: Stage::Run,
+        why: "Python projects install their packages into a virtual environment of their own",
+        without: "Python projects cannot be set up or verified (other kinds still work)",
+        probe: Probe::PythonModules(&["venv", "ensurepip"]),
+        packages: Packages {
+            apt: &["python3-venv"],
+            dnf: &["python3"],
+            pacman: &["python"],
+            zypper: &["python3"],
+            brew: &["python"],
+        },
+    },
+    Requirement {
+        name: "pytest",
+        stage: Stage::Run,
+        why: "runs the tests of Python projects",
+        without: "Python projects' tests cannot run, so Python projects cannot be verified",
+        probe: Probe::PythonModules(&["pytest"]),
+        packages: Packages {
+            apt: &["python3-pytest"],
+            dnf: &["python3-pytest"],
+            pacman: &["python-pytest"],
+            zypper: &["python3-pytest"],
+            brew: &[],
+        },
+    },
+    Requirement {
+        name: "cargo",
+        stage: Stage::Run,
+        why: "builds and tests Rust projects (rustup's or the system's)",
+        without: "Rust projects cannot be built or verified (other kinds still work)",
+        probe: Probe::Command(&["cargo"]),
+        packages: Packages { apt: &["cargo"], dnf: &["cargo"], pacman: &["rust"], zypper: &["cargo"], brew: &["rust"] },
+    },
+    Requirement {
+        name: "Go",
+        stage: Stage::Run,
+        why: "builds and tests Go projects, and fetches their modules",
+        without: "Go projects cannot be built or verified (other kinds still work)",
+        probe: Probe::Command(&["go"]),
+        packages: Packages { apt: &["golang-go"], dnf: &["golang"], pacman: &["go"], zypper: &["go"], brew: &["go"] },
     },
     Requirement {
         name: "pip",
@@ -278,6 +322,29 @@ impl Manager {
         };
         format!("{sudo}{verb} {}", packages.join(" "))
     }
+}
+
+/// The requirements a project of `kind` (`python`, `rust`, `go`) needs to be built and verified.
+/// Other kinds (`static`, `interactive`, `fullstack`) need only what every build needs: empty.
+pub fn requirements_for(kind: &str) -> Vec<&'static Requirement> {
+    let names: &[&str] = match kind.to_ascii_lowercase().as_str() {
+        "python" => &["Python venv", "pytest"],
+        "rust" => &["cargo"],
+        "go" => &["Go"],
+        _ => &[],
+    };
+    names.iter().filter_map(|n| requirement(n)).collect()
+}
+
+/// Before a build of `kind` starts: one line saying which of its toolchain's parts `host` lacks,
+/// what that means and how to install them, or `None` when it has them all (and for kinds that
+/// need no toolchain). For example, on Debian without Go:
+/// `Go is missing, so Go projects cannot be built or verified (other kinds still work) (install
+/// it: apt-get install -y golang-go)`.
+pub fn missing_for(kind: &str, host: &Host) -> Option<String> {
+    let lines: Vec<String> =
+        requirements_for(kind).into_iter().filter(|r| !host.has(r)).map(|r| explain_missing(r, host)).collect();
+    (!lines.is_empty()).then(|| lines.join("; "))
 }
 
 /// One line for a missing run-time requirement: what it is for, what still works, and how

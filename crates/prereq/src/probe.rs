@@ -19,7 +19,14 @@ pub struct Host {
     pub python: String,
     /// Whether this process runs as root (so no `sudo` is needed).
     pub root: bool,
+    /// Where the Python that projects run is looked for, in order ([`PROJECT_PYTHONS`]); the
+    /// first that exists is probed for venv and pytest. The sandbox sees the system's folders,
+    /// never a user's pyenv shim, so the `python3` first on PATH is only the last resort.
+    pub project_pythons: Vec<PathBuf>,
 }
+
+/// Where the sandbox's Python is: the same list the Python package support uses.
+pub const PROJECT_PYTHONS: &[&str] = &["/usr/local/bin/python3", "/usr/bin/python3"];
 
 /// Where clang-sys looks for libclang on Linux and macOS when nothing points at it.
 const LIB_DIRS: &[&str] = &[
@@ -42,6 +49,7 @@ impl Host {
             libclang_path: std::env::var_os("LIBCLANG_PATH").filter(|p| !p.is_empty()).map(PathBuf::from),
             python: std::env::var("WRIGHT_PYTHON").ok().filter(|p| !p.is_empty()).unwrap_or_else(|| "python3".into()),
             root: running_as_root(),
+            project_pythons: PROJECT_PYTHONS.iter().map(PathBuf::from).collect(),
         }
     }
 
@@ -64,6 +72,7 @@ impl Host {
             Probe::Command(names) => names.iter().any(|n| self.find(n).is_some()),
             Probe::Libclang => self.libclang().is_some(),
             Probe::Pip => self.pip_works(),
+            Probe::PythonModules(modules) => self.python_imports(modules),
         }
     }
 
@@ -92,18 +101,31 @@ impl Host {
 
     /// `python -m pip --version` exits 0, with the host's PATH.
     fn pip_works(&self) -> bool {
-        let Some(python) = self.find(&self.python) else {
-            return false;
-        };
-        Command::new(python)
-            .args(["-m", "pip", "--version"])
-            .env("PATH", &self.path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        self.python_succeeds(&["-m", "pip", "--version"])
     }
+
+    /// The projects' Python ([`Host::project_pythons`]) runs `-c "import a, b"` and exits 0.
+    fn python_imports(&self, modules: &[&str]) -> bool {
+        let names = modules.iter().all(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        let python = self.project_pythons.iter().find(|p| is_executable(p)).cloned().or_else(|| self.find("python3"));
+        names && python.is_some_and(|p| run_ok(&p, &["-c", &format!("import {}", modules.join(", "))], &self.path))
+    }
+
+    fn python_succeeds(&self, args: &[&str]) -> bool {
+        self.find(&self.python).is_some_and(|p| run_ok(&p, args, &self.path))
+    }
+}
+
+/// `program args…` exits 0, with `path` as its PATH and no input or output.
+fn run_ok(program: &Path, args: &[&str], path: &OsString) -> bool {
+    Command::new(program)
+        .args(args)
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// `libclang.so`, `libclang.so.1`, `libclang-14.so.1`, `libclang.dylib`; not `libclang-cpp`.

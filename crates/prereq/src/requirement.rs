@@ -21,6 +21,9 @@ pub enum Probe {
     Libclang,
     /// `PYTHON -m pip --version` succeeds.
     Pip,
+    /// `PYTHON -c "import a, b"` succeeds for these modules (`venv` with `ensurepip`, which
+    /// Debian ships apart in python3-venv; `pytest`).
+    PythonModules(&'static [&'static str]),
 }
 
 /// The system packages that provide a requirement, per package manager. Empty: that system

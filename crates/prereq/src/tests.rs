@@ -10,6 +10,7 @@ fn host_with_path(dirs: &[&Path]) -> Host {
         libclang_path: None,
         python: "python3".into(),
         root: false,
+        project_pythons: vec![],
     }
 }
 
@@ -116,6 +117,44 @@ fn every_requirement_says_why_and_run_time_ones_say_what_still_works() {
         }
         assert!(!r.packages.apt.is_empty(), "{} has no Debian package", r.name);
     }
+}
+
+#[test]
+fn a_build_kind_names_its_missing_toolchain_in_one_line() {
+    let bin = tempfile::tempdir().unwrap();
+    fake_command(bin.path(), "apt-get");
+    let mut host = host_with_path(&[bin.path()]);
+    host.root = true;
+    host.project_pythons = vec![bin.path().join("python3")];
+    let line = missing_for("go", &host).unwrap();
+    assert_eq!(
+        line,
+        "Go is missing, so Go projects cannot be built or verified (other kinds still work) \
+         (install it: apt-get install -y golang-go)"
+    );
+    assert!(!line.contains('\n'));
+    let line = missing_for("Python", &host).unwrap();
+    assert!(line.starts_with("Python venv is missing, so Python projects cannot be set up"), "{line}");
+    assert!(line.contains("apt-get install -y python3-venv") && line.contains("python3-pytest"), "{line}");
+    assert!(missing_for("rust", &host).unwrap().contains("apt-get install -y cargo"));
+    assert_eq!(missing_for("static", &host), None);
+    fake_command(bin.path(), "go");
+    fake_command(bin.path(), "cargo");
+    assert_eq!(missing_for("go", &host), None);
+    assert_eq!(missing_for("rust", &host), None);
+    // A python that imports venv, ensurepip and pytest has the Python toolchain.
+    use std::os::unix::fs::PermissionsExt;
+    let py = bin.path().join("python3");
+    std::fs::write(&py, "#!/bin/sh\n[ \"$1\" = -c ] && exit 0\nexit 1\n").unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(missing_for("python", &host), None);
+    // A pip-less model Python elsewhere does not matter: the projects' Python is probed.
+    host.python = "python-that-does-not-exist-here".into();
+    assert_eq!(missing_for("python", &host), None);
+    let m = Manager::Pacman;
+    assert_eq!(m.packages_for(&requirements_for("go")), ["go"]);
+    assert_eq!(Manager::Dnf.packages_for(&requirements_for("go")), ["golang"]);
+    assert_eq!(Manager::Zypper.packages_for(&requirements_for("python")), ["python3", "python3-pytest"]);
 }
 
 proptest! {

@@ -38,6 +38,8 @@ pub enum Runner {
     Pytest,
     /// `cargo test`, libtest's text on stdout.
     Cargo,
+    /// `go test -json`, its stderr merged into stdout.
+    GoTest,
 }
 
 /// How to run the tests of a project directory. wright executes it itself (no shell)
@@ -66,7 +68,7 @@ pub enum DetectError {
     #[error("test file `{0}` does not exist (or is not a file)")]
     TestFileNotFound(String),
     #[error(
-        "test file `{0}` is not a .js/.mjs/.cjs, .py or .rs file (or a .ts/.jsx file in a jest project), so wright cannot run it"
+        "test file `{0}` is not a .js/.mjs/.cjs, .py, .rs or _test.go file (or a .ts/.jsx file in a jest project), so wright cannot run it"
     )]
     UnsupportedTestFile(String),
     #[error("package.json is broken ({0}); fix it so that the tests can run")]
@@ -83,7 +85,8 @@ pub enum DetectError {
 /// caller wants run alone. Returns `Ok(None)` when the project has no tests wright can find.
 ///
 /// Order: an explicit `test_file`; package.json (jest, `node --test`, other `test`
-/// script, or JS test files); Python (pytest); `Cargo.toml`; loose JS test files.
+/// script, or JS test files); `go.mod` (`go test -json ./...`); Python (pytest);
+/// `Cargo.toml`; loose JS test files.
 pub fn detect(root: &Path, test_file: Option<&str>) -> Result<Option<RunPlan>, DetectError> {
     let meta = fs::metadata(root).map_err(|source| DetectError::Io { path: root.to_path_buf(), source })?;
     if !meta.is_dir() {
@@ -101,6 +104,9 @@ pub fn detect(root: &Path, test_file: Option<&str>) -> Result<Option<RunPlan>, D
     let scan = scan(root);
     if package.is_some() && !scan.js_tests.is_empty() {
         return Ok(Some(node_on_files(scan.js_tests)));
+    }
+    if crate::detect_go::is_go_module(root) {
+        return Ok(Some(crate::detect_go::go_plan(None)));
     }
     if scan.python || has_pytest_config(root) {
         return Ok(Some(pytest_plan(None)));
@@ -473,6 +479,7 @@ fn plan_for_file(root: &Path, file: &str) -> Result<RunPlan, DetectError> {
         },
         "py" => Ok(pytest_plan(Some(rel))),
         "rs" => Ok(cargo_plan(cargo_file_args(root, rel))),
+        "go" if rel.ends_with("_test.go") => Ok(crate::detect_go::go_plan(Some(rel))),
         _ => Err(DetectError::UnsupportedTestFile(file.to_string())),
     }
 }

@@ -11,7 +11,9 @@
 //! found zero tests is `Ok` with `total == 0`.
 
 mod detect;
+mod detect_go;
 pub mod diagnose;
+mod gotest;
 mod jest;
 mod junit;
 mod libtest;
@@ -48,6 +50,13 @@ pub fn parse_libtest(text: &str) -> Result<TestReport, ParseError> {
     libtest::parse(text).map(TestReport::normalise)
 }
 
+/// Parses the output of `go test -json` with go's stderr merged in (the [`detect`] plan runs
+/// `go test -json … 2>&1`): per-test results, the failing tests' output, and packages that did
+/// not build as failures carrying the compiler's message and `file:line:column`.
+pub fn parse_go_test_json(text: &str) -> Result<TestReport, ParseError> {
+    gotest::parse(text).map(TestReport::normalise)
+}
+
 /// Parses `text` in the given format.
 pub fn parse(format: Format, text: &str) -> Result<TestReport, ParseError> {
     match format {
@@ -55,5 +64,6 @@ pub fn parse(format: Format, text: &str) -> Result<TestReport, ParseError> {
         Format::JestJson => parse_jest_json(text),
         Format::JunitXml => parse_junit_xml(text),
         Format::Libtest => parse_libtest(text),
+        Format::GoTestJson => parse_go_test_json(text),
     }
 }

@@ -126,6 +126,8 @@ pub enum Format {
     JunitXml,
     /// The human text output of Rust's libtest (`cargo test`).
     Libtest,
+    /// The JSON event stream of `go test -json`, go's stderr merged in.
+    GoTestJson,
 }
 
 /// Why a runner's output could not be turned into a report.

@@ -368,3 +368,33 @@ fn a_tsx_test_file_in_a_vitest_project_runs_vitest_on_that_file_alone() {
     let dir = project(&[("package.json", r#"{"devDependencies":{"vitest":"4","jest":"30"}}"#)]);
     assert_eq!(plan(&dir, None).runner, Runner::Jest);
 }
+
+// ---------- Go ----------
+
+#[test]
+fn a_go_module_runs_go_test_json_on_every_package() {
+    let dir = project(&[
+        ("go.mod", "module example.com/app\n\ngo 1.19\n"),
+        ("app.go", "package app\n"),
+        ("sub/x_test.go", "package sub\n"),
+    ]);
+    let p = plan(&dir, None);
+    assert_eq!(p.runner, Runner::GoTest);
+    assert_eq!(p.format, Format::GoTestJson);
+    assert_eq!(p.program, "sh");
+    assert_eq!(args(&p), ["-c", "exec go test -json \"$1\" 2>&1", "sh", "./..."]);
+    // One test file: its package only.
+    assert_eq!(args(&plan(&dir, Some("sub/x_test.go")))[3], "./sub");
+    std::fs::write(dir.path().join("app_test.go"), "package app\n").unwrap();
+    assert_eq!(args(&plan(&dir, Some("app_test.go")))[3], ".");
+    // A Go file that is not a test is not run alone.
+    assert!(matches!(detect(dir.path(), Some("app.go")), Err(DetectError::UnsupportedTestFile(_))));
+}
+
+#[test]
+fn a_linked_go_mod_is_not_a_go_module() {
+    let outside = project(&[("go.mod", "module example.com/x\n")]);
+    let dir = project(&[("README.md", "")]);
+    std::os::unix::fs::symlink(outside.path().join("go.mod"), dir.path().join("go.mod")).unwrap();
+    assert_eq!(detect(dir.path(), None).unwrap(), None);
+}

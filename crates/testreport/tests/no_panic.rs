@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use wright_testreport::{Format, parse};
 
-const FORMATS: [Format; 4] = [Format::Tap, Format::JestJson, Format::JunitXml, Format::Libtest];
+const FORMATS: [Format; 5] = [Format::Tap, Format::JestJson, Format::JunitXml, Format::Libtest, Format::GoTestJson];
 
 /// Bits of the real formats, so that random input reaches deep into the parsers.
 const PIECES: &[&str] = &[
@@ -43,6 +43,17 @@ const PIECES: &[&str] = &[
     "stack backtrace:\n",
     "failures:\n",
     "test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n",
+    "{\"Action\":\"run\",\"Package\":\"p\",\"Test\":\"T\"}\n",
+    "{\"Action\":\"output\",\"Package\":\"p\",\"Test\":\"T/s\",\"Output\":\"    a_test.go:3: x\\n\"}\n",
+    "{\"Action\":\"fail\",\"Package\":\"p\",\"Test\":\"T\"}\n",
+    "{\"Action\":\"fail\",\"Package\":\"p\",\"FailedBuild\":\"p\"}\n",
+    "{\"Action\":\"build-output\",\"ImportPath\":\"p\",\"Output\":\"./a.go:1:2: e\\n\"}\n",
+    "# p [p.test]\n",
+    "./a.go:4:9: undefined: x\n",
+    "FAIL\tp [build failed]\n",
+    "goroutine 7 [running]:\n",
+    "p.TestX(0x1)\n",
+    "\t/w/a_test.go:9 +0x1a\n",
     "é",
     "\\#",
     "\\",

@@ -368,3 +368,109 @@ fn vitest_json_report_reads_as_jest_with_the_failing_line() {
     // Vitest gives no `location`; the first stack frame in the test file does.
     assert_eq!(f.location.as_deref(), Some("/tmp/tr/vitest/src/App.test.tsx:15:56"));
 }
+
+// ---------- go test -json (Go 1.19, stderr merged) ----------
+
+#[test]
+fn go_passing_package_counts_subtests_not_their_parent() {
+    let r = parse(Format::GoTestJson, &fixture("go119_pass.jsonl")).unwrap();
+    // TestAdd, and TestAddTable's two subtests (the parent is not a test of its own).
+    assert_eq!(counts(&r), (3, 0, 0, 3));
+    assert!(r.errors.is_empty());
+}
+
+#[test]
+fn go_failing_tests_carry_their_output_and_line() {
+    let r = wright_testreport::parse_go_test_json(&fixture("go119_fail.jsonl")).unwrap();
+    // pass: TestAdd, TestTable/ok; fail: TestAddWrong, TestTable/bad; skip: TestLater.
+    assert_eq!(counts(&r), (2, 2, 1, 5));
+    let f = failure(&r, "example.com/fail > TestAddWrong");
+    assert_eq!(f.error, "calc_test.go:12: checking 2+2\ncalc_test.go:14: Add(2, 2) = 4, want 5");
+    assert_eq!(f.location.as_deref(), Some("calc_test.go:12"));
+    let f = failure(&r, "example.com/fail > TestTable/bad");
+    assert_eq!(f.error, "calc_test.go:22: Add(2, 3) = 5, want 6");
+    assert_eq!(f.location.as_deref(), Some("calc_test.go:22"));
+    assert_eq!(r.errors.len(), 2, "the failing parent is not reported again: {:#?}", r.errors);
+}
+
+#[test]
+fn go_build_failure_is_the_packages_error_with_the_compilers_place() {
+    let r = parse(Format::GoTestJson, &fixture("go119_builderr.jsonl")).unwrap();
+    // The other package's test passed; the broken package is one failure.
+    assert_eq!(counts(&r), (1, 1, 0, 2));
+    let f = failure(&r, "example.com/builderr");
+    assert_eq!(f.error, "the package does not compile:\n./greet.go:4:9: undefined: undefinedName");
+    assert_eq!(f.location.as_deref(), Some("greet.go:4:9"));
+}
+
+#[test]
+fn go_panic_keeps_the_message_and_the_tests_own_frame() {
+    let r = parse(Format::GoTestJson, &fixture("go119_panic.jsonl")).unwrap();
+    assert_eq!(counts(&r), (1, 1, 0, 2));
+    let f = failure(&r, "example.com/panic > TestIndex");
+    assert!(f.error.starts_with("panic: runtime error: index out of range [3] with length 0"), "{}", f.error);
+    assert!(
+        f.error.contains("example.com/panic.TestIndex(0xc000007ba0?)\n\t/tmp/tr/go/panic/calc_test.go:9"),
+        "{}",
+        f.error
+    );
+    assert!(!f.error.contains("testing.go"), "go's own frames are noise: {}", f.error);
+    assert_eq!(f.location.as_deref(), Some("/tmp/tr/go/panic/calc_test.go:9"));
+    let mut r = r;
+    r.relativize_paths(std::path::Path::new("/tmp/tr/go/panic"));
+    assert_eq!(r.errors[0].location.as_deref(), Some("calc_test.go:9"));
+}
+
+#[test]
+fn go_package_that_cannot_load_is_one_failure_with_gos_words() {
+    let r = parse(Format::GoTestJson, &fixture("go119_missing_module.jsonl")).unwrap();
+    assert_eq!(counts(&r), (0, 1, 0, 1));
+    let f = &r.errors[0];
+    assert!(f.error.contains("cannot find module providing package example.com/nope"), "{}", f.error);
+    assert_eq!(f.location.as_deref(), Some("lib.go:3:8"));
+}
+
+#[test]
+fn go_test_stopped_by_its_timeout_is_the_failure_at_its_line() {
+    let r = parse(Format::GoTestJson, &fixture("go119_timeout.jsonl")).unwrap();
+    assert_eq!(counts(&r), (1, 1, 0, 2));
+    let f = failure(&r, "example.com/hang > TestForever");
+    assert_eq!(
+        f.error,
+        "panic: test timed out after 1s\nexample.com/hang.TestForever(0xc000096680?)\n\t/tmp/tr/go/hang/h_test.go:10"
+    );
+    assert_eq!(f.location.as_deref(), Some("/tmp/tr/go/hang/h_test.go:10"));
+}
+
+#[test]
+fn go_vet_failure_reads_as_a_build_failure() {
+    let r = parse(Format::GoTestJson, &fixture("go119_vet.jsonl")).unwrap();
+    assert_eq!(counts(&r), (0, 1, 0, 1));
+    let f = failure(&r, "example.com/vet");
+    assert!(f.error.contains("fmt.Printf format %d has arg \"x\" of wrong type string"), "{}", f.error);
+    assert_eq!(f.location.as_deref(), Some("v_test.go:8:28"));
+}
+
+#[test]
+fn go_package_failing_after_its_tests_is_a_failure() {
+    let r = parse(Format::GoTestJson, &fixture("go119_testmain_exit.jsonl")).unwrap();
+    assert_eq!(counts(&r), (1, 1, 0, 2));
+    let f = failure(&r, "example.com/exit");
+    assert_eq!(f.error, "the package's test binary failed outside any test (TestMain, an init function or os.Exit)");
+}
+
+#[test]
+fn go_newer_build_events_are_read_too() {
+    // Go 1.24 reports compile errors as events.
+    let text = r##"{"ImportPath":"example.com/b [example.com/b.test]","Action":"build-output","Output":"# example.com/b [example.com/b.test]\n"}
+{"ImportPath":"example.com/b [example.com/b.test]","Action":"build-output","Output":"./b.go:3:9: undefined: y\n"}
+{"ImportPath":"example.com/b [example.com/b.test]","Action":"build-fail"}
+{"Action":"start","Package":"example.com/b"}
+{"Action":"output","Package":"example.com/b","Output":"FAIL\texample.com/b [build failed]\n"}
+{"Action":"fail","Package":"example.com/b","Elapsed":0,"FailedBuild":"example.com/b [example.com/b.test]"}
+"##;
+    let r = parse(Format::GoTestJson, text).unwrap();
+    assert_eq!(counts(&r), (0, 1, 0, 1), "{r:#?}");
+    assert_eq!(r.errors[0].location.as_deref(), Some("b.go:3:9"));
+    assert!(matches!(parse(Format::GoTestJson, "nothing to see\n"), Err(ParseError::NoResults)));
+}

@@ -1,6 +1,6 @@
 //! End-to-end: detect a plan, run it with the real tool, parse what it wrote.
 //!
-//! Ignored by default because it needs node 20 + npm, python3 with pytest, and cargo
+//! Ignored by default because it needs node 20 + npm, python3 with pytest, cargo and go
 //! on PATH. Run with `cargo test -p wright-testreport --test real_tools -- --ignored`.
 //! The jest case also needs `WRIGHT_JEST_NODE_MODULES` pointing at a `node_modules`
 //! that contains jest (it is symlinked into the scratch project).
@@ -127,4 +127,29 @@ fn cargo_project() {
     assert_eq!(r.errors[0].location.as_deref(), Some("src/lib.rs:4:12"));
     let plan = detect(dir.path(), Some("tests/it.rs")).unwrap().unwrap();
     assert_eq!(run(dir.path(), &plan).total, 1);
+}
+
+#[test]
+#[ignore = "needs node, npm, python3 + pytest, cargo and go"]
+fn go_project() {
+    let dir = project(&[
+        ("go.mod", "module example.com/scratch\n\ngo 1.19\n"),
+        ("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n"),
+        (
+            "calc_test.go",
+            "package calc\n\nimport \"testing\"\n\nfunc TestOk(t *testing.T) {}\n\nfunc TestBad(t *testing.T) {\n\tif Add(1, 1) != 3 {\n\t\tt.Errorf(\"Add(1, 1) = %d\", Add(1, 1))\n\t}\n}\n",
+        ),
+        ("broken/b.go", "package broken\n\nfunc F() int { return missing }\n"),
+        ("broken/b_test.go", "package broken\n\nimport \"testing\"\n\nfunc TestF(t *testing.T) { F() }\n"),
+    ]);
+    let plan = detect(dir.path(), None).unwrap().unwrap();
+    let r = run(dir.path(), &plan);
+    assert_eq!((r.passed, r.failed, r.total), (1, 2, 3), "{r:#?}");
+    let bad = r.errors.iter().find(|f| f.test == "example.com/scratch > TestBad").unwrap();
+    assert_eq!(bad.location.as_deref(), Some("calc_test.go:9"));
+    let broken = r.errors.iter().find(|f| f.test == "example.com/scratch/broken").unwrap();
+    assert!(broken.error.contains("undefined: missing"), "{broken:?}");
+    assert_eq!(broken.location.as_deref(), Some("broken/b.go:3:23"));
+    let plan = detect(dir.path(), Some("calc_test.go")).unwrap().unwrap();
+    assert_eq!(run(dir.path(), &plan).total, 2);
 }
