@@ -417,6 +417,12 @@ impl Engine {
                 warnings.push(Warning::new(WarningKind::Missing, wright_prereq::explain_missing(node, &host)));
             }
         }
+        // A program's toolchain (python3 with venv and pytest, cargo, go), in one line.
+        if resolved.is_code() {
+            if let Some(line) = wright_prereq::missing_for(resolved.as_str(), &wright_prereq::Host::from_env()) {
+                warnings.push(Warning::new(WarningKind::Missing, line));
+            }
+        }
         let mut checks = file.checks.clone();
         checks.extend(job.checks);
         let max_fix_attempts = o.max_fix_attempts.or(file.max_fix_attempts).unwrap_or(3);
