@@ -253,9 +253,12 @@ impl HumanSink {
                 (vec![format!("{mark} {} {server}: {reason}", self.t("narrate.mcp_server_failed"))], None)
             }
             EventKind::PackagesReady { packages, fetched, .. } => {
-                let key = if *fetched { "narrate.packages_fetched" } else { "narrate.packages_from_cache" };
-                let list = if packages.is_empty() { "—".to_string() } else { packages.join(", ") };
-                (vec![format!("📦 {} {list}", self.t(key))], None)
+                let line = match (packages.is_empty(), *fetched) {
+                    (true, _) => self.t("narrate.packages_none").to_string(),
+                    (false, true) => format!("{} {}", self.t("narrate.packages_fetched"), packages.join(", ")),
+                    (false, false) => format!("{} {}", self.t("narrate.packages_from_cache"), packages.join(", ")),
+                };
+                (vec![format!("📦 {line}")], None)
             }
             EventKind::PackagesRefused { refusals, .. } => (
                 refusals

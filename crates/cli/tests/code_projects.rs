@@ -52,12 +52,12 @@ fn assert_red_then_green(run: &Run, failing: &str, file: &str) {
     assert_eq!(run.of_type("error_detected").len(), 1);
     assert_eq!(run.of_type("error_detected")[0]["kind"], "test_failure");
     // The program was started the way a person would: with --help.
-    let helps: Vec<&&Value> = run
+    let helps = run
         .of_type("command_started")
-        .iter()
+        .into_iter()
         .filter(|e| e["args"].as_array().unwrap().iter().any(|a| a == "--help"))
-        .collect::<Vec<_>>();
-    assert!(!helps.is_empty(), "no --help run");
+        .count();
+    assert!(helps > 0, "no --help run");
     assert_eq!(run.of_type("complete")[0]["success"], true);
     assert_eq!(run.of_type("packages_ready").len(), 1, "installed once for the whole build");
 }
@@ -114,6 +114,32 @@ async fn a_python_script_with_tests_is_fixed_once_and_published() {
         run.of_type("tool_result").iter().map(|e| e["summary"].as_str().unwrap_or_default().to_string()).collect();
     assert!(run.stdout.contains("pytest"), "{results:?}");
     assert!(run.of_type("complete")[0].get("app").is_none_or(Value::is_null));
+
+    // The narration a person reads says the same: pytest's results, the fix, done.
+    let mock = MockLlm::start(turns(
+        &[("wordcount.py", WORDCOUNT_BUGGY), ("main.py", WORDCOUNT_MAIN), ("tests/test_wordcount.py", WORDCOUNT_TESTS)],
+        ("wordcount.py", WORDCOUNT_FIXED),
+    ))
+    .await;
+    let run = wright(
+        &mock.base_url,
+        "a python script that counts words in a file, with tests",
+        &["--events", "human", "--lang", "en"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for line in [
+        "Planning a Python program",
+        "Tests: 1 passed, 1 failed",
+        "test_extra_spaces_and_empty_text",
+        "Tests: 2/2 passed",
+        "--help",
+        "Fixed!",
+        "Done!",
+    ] {
+        assert!(run.stdout.contains(line), "missing {line:?} in:\n{}", run.stdout);
+    }
+    assert!(!run.stdout.contains(".pytest_cache"), "pytest's cache is not the person's code:\n{}", run.stdout);
 }
 
 const CARGO_TOML: &str = "[package]\nname = \"durations\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
@@ -248,7 +274,42 @@ async fn a_go_program_with_failing_tests_parsed_per_test_is_fixed_once_and_publi
     // Both failed checks of the one test are in its error, from go test -json's output.
     let error = run.of_type("tests_finished")[0]["errors"][0]["error"].as_str().unwrap().to_string();
     assert!(
-        error.contains("CountWords(spaces) = 3, want 2") && error.contains("CountWords(empty) = 1, want 0"),
+        error.contains("CountWords(spaces) = 4, want 2") && error.contains("CountWords(empty) = 1, want 0"),
         "{error}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_dependency_is_refused_with_its_reason_and_the_model_corrects_it() {
+    if !have("python3", &["-c", "import venv"]) || !have("/usr/bin/python3", &["-m", "pytest", "--version"]) {
+        return;
+    }
+    let mock = MockLlm::start(vec![
+        Turn::calls(&[
+            ("createFile", json!({"path": "requirements.txt", "content": "git+https://example.invalid/evil.git\n"})),
+            ("createFile", json!({"path": "wordcount.py", "content": WORDCOUNT_FIXED})),
+            ("createFile", json!({"path": "main.py", "content": WORDCOUNT_MAIN})),
+            ("createFile", json!({"path": "tests/test_wordcount.py", "content": WORDCOUNT_TESTS})),
+            ("runTests", json!({})),
+        ]),
+        Turn::calls(&[("deleteFile", json!({"path": "requirements.txt"})), ("runTests", json!({}))]),
+        Turn::text("Done: it needs no packages."),
+    ])
+    .await;
+    let run = wright(&mock.base_url, "a python script that counts words in a file, with tests", &[]).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    let refused = run.of_type("packages_refused");
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0]["ecosystem"], "python");
+    let r = &refused[0]["refusals"][0];
+    assert_eq!(r["file"], "requirements.txt");
+    assert!(r["spec"].as_str().unwrap().contains("git+https://example.invalid/evil.git"), "{r}");
+    assert!(!r["reason"].as_str().unwrap().is_empty());
+    // The model read the refusal in the test run's result, and nothing of the project ran.
+    let reqs = mock.requests();
+    let second = serde_json::to_string(&reqs[1]["messages"]).unwrap();
+    assert!(second.contains("refused") && second.contains("evil.git"), "{second}");
+    let first_tests = run.of_type("tests_finished");
+    assert_eq!(first_tests.len(), 2, "the refused run had no test results; the next two did (its own, then wright's)");
+    assert_eq!(run.of_type("complete")[0]["success"], true);
 }

@@ -405,6 +405,9 @@ fn pytest_plan(test_file: Option<&str>) -> RunPlan {
         // xunit1 adds file/line attributes to each testcase.
         "-o",
         "junit_family=xunit1",
+        // No `.pytest_cache/` left in the project: it is not the person's code.
+        "-p",
+        "no:cacheprovider",
     ]
     .iter()
     .map(|s| s.to_string())

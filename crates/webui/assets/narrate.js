@@ -183,6 +183,7 @@ const STRINGS = {
     'line.packages.fetched': 'Fetched the packages it needs and installed them without network: {list}',
     'line.packages.cached': 'Installed the packages it needs from the cache, without network: {list}',
     'line.packages.refused': 'Refused the package {spec} ({file}): {reason}',
+    'line.packages.none': "Set up the program's environment; it declares no packages.",
     'line.browser.ok': 'In the browser: no errors after {actions} click(s).',
     'line.browser.bad': 'In the browser: {n} problem(s).',
     'line.browser.skipped': 'Browser check not run: {reason}',
@@ -451,6 +452,7 @@ const STRINGS = {
     'line.packages.fetched': 'Baixei os pacotes de que ele precisa e os instalei sem rede: {list}',
     'line.packages.cached': 'Instalei do cache, sem rede, os pacotes de que ele precisa: {list}',
     'line.packages.refused': 'Recusei o pacote {spec} ({file}): {reason}',
+    'line.packages.none': 'Preparei o ambiente do programa; ele não declara pacotes.',
     'line.browser.ok': 'No navegador: nenhum erro após {actions} clique(s).',
     'line.browser.bad': 'No navegador: {n} problema(s).',
     'line.browser.skipped': 'Verificação no navegador não executada: {reason}',
@@ -596,7 +598,8 @@ export function describe(e, t, run) {
     case 'learning':
       return { text: t('line.learned', { lesson: e.lesson }), tone: 'success', toast: t('toast.learned', { lesson: e.lesson }) };
     case 'packages_ready': {
-      const list = (e.packages || []).join(', ') || '—';
+      const list = (e.packages || []).join(', ');
+      if (!list) return { text: t('line.packages.none'), tone: 'info' };
       return { text: t(e.fetched ? 'line.packages.fetched' : 'line.packages.cached', { list }), tone: 'info' };
     }
     case 'packages_refused':

@@ -157,6 +157,7 @@ test('packages a program needs are narrated: fetched, from the cache, or refused
   const ready = { type: 'packages_ready', ecosystem: 'python', packages: ['six==1.16.0'], fetched: true, duration_ms: 900, bytes: 11000 };
   assert.equal(describe(ready, en).text, 'Fetched the packages it needs and installed them without network: six==1.16.0');
   assert.match(describe({ ...ready, fetched: false }, pt).text, /^Instalei do cache, sem rede.*six==1\.16\.0$/);
+  assert.equal(describe({ ...ready, packages: [] }, en).text, "Set up the program's environment; it declares no packages.");
   const refused = {
     type: 'packages_refused',
     ecosystem: 'python',
