@@ -458,7 +458,8 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
             if let Some(p) = page {
                 println!("Open it in your browser: file://{}", p.display());
             }
-            println!("Change it later: wright run --continue {build_id} \"make the button blue\"");
+            let example = if report.template.is_code() { "add a --verbose option" } else { "make the button blue" };
+            println!("Change it later: wright run --continue {build_id} \"{example}\"");
         } else {
             println!("What was tried: wright builds show {build_id}");
         }

@@ -34,7 +34,7 @@ func TestCaseAndShortWordsFollowTheOptions(t *testing.T) {
 
 func TestMostCommonWordsFirst(t *testing.T) {
 	got := TopWords(strings.Fields("b a b c b a"), 2)
-	want := []Count{{"b", 3}, {"a", 2}}
+	want := []Count{Count{"b", 3}, Count{"a", 2}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("TopWords = %v, want %v", got, want)
 	}
