@@ -103,8 +103,8 @@ fn the_documented_examples_hold() {
         "requests @ https://example.invalid/requests-2.0.whl\n-e ../x\n--index-url https://example.invalid/simple\n-r ../../etc/x\n",
     )]);
     let shown = PackagesError::Refused(r).to_string();
-    let doc = include_str!("../../../../docs/packages-py.md");
-    assert!(doc.contains(&shown), "docs/packages-py.md shows a different refusal:\n{shown}");
+    let doc = include_str!("../../../../docs/packages.md");
+    assert!(doc.contains(&shown), "docs/packages.md shows a different refusal:\n{shown}");
 }
 
 #[test]
