@@ -313,3 +313,49 @@ async fn a_hostile_dependency_is_refused_with_its_reason_and_the_model_corrects_
     assert_eq!(first_tests.len(), 2, "the refused run had no test results; the next two did (its own, then wright's)");
     assert_eq!(run.of_type("complete")[0]["success"], true);
 }
+
+const API_FIXED_PORT: &str = r#"import json
+import os
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+from notes import add_note, NOTES
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps(NOTES).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+
+if __name__ == "__main__":
+    HTTPServer(("127.0.0.1", PORT_CHOICE), Handler).serve_forever()
+"#;
+const NOTES: &str = "NOTES = []\n\n\ndef add_note(text):\n    NOTES.append(text.strip())\n    return len(NOTES)\n";
+const NOTES_TESTS: &str = "from notes import add_note, NOTES\n\n\ndef test_add_note_strips_and_counts():\n    assert add_note('  hi ') == 1\n    assert NOTES == ['hi']\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_api_must_start_on_its_port_and_answer() {
+    if !have("python3", &["-c", "import venv"]) || !have("/usr/bin/python3", &["-m", "pytest", "--version"]) {
+        return;
+    }
+    let wrong = API_FIXED_PORT.replace("PORT_CHOICE", "1");
+    let right = API_FIXED_PORT.replace("PORT_CHOICE", "int(os.environ.get(\"PORT\", 8000))");
+    let mock = MockLlm::start(turns(
+        &[("notes.py", NOTES), ("app.py", &wrong), ("tests/test_notes.py", NOTES_TESTS)],
+        ("app.py", &right),
+    ))
+    .await;
+    let run = wright(&mock.base_url, "a small Python API that keeps notes, with tests", &[]).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    let phases = run.phases();
+    assert_eq!(phases.last().unwrap(), "PUBLISHED:1", "{phases:?}");
+    // The first round: tests passed, but the API did not start where it was told to.
+    let detected = run.of_type("error_detected");
+    assert_eq!(detected.len(), 1, "{detected:?}");
+    assert_eq!(detected[0]["kind"], "server_check");
+    let fix = serde_json::to_string(&mock.requests()[2]["messages"]).unwrap();
+    assert!(fix.contains("python3 app.py") && fix.contains("PORT"), "{fix}");
+}
