@@ -9,12 +9,12 @@ mod support;
 use serde_json::{Value, json};
 use support::{MockLlm, Run, Turn, assert_contract, wright};
 
-/// Whether `program` runs here; a test that needs a missing toolchain says so and stops.
+/// Whether `program` runs here. `cargo xtask setup` installs every toolchain these tests use
+/// (they are wright's prerequisites for these kinds), so a missing one fails the test with the
+/// reason rather than passing it unseen.
 fn have(program: &str, args: &[&str]) -> bool {
     let ok = std::process::Command::new(program).args(args).output().is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: `{program}` is not installed here (cargo xtask setup installs it)");
-    }
+    assert!(ok, "`{program} {}` does not work here; `cargo xtask setup` installs it", args.join(" "));
     ok
 }
 
@@ -94,7 +94,9 @@ def test_extra_spaces_and_empty_text():
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_script_with_tests_is_fixed_once_and_published() {
-    if !have("python3", &["-c", "import venv"]) || !have("/usr/bin/python3", &["-m", "pytest", "--version"]) {
+    if !have("/usr/bin/python3", &["-c", "import venv, ensurepip"])
+        || !have("/usr/bin/python3", &["-m", "pytest", "--version"])
+    {
         return;
     }
     let mock = MockLlm::start(turns(
@@ -281,7 +283,9 @@ async fn a_go_program_with_failing_tests_parsed_per_test_is_fixed_once_and_publi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_dependency_is_refused_with_its_reason_and_the_model_corrects_it() {
-    if !have("python3", &["-c", "import venv"]) || !have("/usr/bin/python3", &["-m", "pytest", "--version"]) {
+    if !have("/usr/bin/python3", &["-c", "import venv, ensurepip"])
+        || !have("/usr/bin/python3", &["-m", "pytest", "--version"])
+    {
         return;
     }
     let mock = MockLlm::start(vec![
@@ -338,7 +342,9 @@ const NOTES_TESTS: &str = "from notes import add_note, NOTES\n\n\ndef test_add_n
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_api_must_start_on_its_port_and_answer() {
-    if !have("python3", &["-c", "import venv"]) || !have("/usr/bin/python3", &["-m", "pytest", "--version"]) {
+    if !have("/usr/bin/python3", &["-c", "import venv, ensurepip"])
+        || !have("/usr/bin/python3", &["-m", "pytest", "--version"])
+    {
         return;
     }
     let wrong = API_FIXED_PORT.replace("PORT_CHOICE", "1");

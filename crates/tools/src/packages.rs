@@ -15,12 +15,14 @@ use wright_events::{EventKind, PackageRefusal};
 use wright_packages::{Ecosystem, PackagesError, Settings};
 use wright_sandbox::RunError;
 
+/// Per ecosystem: the key of the set installed in this build's sandbox, and its environment.
+type Installed = HashMap<Ecosystem, (String, Vec<(String, String)>)>;
+
 /// How one build's Python, Rust and Go packages are fetched, and which sets it has installed.
 #[derive(Clone)]
 pub struct PackagesConfig {
     pub settings: Settings,
-    /// Per ecosystem: the key of the set installed in this build's sandbox, and its environment.
-    installed: Arc<tokio::sync::Mutex<HashMap<Ecosystem, (String, Vec<(String, String)>)>>>,
+    installed: Arc<tokio::sync::Mutex<Installed>>,
 }
 
 impl std::fmt::Debug for PackagesConfig {
