@@ -72,15 +72,15 @@ pub fn all() -> Vec<Tool> {
     vec![
         tool(
             BUILD_APP,
-            "Build a web app from a description: wright plans it, writes it, verifies it and fixes it until its \
-             checks pass, then publishes it. Answers with the build's id at once, or after waiting up to \
+            "Build a web app or a Python, Rust or Go program from a description: wright plans it, writes it, \
+             verifies it and fixes it until its checks pass, then publishes it. Answers with the build's id at once, or after waiting up to \
              `wait_seconds` (at most 50) for it to end, sending progress notifications as it goes. Follow a \
              build with get_build_events until its `complete` event, or get_build.",
             json!({
                 "type": "object",
                 "properties": {
                     "prompt": {"type": "string", "description": "What to build, in plain words (10 to 2,000 characters unless the server says otherwise)."},
-                    "template": {"type": "string", "enum": ["static", "interactive", "fullstack", "auto"], "description": "The kind of project [default: auto]."},
+                    "template": {"type": "string", "enum": wright_events::Template::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>(), "description": "The kind of project [default: auto]."},
                     "wait_seconds": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECS, "description": "Wait up to this many seconds for the build to end [default: 0]."}
                 },
                 "required": ["prompt"],
