@@ -546,3 +546,40 @@ async fn my_apps_lists_renames_and_unpublishes_the_apps_of_the_signed_in_person(
     let _ = browser.wait().await;
     events.abort();
 }
+
+/// A Python program built from the page: its pytest results in the tests pane, its commands in
+/// the terminal, the narration of its environment, and no preview (a program has no page).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_program_is_built_from_the_page_with_its_tests_and_no_preview() {
+    let logic = "def count_words(text):\n    return len(text.split())\n";
+    let cli = "import argparse\nfrom wordcount import count_words\n\nif __name__ == '__main__':\n    p = argparse.ArgumentParser(description='Count words.')\n    p.add_argument('file')\n    print(count_words(open(p.parse_args().file).read()))\n";
+    let tests = "from wordcount import count_words\n\n\ndef test_counts():\n    assert count_words('a b  c') == 3\n\n\ndef test_empty():\n    assert count_words('') == 0\n";
+    let mock = MockLlm::start(vec![
+        Turn::calls(&[
+            ("createFile", json!({"path": "wordcount.py", "content": logic})),
+            ("createFile", json!({"path": "main.py", "content": cli})),
+            ("createFile", json!({"path": "tests/test_wordcount.py", "content": tests})),
+        ]),
+        Turn::text("A word counter for the terminal."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &mock.base_url, &["--workers", "1"]).await;
+    let (mut browser, _events, _profile) = launch().await;
+    let page = browser.new_page(s.login_url.clone().unwrap().as_str()).await.unwrap();
+    until(&page, "!document.getElementById('ask').hidden", "the prompt form").await;
+    js(&page, "document.getElementById('prompt').value = 'a script that counts the words in a file'").await;
+    js(&page, "document.getElementById('template').value = 'python'").await;
+    page.find_element("button#build").await.unwrap().click().await.unwrap();
+    until(&page, "document.getElementById('phase').dataset.phase === 'PUBLISHED'", "PUBLISHED").await;
+    until(&page, "/2/.test(document.getElementById('tests').innerText)", "the tests pane").await;
+    shot(&page, "program-published.png").await;
+    let narration = js(&page, "document.getElementById('narration').innerText").await.as_str().unwrap().to_string();
+    assert!(narration.contains("Set up the program's environment"), "{narration}");
+    let terminal = js(&page, "document.getElementById('terminal').innerText").await.as_str().unwrap().to_string();
+    assert!(terminal.contains("python3 -m pytest") && terminal.contains("main.py --help"), "{terminal}");
+    let tests_pane = js(&page, "document.getElementById('tests').innerText").await.as_str().unwrap().to_string();
+    assert!(!tests_pane.contains("failed") || tests_pane.contains("0 failed"), "{tests_pane}");
+    assert_eq!(js(&page, "!!document.getElementById('preview').src").await, json!(false), "a program has no preview");
+    browser.close().await.unwrap();
+}

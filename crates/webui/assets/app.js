@@ -38,6 +38,8 @@ function clearView() {
   clearTasks();
   $('code').firstElementChild.replaceChildren();
   $('preview').removeAttribute('src');
+  $('preview').hidden = false;
+  $('no-preview').hidden = true;
   $('app-link').hidden = true;
   $('fixes').hidden = true;
   $('more').hidden = true;
@@ -74,6 +76,10 @@ async function open(id) {
   $('view-title').textContent = build.prompt;
   me.kind = build.kind;
   me.previewUrl = build.preview_url || null;
+  // A Python, Rust or Go program has no page: the pane says so instead of staying blank.
+  const program = ['python', 'rust', 'go'].includes(build.template);
+  $('preview').hidden = program;
+  $('no-preview').hidden = !program;
   if (build.app) showApp(build.app);
   const ended = build.status === 'published' || build.status === 'failed';
   // Someone else's build (shared, or a student's) is read-only: it may be copied, not changed.
