@@ -28,8 +28,6 @@ const DEP_TABLES: &[(&str, &str)] = &[
     ("build-dependencies", "build-dependencies"),
     ("build_dependencies", "build-dependencies"),
 ];
-/// What a registry dependency may say.
-const REGISTRY_KEYS: &[&str] = &["version", "features", "default-features", "default_features", "optional", "package"];
 /// Package fields kept in the clean manifest (each a string, or `{ workspace = true }`).
 const PACKAGE_KEYS: &[&str] = &["name", "version", "edition", "rust-version", "resolver"];
 /// Local packages followed at most (members and path dependencies together).
