@@ -85,6 +85,8 @@ pub(crate) async fn prepare(
 pub fn toolchain_dirs(host_env: &[(String, String)]) -> Vec<PathBuf> {
     let out = std::process::Command::new("rustc")
         .args(["--print", "sysroot"])
+        // Away from any `rust-toolchain.toml` (rustup would obey it, even install what it names).
+        .current_dir("/")
         .env_clear()
         .envs(host_env.iter().map(|(k, v)| (k, v)))
         .stdin(std::process::Stdio::null())

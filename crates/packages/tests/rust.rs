@@ -153,6 +153,7 @@ async fn a_registry_crate_is_vendored_once_and_cargo_test_builds_offline_in_the_
         println!("SKIPPED: bubblewrap cannot sandbox here ({e})");
         return;
     }
+    println!("sandbox: network off, drops root to an unprivileged uid: {}", bwrap.drops_root());
     let runner = ProcessRunner::new(Box::new(bwrap));
     let env = merged(&env, &warm.env);
     for argv in &warm.setup {

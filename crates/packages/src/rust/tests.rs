@@ -159,6 +159,18 @@ fn a_linked_manifest_or_bad_toml_is_a_bad_manifest() {
 }
 
 #[test]
+fn the_key_ignores_order_spacing_and_comments_but_not_versions() {
+    let a = format!("{HEAD}\n[dependencies]\nitoa = \"1\"\nryu = {{ version = \"1\", features = [\"small\"] }}\n");
+    let b =
+        format!("# mine\n[dependencies]\nryu   = {{ features = [\"small\"], version = \"1\" }}\nitoa=\"1\"\n\n{HEAD}");
+    let c = format!("{HEAD}\n[dependencies]\nitoa = \"1.0.1\"\nryu = {{ version = \"1\", features = [\"small\"] }}\n");
+    let key = |m: &str| super::key(&checked(&[("Cargo.toml", m)]), "rustc 1.0.0");
+    assert_eq!(key(&a), key(&b));
+    assert_ne!(key(&a), key(&c));
+    assert_ne!(key(&a), super::key(&checked(&[("Cargo.toml", &a)]), "rustc 1.0.1"), "another compiler");
+}
+
+#[test]
 fn paths_beneath_the_project() {
     assert_eq!(beneath("", "a/../b").unwrap(), "b");
     assert_eq!(beneath("crates/a", "../b").unwrap(), "crates/b");
