@@ -47,21 +47,19 @@ pub(crate) async fn prepare(
     };
     let rustc_version = rustc(&["-vV"]).await?;
     let sysroot = PathBuf::from(rustc(&["--print", "sysroot"]).await?.trim());
-    let key = key(&checked, &rustc_version);
+    let (key, hit) = choose(&settings.cache_root, &checked, &rustc_version);
     let entry = cache::entry(&settings.cache_root, Ecosystem::Rust, &key);
-    let fetched = if entry.is_dir() {
+    if hit {
         cache::touch(&entry);
-        false
     } else {
         fill(&checked, settings, &key, &entry, cancel).await?;
-        true
-    };
+    }
     let cargo_home = home.join(".cargo");
     let text = |p: &Path| p.display().to_string();
     Ok(Prepared {
         key,
         packages: checked.crates.clone(),
-        fetched,
+        fetched: !hit,
         bytes: cache::size(&entry),
         env: vec![
             ("PATH".into(), text(&sysroot.join("bin"))),
@@ -101,8 +99,31 @@ pub fn toolchain_dirs(host_env: &[(String, String)]) -> Vec<PathBuf> {
     vec![sysroot]
 }
 
-/// SHA-256 of what decides the entry: the clean manifests, the lockfile, the compiler.
-fn key(checked: &check::Checked, rustc_version: &str) -> String {
+/// The entry for a project, and whether it is already in the cache.
+///
+/// The first `cargo test` in the sandbox writes `Cargo.lock` into the project, so keying on the
+/// lockfile's bytes would fetch every project twice. The key is the declarations' (clean
+/// manifests and compiler) while the entry holds every version the project's lockfile pins
+/// (vendored folders are named `name-version`); a lockfile that pins others gets an entry of
+/// its own, keyed by those pins too.
+fn choose(cache_root: &Path, checked: &check::Checked, rustc_version: &str) -> (String, bool) {
+    let base = key(checked, rustc_version, None);
+    let entry = cache::entry(cache_root, Ecosystem::Rust, &base);
+    let holds_pins = checked.pinned.iter().all(|p| entry.join("vendor").join(p).is_dir());
+    if entry.is_dir() && holds_pins {
+        return (base, true);
+    }
+    if checked.pinned.is_empty() || !entry.is_dir() {
+        return (base, false);
+    }
+    let pinned = key(checked, rustc_version, Some(&checked.pinned));
+    let hit = cache::entry(cache_root, Ecosystem::Rust, &pinned).is_dir();
+    (pinned, hit)
+}
+
+/// SHA-256 of what decides an entry: the clean manifests, the compiler, and the lockfile's
+/// pinned registry versions when they are part of it.
+fn key(checked: &check::Checked, rustc_version: &str, pins: Option<&[String]>) -> String {
     let mut h = Sha256::new();
     let mut part = |label: &str, bytes: &[u8]| {
         h.update(label.as_bytes());
@@ -114,8 +135,10 @@ fn key(checked: &check::Checked, rustc_version: &str) -> String {
         part("manifest", dir.as_bytes());
         part("text", text.as_bytes());
     }
-    part("lock", checked.lock.as_deref().unwrap_or_default());
     part("rustc", rustc_version.as_bytes());
+    for pin in pins.unwrap_or_default() {
+        part("pin", pin.as_bytes());
+    }
     let digest = h.finalize();
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }

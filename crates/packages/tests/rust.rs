@@ -177,6 +177,10 @@ async fn a_registry_crate_is_vendored_once_and_cargo_test_builds_offline_in_the_
         o.duration.as_secs_f64()
     );
     assert!(o.duration < first, "the second run reuses the build");
+    // cargo wrote Cargo.lock into the project: the same entry still serves it.
+    assert!(project.join("Cargo.lock").is_file());
+    let again = prepare(Ecosystem::Rust, &project, &warm_settings, &sandbox_env(&home), &cancel).await.unwrap();
+    assert_eq!((again.key.as_str(), again.fetched), (cold.key.as_str(), false));
     let cargo_run: Vec<String> = vec!["cargo".into(), "run".into(), "-q".into()];
     let o = run(&runner, &cargo_run, &project, &env).await;
     assert!(o.success(), "{}", text(&o));

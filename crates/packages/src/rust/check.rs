@@ -48,6 +48,9 @@ pub(crate) struct Checked {
     pub lock: Option<Vec<u8>>,
     /// Registry crates declared, as `name requirement`, sorted.
     pub crates: Vec<String>,
+    /// Registry crates the lockfile pins, as `name-version` (how `cargo vendor
+    /// --versioned-dirs` names their folders), sorted.
+    pub pinned: Vec<String>,
 }
 
 /// Check the project's manifests and lockfile; every problem is a [`Refusal`].
@@ -61,6 +64,7 @@ pub(crate) fn check(project: &Dir) -> Result<Checked, PackagesError> {
         seen: BTreeSet::new(),
         manifests: BTreeMap::new(),
         packages_at: BTreeSet::new(),
+        pinned: BTreeSet::new(),
     };
     let root = c.read_manifest("")?;
     let workspace = match root.get("workspace") {
@@ -84,6 +88,7 @@ pub(crate) fn check(project: &Dir) -> Result<Checked, PackagesError> {
         packages_at: c.packages_at.into_iter().collect(),
         lock,
         crates: c.crates.into_iter().collect(),
+        pinned: c.pinned.into_iter().collect(),
     })
 }
 
@@ -97,6 +102,7 @@ struct Checker<'a> {
     seen: BTreeSet<String>,
     manifests: BTreeMap<String, String>,
     packages_at: BTreeSet<String>,
+    pinned: BTreeSet<String>,
 }
 
 fn manifest_of(dir: &str) -> String {
@@ -458,6 +464,9 @@ impl Checker<'_> {
             let s = source.as_str().unwrap_or("");
             if s.starts_with("registry+") || s.starts_with("sparse+") {
                 registries.insert(s.to_string());
+                if is_name(name) && is_requirement(version) {
+                    self.pinned.insert(format!("{name}-{version}"));
+                }
                 continue;
             }
             let reason = if s.starts_with("git+") {

@@ -164,10 +164,38 @@ fn the_key_ignores_order_spacing_and_comments_but_not_versions() {
     let b =
         format!("# mine\n[dependencies]\nryu   = {{ features = [\"small\"], version = \"1\" }}\nitoa=\"1\"\n\n{HEAD}");
     let c = format!("{HEAD}\n[dependencies]\nitoa = \"1.0.1\"\nryu = {{ version = \"1\", features = [\"small\"] }}\n");
-    let key = |m: &str| super::key(&checked(&[("Cargo.toml", m)]), "rustc 1.0.0");
+    let key = |m: &str| super::key(&checked(&[("Cargo.toml", m)]), "rustc 1.0.0", None);
     assert_eq!(key(&a), key(&b));
     assert_ne!(key(&a), key(&c));
-    assert_ne!(key(&a), super::key(&checked(&[("Cargo.toml", &a)]), "rustc 1.0.1"), "another compiler");
+    assert_ne!(key(&a), super::key(&checked(&[("Cargo.toml", &a)]), "rustc 1.0.1", None), "another compiler");
+}
+
+#[test]
+fn a_lockfile_cargo_wrote_keeps_the_entry_and_other_pins_get_their_own() {
+    let manifest = format!("{HEAD}\n[dependencies]\nitoa = \"1\"\n");
+    let lock = |v: &str| {
+        format!(
+            "version = 4\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\"itoa\"]\n\n\
+             [[package]]\nname = \"itoa\"\nversion = \"{v}\"\nsource = \"registry+https://one.invalid/index\"\n"
+        )
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let bare = checked(&[("Cargo.toml", &manifest)]);
+    let (key, hit) = super::choose(cache.path(), &bare, "rustc");
+    assert!(!hit);
+    // The entry holds itoa 1.0.19, as if vendored.
+    let entry = cache.path().join("rust").join(&key);
+    std::fs::create_dir_all(entry.join("vendor/itoa-1.0.19")).unwrap();
+    assert_eq!(super::choose(cache.path(), &bare, "rustc"), (key.clone(), true));
+    // cargo in the sandbox wrote Cargo.lock with that version: still the same entry.
+    let written = checked(&[("Cargo.toml", &manifest), ("Cargo.lock", &lock("1.0.19"))]);
+    assert_eq!(written.pinned, vec!["itoa-1.0.19"]);
+    assert_eq!(super::choose(cache.path(), &written, "rustc"), (key.clone(), true));
+    // A lockfile pinning another version needs its own entry.
+    let older = checked(&[("Cargo.toml", &manifest), ("Cargo.lock", &lock("1.0.1"))]);
+    let (other, hit) = super::choose(cache.path(), &older, "rustc");
+    assert!(!hit);
+    assert_ne!(other, key);
 }
 
 #[test]
