@@ -23,6 +23,8 @@ mod go;
 mod python;
 mod rust;
 
+pub use rust::toolchain_dirs;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;

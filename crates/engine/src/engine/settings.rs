@@ -149,12 +149,18 @@ impl Engine {
         exec.packages = Some(wright_tools::PackagesConfig::new(file.packages.settings(deps_cache.clone())));
         exec.deps_cache = Some(deps_cache);
         // Commands see the workspace and the build's scratch folder (HOME, TMPDIR) read-write and
-        // the dependency cache read-only; nothing else of the data dir.
+        // the dependency cache read-only; nothing else of the data dir. The host's Rust toolchain
+        // (its sysroot, under a home the sandbox hides when rustup installed it) is read-only too,
+        // so cargo and rustc run in a Rust build.
+        let mut read_only: Vec<PathBuf> = exec.deps_cache.iter().cloned().collect();
+        read_only.extend(
+            exec.packages.as_ref().map(|p| wright_packages::toolchain_dirs(&p.settings.host_env)).unwrap_or_default(),
+        );
         let policy = wright_sandbox::Policy {
             network: self.network,
             limits: sandbox::limits(file),
             writable: vec![workspace.root().to_path_buf(), scratch.to_path_buf()],
-            read_only: exec.deps_cache.iter().cloned().collect(),
+            read_only,
             egress: egress.map(|e| e.bridge()),
         };
         let mut confinement = sandbox::choose(self.sandbox_mode, policy)?;
