@@ -178,6 +178,22 @@ pub struct Prepared {
     pub setup: Vec<Vec<String>>,
 }
 
+impl Prepared {
+    /// `base` (the sandbox's environment) with this set's environment over it: a `PATH` here
+    /// goes before the base's, anything else replaces the base's value.
+    pub fn env_over(&self, base: &[(String, String)]) -> Vec<(String, String)> {
+        let mut env = base.to_vec();
+        for (k, v) in &self.env {
+            match env.iter_mut().find(|(name, _)| name == k) {
+                Some((_, old)) if k == "PATH" && !old.is_empty() => *old = format!("{v}:{old}"),
+                Some((_, old)) => *old = v.clone(),
+                None => env.push((k.clone(), v.clone())),
+            }
+        }
+        env
+    }
+}
+
 /// Check the project's declared dependencies, fetch them on the host on a cache miss, and say
 /// how the sandbox uses them. `sandbox_env` is the environment the project's commands get
 /// (its `HOME` is the build's private, writable home). A project that declares nothing still
@@ -202,4 +218,20 @@ pub async fn prepare(
         }
     }
     Ok(prepared)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_goes_first_and_the_rest_replaces() {
+        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+        let p = Prepared {
+            env: vec![s("PATH", "/venv/bin"), s("VIRTUAL_ENV", "/venv"), s("HOME", "/h2")],
+            ..Prepared::default()
+        };
+        let got = p.env_over(&[s("PATH", "/usr/bin"), s("HOME", "/h")]);
+        assert_eq!(got, vec![s("PATH", "/venv/bin:/usr/bin"), s("HOME", "/h2"), s("VIRTUAL_ENV", "/venv")]);
+    }
 }

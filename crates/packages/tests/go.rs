@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use wright_packages::{Ecosystem, PackagesError, Prepared, Settings, prepare};
-use wright_sandbox::{Bwrap, CommandRunner, CommandSpec, Policy, ProcessRunner};
+use wright_sandbox::{CommandRunner, CommandSpec};
+
+mod support;
 
 const GO: &str = "/usr/bin/go";
 
@@ -93,18 +95,6 @@ fn sandbox_env(home: &Path, tmp: &Path) -> Vec<(String, String)> {
     ]
 }
 
-/// The sandbox env plus `Prepared.env`, a `PATH` in it prepended, as `wright-tools` does.
-fn with_prepared(mut env: Vec<(String, String)>, p: &Prepared) -> Vec<(String, String)> {
-    for (k, v) in &p.env {
-        match env.iter_mut().find(|(name, _)| name == k) {
-            Some((_, old)) if k == "PATH" => *old = format!("{v}:{old}"),
-            Some((_, old)) => *old = v.clone(),
-            None => env.push((k.clone(), v.clone())),
-        }
-    }
-    env
-}
-
 async fn go_test_in_sandbox(
     root: &Path,
     home: &Path,
@@ -112,16 +102,8 @@ async fn go_test_in_sandbox(
     cache: &Path,
     p: &Prepared,
 ) -> (bool, String, Duration) {
-    let policy = Policy {
-        network: false,
-        writable: vec![root.to_path_buf(), home.to_path_buf(), tmp.to_path_buf()],
-        read_only: vec![cache.to_path_buf()],
-        ..Policy::default()
-    };
-    let bwrap = Bwrap::new(policy).unwrap_or_else(|e| panic!("these tests need bubblewrap: {e}"));
-    bwrap.probe().unwrap_or_else(|e| panic!("bubblewrap cannot sandbox here: {e}"));
-    let runner = ProcessRunner::new(Box::new(bwrap));
-    let env = with_prepared(sandbox_env(home, tmp), p);
+    let runner = support::sandbox(&[root, home, tmp], &[cache.to_path_buf()]);
+    let env = p.env_over(&sandbox_env(home, tmp));
     // The plan runTests uses for a Go module: `go test -json ./...`, stderr merged.
     let plan = wright_testreport::detect(root, None).unwrap().unwrap();
     assert_eq!(plan.format, wright_testreport::Format::GoTestJson);

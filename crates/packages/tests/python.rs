@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use wright_packages::{Ecosystem, PackagesError, Prepared, Settings, prepare};
-use wright_sandbox::{Bwrap, CommandOutcome, CommandRunner, CommandSpec, Policy, ProcessRunner};
+mod support;
 
 /// A folder the sandbox user can walk into (tempdirs are private to root).
 fn open_dir(path: &Path) {
@@ -42,52 +42,6 @@ fn sandbox_env(home: &Path) -> Vec<(String, String)> {
         ("TMPDIR".into(), home.display().to_string()),
         ("LANG".into(), "C.UTF-8".into()),
     ]
-}
-
-/// The sandbox env plus `Prepared.env`, a `PATH` prepended as the caller does.
-fn with_prepared(base: &[(String, String)], p: &Prepared) -> Vec<(String, String)> {
-    let mut env = base.to_vec();
-    for (k, v) in &p.env {
-        match env.iter_mut().find(|(name, _)| name == k) {
-            Some((_, old)) if k == "PATH" => *old = format!("{v}:{old}"),
-            Some((_, old)) => *old = v.clone(),
-            None => env.push((k.clone(), v.clone())),
-        }
-    }
-    env
-}
-
-async fn run_in(runner: &ProcessRunner, argv: &[String], cwd: &Path, env: &[(String, String)]) -> CommandOutcome {
-    let mut spec = CommandSpec::new(argv[0].clone(), argv[1..].to_vec(), cwd.to_path_buf(), env.to_vec());
-    spec.timeout = Duration::from_secs(300);
-    runner.run(spec, &(), &CancellationToken::new()).await.unwrap()
-}
-
-fn shown(o: &CommandOutcome) -> String {
-    format!("exit {:?}\n{}\n{}", o.exit_code, o.stdout.render(), o.stderr.render())
-}
-
-/// A bubblewrap runner with the network off, the project and home writable and the cache
-/// read-only; `None` (saying why) when this machine cannot sandbox.
-fn sandbox(project: &Path, home: &Path, cache: &Path) -> Option<ProcessRunner> {
-    let policy = Policy {
-        network: false,
-        writable: vec![project.to_path_buf(), home.to_path_buf()],
-        read_only: vec![cache.to_path_buf()],
-        ..Policy::default()
-    };
-    let bwrap = match Bwrap::new(policy) {
-        Ok(b) => b,
-        Err(e) => {
-            println!("SKIPPED the sandbox half: bubblewrap is unavailable: {e}");
-            return None;
-        }
-    };
-    if let Err(e) = bwrap.probe() {
-        println!("SKIPPED the sandbox half: bubblewrap cannot sandbox here: {e}");
-        return None;
-    }
-    Some(ProcessRunner::new(Box::new(bwrap)))
 }
 
 #[tokio::test]
@@ -151,23 +105,27 @@ async fn a_registry_package_is_fetched_once_and_installed_offline_in_the_sandbox
     assert!(warm_time < Duration::from_secs(1), "warm took {warm_time:?}");
 
     // In the sandbox, network off: the venv, the offline install, a real pytest run.
-    let Some(runner) = sandbox(&project, &home, &cache) else { return };
-    let run_env = with_prepared(&env, &cold);
+    let runner = support::sandbox(&[&project, &home], std::slice::from_ref(&cache));
+    let run_env = cold.env_over(&env);
     assert_eq!(cold.setup.len(), 2, "{:?}", cold.setup);
     let started = Instant::now();
     for argv in &cold.setup {
-        let o = run_in(&runner, argv, &project, &run_env).await;
-        assert!(o.success(), "{argv:?}: {}", shown(&o));
+        let o = support::run_in(&runner, argv, &project, &run_env).await;
+        assert!(o.success(), "{argv:?}: {}", support::shown(&o));
     }
     println!("setup in the sandbox (venv + offline install): {:.2}s", started.elapsed().as_secs_f64());
     let py = |code: &str| vec!["python3".to_string(), "-c".to_string(), code.to_string()];
-    let o =
-        run_in(&runner, &py("import dateutil, sys; print(dateutil.__file__); print(sys.prefix)"), &project, &run_env)
-            .await;
-    assert!(o.success(), "{}", shown(&o));
-    assert!(o.stdout.render().contains("/.venvs/"), "dateutil comes from the venv: {}", shown(&o));
+    let o = support::run_in(
+        &runner,
+        &py("import dateutil, sys; print(dateutil.__file__); print(sys.prefix)"),
+        &project,
+        &run_env,
+    )
+    .await;
+    assert!(o.success(), "{}", support::shown(&o));
+    assert!(o.stdout.render().contains("/.venvs/"), "dateutil comes from the venv: {}", support::shown(&o));
     // The network is off: the sandbox's network namespace has only loopback.
-    let o = run_in(&runner, &py("print(open('/proc/net/dev').read())"), &project, &run_env).await;
+    let o = support::run_in(&runner, &py("print(open('/proc/net/dev').read())"), &project, &run_env).await;
     let ifaces: Vec<String> = o
         .stdout
         .render()
@@ -177,11 +135,11 @@ async fn a_registry_package_is_fetched_once_and_installed_offline_in_the_sandbox
         .map(|n| n.trim().to_string())
         .filter(|n| !n.is_empty())
         .collect();
-    assert_eq!(ifaces, vec!["lo"], "{}", shown(&o));
+    assert_eq!(ifaces, vec!["lo"], "{}", support::shown(&o));
     let argv: Vec<String> = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"].map(String::from).to_vec();
-    let o = run_in(&runner, &argv, &project, &run_env).await;
-    assert!(o.success(), "{}", shown(&o));
-    assert!(o.stdout.render().contains("1 passed"), "{}", shown(&o));
+    let o = support::run_in(&runner, &argv, &project, &run_env).await;
+    assert!(o.success(), "{}", support::shown(&o));
+    assert!(o.stdout.render().contains("1 passed"), "{}", support::shown(&o));
 }
 
 #[tokio::test]
@@ -310,16 +268,16 @@ async fn a_source_only_release_needs_an_admin_and_then_builds_in_the_sandbox() {
         Err(e) => panic!("{e}"),
     };
     assert!(p.fetched);
-    let Some(runner) = sandbox(&project, &home, &cache) else { return };
-    let run_env = with_prepared(&env, &p);
+    let runner = support::sandbox(&[&project, &home], std::slice::from_ref(&cache));
+    let run_env = p.env_over(&env);
     for argv in &p.setup {
-        let o = run_in(&runner, argv, &project, &run_env).await;
-        assert!(o.success(), "{argv:?}: {}", shown(&o));
+        let o = support::run_in(&runner, argv, &project, &run_env).await;
+        assert!(o.success(), "{argv:?}: {}", support::shown(&o));
     }
     let argv: Vec<String> =
         ["python3", "-c", "import pyperclip; print(pyperclip.__version__)"].map(String::from).to_vec();
-    let o = run_in(&runner, &argv, &project, &run_env).await;
-    assert!(o.success() && o.stdout.render().trim() == "1.8.2", "{}", shown(&o));
+    let o = support::run_in(&runner, &argv, &project, &run_env).await;
+    assert!(o.success() && o.stdout.render().trim() == "1.8.2", "{}", support::shown(&o));
 }
 
 /// A `python3` that plays pip: says it has pip, records a download's arguments, folder and

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use wright_packages::{Ecosystem, PackagesError, Prepared, Settings, prepare, toolchain_dirs};
-use wright_sandbox::{Bwrap, CommandOutcome, CommandRunner, CommandSpec, Policy, ProcessRunner};
+mod support;
 
 const MANIFEST: &str = r#"[package]
 name = "digits"
@@ -46,29 +46,6 @@ fn sandbox_env(home: &Path) -> Vec<(String, String)> {
     let path = std::env::var("PATH").unwrap_or_default();
     let path: Vec<&str> = path.split(':').filter(|p| p.starts_with('/')).collect();
     vec![("PATH".into(), path.join(":")), ("HOME".into(), home.display().to_string())]
-}
-
-/// `extra` over `base`, with a `PATH` in `extra` put first (as wright-tools merges them).
-fn merged(base: &[(String, String)], extra: &[(String, String)]) -> Vec<(String, String)> {
-    let mut out = base.to_vec();
-    for (k, v) in extra {
-        match out.iter_mut().find(|(bk, _)| bk == k) {
-            Some((_, old)) if k == "PATH" => *old = format!("{v}:{old}"),
-            Some((_, old)) => *old = v.clone(),
-            None => out.push((k.clone(), v.clone())),
-        }
-    }
-    out
-}
-
-async fn run(runner: &ProcessRunner, argv: &[String], cwd: &Path, env: &[(String, String)]) -> CommandOutcome {
-    let mut spec = CommandSpec::new(argv[0].clone(), argv[1..].to_vec(), cwd.to_path_buf(), env.to_vec());
-    spec.timeout = Duration::from_secs(300);
-    runner.run(spec, &(), &CancellationToken::new()).await.unwrap()
-}
-
-fn text(o: &CommandOutcome) -> String {
-    format!("{}{}", o.stdout.render(), o.stderr.render())
 }
 
 #[tokio::test]
@@ -140,37 +117,27 @@ async fn a_registry_crate_is_vendored_once_and_cargo_test_builds_offline_in_the_
     // read-only.
     let mut read_only = vec![cache.clone()];
     read_only.extend(toolchain_dirs(&settings.host_env));
-    let policy =
-        Policy { network: false, writable: vec![project.clone(), home.clone()], read_only, ..Policy::default() };
-    let bwrap = match Bwrap::new(policy) {
-        Ok(b) => b,
-        Err(e) => {
-            println!("SKIPPED: the bubblewrap sandbox is not available here ({e})");
-            return;
-        }
-    };
-    if let Err(e) = bwrap.probe() {
-        println!("SKIPPED: bubblewrap cannot sandbox here ({e})");
-        return;
-    }
-    println!("sandbox: network off, drops root to an unprivileged uid: {}", bwrap.drops_root());
-    let runner = ProcessRunner::new(Box::new(bwrap));
-    let env = merged(&env, &warm.env);
+    let runner = support::sandbox(&[&project, &home], &read_only);
+    let env = warm.env_over(&env);
     for argv in &warm.setup {
-        let o = run(&runner, argv, &project, &env).await;
-        assert!(o.success(), "{argv:?}: {}", text(&o));
+        let o = support::run_in(&runner, argv, &project, &env).await;
+        assert!(o.success(), "{argv:?}: {}", support::shown(&o));
     }
     // The project's own `.cargo/config.toml` would replace the vendored source: inside the
     // sandbox it is the model's to keep or drop; this project drops it.
     std::fs::remove_dir_all(project.join(".cargo")).unwrap();
     let cargo_test: Vec<String> = vec!["cargo".into(), "test".into()];
-    let o = run(&runner, &cargo_test, &project, &env).await;
+    let o = support::run_in(&runner, &cargo_test, &project, &env).await;
     let first = o.duration;
-    assert!(o.success(), "{}", text(&o));
-    assert!(text(&o).contains("test result: ok. 1 passed"), "{}", text(&o));
-    assert!(text(&o).contains("Compiling itoa v1."), "built from the vendored source: {}", text(&o));
-    let o = run(&runner, &cargo_test, &project, &env).await;
-    assert!(o.success(), "{}", text(&o));
+    assert!(o.success(), "{}", support::shown(&o));
+    assert!(support::shown(&o).contains("test result: ok. 1 passed"), "{}", support::shown(&o));
+    assert!(
+        support::shown(&o).contains("Compiling itoa v1."),
+        "built from the vendored source: {}",
+        support::shown(&o)
+    );
+    let o = support::run_in(&runner, &cargo_test, &project, &env).await;
+    assert!(o.success(), "{}", support::shown(&o));
     println!(
         "sandboxed cargo test: first {:.1}s, second {:.1}s (build cache in the build's home)",
         first.as_secs_f64(),
@@ -182,8 +149,8 @@ async fn a_registry_crate_is_vendored_once_and_cargo_test_builds_offline_in_the_
     let again = prepare(Ecosystem::Rust, &project, &warm_settings, &sandbox_env(&home), &cancel).await.unwrap();
     assert_eq!((again.key.as_str(), again.fetched), (cold.key.as_str(), false));
     let cargo_run: Vec<String> = vec!["cargo".into(), "run".into(), "-q".into()];
-    let o = run(&runner, &cargo_run, &project, &env).await;
-    assert!(o.success(), "{}", text(&o));
+    let o = support::run_in(&runner, &cargo_run, &project, &env).await;
+    assert!(o.success(), "{}", support::shown(&o));
     assert_eq!(o.stdout.render().trim(), "4096");
     assert!(!project.join("target").exists(), "build products stay out of the project");
 }

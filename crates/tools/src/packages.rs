@@ -66,7 +66,7 @@ pub(crate) async fn ready(ctx: &ToolContext) -> Result<Vec<(String, String)>, Ru
             return Err(RunError::Packages(ctx.exec.redactor.redact(&e.to_string()).into_owned()));
         }
     };
-    let env = merged(&ctx.exec.env, &prepared.env);
+    let env = prepared.env_over(&ctx.exec.env);
     if installed.get(&ecosystem).is_some_and(|(key, _)| *key == prepared.key) {
         return Ok(env);
     }
@@ -91,31 +91,4 @@ pub(crate) async fn ready(ctx: &ToolContext) -> Result<Vec<(String, String)>, Ru
     });
     installed.insert(ecosystem, (prepared.key, env.clone()));
     Ok(env)
-}
-
-/// `extra` over `base`: a `PATH` in `extra` goes before the base's, anything else replaces.
-fn merged(base: &[(String, String)], extra: &[(String, String)]) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for (k, v) in extra {
-        let value = match base.iter().find(|(bk, _)| bk == k) {
-            Some((_, old)) if k == "PATH" && !old.is_empty() => format!("{v}:{old}"),
-            _ => v.clone(),
-        };
-        out.retain(|(ok, _)| ok != k);
-        out.push((k.clone(), value));
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn path_is_prepended_and_the_rest_replaced() {
-        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
-        let base = vec![s("PATH", "/usr/bin"), s("HOME", "/h")];
-        let got = merged(&base, &[s("PATH", "/venv/bin"), s("VIRTUAL_ENV", "/venv"), s("HOME", "/h2")]);
-        assert_eq!(got, vec![s("PATH", "/venv/bin:/usr/bin"), s("VIRTUAL_ENV", "/venv"), s("HOME", "/h2")]);
-    }
 }
