@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-use wright_packages::{Ecosystem, PackagesError, Prepared, Settings, prepare};
+use wright_packages::{Ecosystem, PackagesError, Settings, prepare};
 mod support;
 
 /// A folder the sandbox user can walk into (tempdirs are private to root).

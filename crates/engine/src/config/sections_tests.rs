@@ -1,4 +1,4 @@
-//! The `[sampling]`, `[budgets]` and `[limits]` sections as `wright.toml` spells them: read
+//! The `[sampling]`, `[budgets]`, `[limits]` and `[packages]` sections as `wright.toml` spells them: read
 //! through the whole file's type, so a typo in any of them is an error there.
 
 use crate::config::FileConfig;
@@ -63,4 +63,16 @@ fn the_older_limit_keys_are_aliases_and_the_section_and_flag_win() {
 fn a_misspelt_limit_key_is_an_error() {
     let e = toml::from_str::<FileConfig>("[limits]\nexplanation_per_hour = 3\n").err().map(|e| e.to_string());
     assert!(e.is_some_and(|e| e.contains("explanation_per_hour")));
+}
+
+#[test]
+fn packages_settings_come_from_their_section_and_default_otherwise() {
+    let cache = std::path::PathBuf::from("/cache");
+    let f = parse("[packages]\nmax_cache_mb = 512\nallow_sdists = true\nfetch_timeout_secs = 30\n");
+    let s = f.packages.settings(cache.clone());
+    assert_eq!((s.max_cache_bytes, s.allow_sdists, s.fetch_timeout.as_secs()), (512 << 20, true, 30));
+    assert_eq!(s.cache_root, cache);
+    let d = parse("").packages.settings(cache);
+    assert_eq!((d.max_cache_bytes, d.allow_sdists, d.fetch_timeout.as_secs()), (2 << 30, false, 600));
+    assert!(toml::from_str::<FileConfig>("[packages]\nallow_sdist = true\n").is_err(), "typos show");
 }
