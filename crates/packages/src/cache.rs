@@ -5,7 +5,7 @@
 //! its last use ([`touch`]); [`evict`] removes the least recently used entries until the
 //! cache fits its bound, never one used within the last hour (a build may be running from it).
 
-use crate::{Ecosystem, PackagesError, io_err};
+use crate::types::{Ecosystem, PackagesError, io_err};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 

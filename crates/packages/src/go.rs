@@ -11,7 +11,8 @@
 mod fetch;
 mod gomod;
 
-use crate::{Ecosystem, PackagesError, Prepared, Refusal, Settings, cache};
+use crate::cache;
+use crate::types::{Ecosystem, PackagesError, Prepared, Refusal, Settings};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
@@ -176,9 +177,9 @@ async fn fill(
     let write = |rel: &str, text: &str| {
         let path = staging.join(rel);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(crate::io_err("creating", parent))?;
+            std::fs::create_dir_all(parent).map_err(crate::types::io_err("creating", parent))?;
         }
-        std::fs::write(&path, text).map_err(crate::io_err("writing", &path))
+        std::fs::write(&path, text).map_err(crate::types::io_err("writing", &path))
     };
     write("go.mod", &checked.module.clean(FETCH_MODULE))?;
     if !checked.sum.is_empty() {
@@ -188,7 +189,7 @@ async fn fill(
         write(&format!("{dir}/go.mod"), &local_go_mod(m))?;
     }
     let download = staging.join(DOWNLOAD_DIR);
-    std::fs::create_dir_all(&download).map_err(crate::io_err("creating", &download))?;
+    std::fs::create_dir_all(&download).map_err(crate::types::io_err("creating", &download))?;
     let has_modules = !checked.module.requires.is_empty()
         || checked.module.replaces.iter().any(|r| matches!(r.to, gomod::Target::Module { .. }));
     if has_modules {

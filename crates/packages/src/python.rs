@@ -11,7 +11,8 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
-use crate::{Ecosystem, PackagesError, Prepared, Refusal, Settings, cache, io_err};
+use crate::cache;
+use crate::types::{Ecosystem, PackagesError, Prepared, Refusal, Settings, io_err};
 use sha2::{Digest, Sha256};
 use spec::{Line, Requirement};
 use std::collections::BTreeSet;

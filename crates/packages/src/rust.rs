@@ -13,7 +13,8 @@ mod check;
 mod tests;
 mod toml_out;
 
-use crate::{Ecosystem, PackagesError, Prepared, Settings, cache, io_err};
+use crate::cache;
+use crate::types::{Ecosystem, PackagesError, Prepared, Settings, io_err};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;

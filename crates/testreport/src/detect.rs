@@ -9,6 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::Format;
+use crate::plan::{RunPlan, Runner};
 
 /// Directory (relative to the project) for report files; created by the caller.
 pub const REPORT_DIR: &str = ".wright";
@@ -22,43 +23,6 @@ pub const PYTEST_REPORT_FILE: &str = ".wright/pytest-report.xml";
 /// Stops a pathological tree (or a forgotten virtualenv) from stalling detection.
 const MAX_SCAN_ENTRIES: usize = 50_000;
 const MAX_SCAN_DEPTH: usize = 16;
-
-/// Which test runner a [`RunPlan`] uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum Runner {
-    /// `node --test` (node's built-in runner), TAP on stdout.
-    NodeTest,
-    /// jest with `--json --outputFile`.
-    Jest,
-    /// Vitest (`vitest run`) with its jest-compatible JSON reporter.
-    Vitest,
-    /// The project's own `npm test` script; TAP only if it uses node's runner.
-    NpmScript,
-    /// `python3 -m pytest` with `--junitxml`.
-    Pytest,
-    /// `cargo test`, libtest's text on stdout.
-    Cargo,
-    /// `go test -json`, its stderr merged into stdout.
-    GoTest,
-}
-
-/// How to run the tests of a project directory. wright executes it itself (no shell)
-/// with its own runner, in the project directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunPlan {
-    pub runner: Runner,
-    pub program: String,
-    pub args: Vec<String>,
-    /// Extra environment variables. `NODE_OPTIONS` here should be appended to any
-    /// inherited value rather than replace it.
-    pub env: Vec<(String, String)>,
-    pub format: Format,
-    /// Relative to the project dir: the file the runner writes its report into.
-    /// When `None`, parse stdout.
-    pub report_file: Option<PathBuf>,
-    /// Human words for logs and for the model, e.g. "node's built-in test runner (node --test)".
-    pub description: String,
-}
 
 /// Why no plan could be made; the messages are meant for the model to act on.
 #[derive(Debug, thiserror::Error)]

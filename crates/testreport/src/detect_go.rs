@@ -2,7 +2,8 @@
 //! of one `_test.go` file, with go's stderr merged into stdout. Compile errors are only on
 //! stderr before Go 1.24, and the parser ([`crate::parse_go_test_json`]) reads them there.
 
-use crate::{Format, RunPlan, Runner};
+use crate::Format;
+use crate::plan::{RunPlan, Runner};
 use std::path::Path;
 
 /// Whether `root` holds a `go.mod` (read beneath it, no link followed).

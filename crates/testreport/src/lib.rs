@@ -17,13 +17,13 @@ mod gotest;
 mod jest;
 mod junit;
 mod libtest;
+mod plan;
 mod report;
 mod tap;
 mod text;
 
-pub use detect::{
-    DetectError, JEST_REPORT_FILE, PYTEST_REPORT_FILE, REPORT_DIR, RunPlan, Runner, VITEST_REPORT_FILE, detect,
-};
+pub use detect::{DetectError, JEST_REPORT_FILE, PYTEST_REPORT_FILE, REPORT_DIR, VITEST_REPORT_FILE, detect};
+pub use plan::{RunPlan, Runner};
 pub use report::{Format, Location, ParseError, TestFailure, TestReport};
 pub use text::{MAX_ERROR_CHARS, clean_error_text, strip_ansi};
 

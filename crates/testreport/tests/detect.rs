@@ -81,7 +81,17 @@ fn test_file_py_runs_pytest_on_it() {
     assert_eq!(p.program, "python3");
     assert_eq!(
         args(&p),
-        ["-m", "pytest", "-q", "-o", "junit_family=xunit1", "--junitxml=.wright/pytest-report.xml", "tests/test_x.py"]
+        [
+            "-m",
+            "pytest",
+            "-q",
+            "-o",
+            "junit_family=xunit1",
+            "-p",
+            "no:cacheprovider",
+            "--junitxml=.wright/pytest-report.xml",
+            "tests/test_x.py"
+        ]
     );
     assert_eq!(p.format, Format::JunitXml);
     assert_eq!(p.report_file, Some(PathBuf::from(".wright/pytest-report.xml")));
@@ -270,7 +280,16 @@ fn python_markers() {
         assert_eq!(p.runner, Runner::Pytest, "{files:?}");
         assert_eq!(
             args(&p),
-            ["-m", "pytest", "-q", "-o", "junit_family=xunit1", "--junitxml=.wright/pytest-report.xml"]
+            [
+                "-m",
+                "pytest",
+                "-q",
+                "-o",
+                "junit_family=xunit1",
+                "-p",
+                "no:cacheprovider",
+                "--junitxml=.wright/pytest-report.xml"
+            ]
         );
     }
 }

@@ -6,7 +6,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
-use wright_events::{Emitter, EventKind, Stream};
+use std::time::Instant;
+use wright_events::{Emitter, EventKind, PackageRefusal, Stream};
+use wright_packages::{Ecosystem, PackagesError};
 use wright_sandbox::{CommandOutcome, CommandSpec, OutputSink, RedactStream, Redactor, RunError, StreamKind};
 
 /// Forwards live output as `command_output` events, redacted. Each stream holds back the
@@ -55,8 +57,8 @@ impl OutputSink for EventOutput<'_> {
 /// The outcome's output is already redacted (see [`ExecConfig::redactor`]), so whatever a
 /// caller makes of it, a fix prompt or a report, carries no secret.
 ///
-/// A Python, Rust or Go project's declared packages are made ready first (see
-/// [`crate::packages`]); when they cannot be, nothing runs and the error says why.
+/// A Python, Rust or Go project's declared packages are made ready first
+/// ([`packages_ready`]); when they cannot be, nothing runs and the error says why.
 pub async fn run_logged(
     ctx: &ToolContext,
     program: &str,
@@ -64,7 +66,7 @@ pub async fn run_logged(
     extra_env: &[(String, String)],
     timeout: Duration,
 ) -> Result<CommandOutcome, RunError> {
-    let mut env = crate::packages::ready(ctx).await?;
+    let mut env = packages_ready(ctx).await?;
     for (k, v) in extra_env {
         env.retain(|(ek, _)| ek != k);
         env.push((k.clone(), v.clone()));
@@ -110,6 +112,68 @@ pub(crate) async fn run_plain(
             Err(e)
         }
     }
+}
+
+/// Python, Rust and Go packages, made ready before a project's command runs: for a project
+/// with a Python, Rust or Go manifest (or loose `.py` files), [`wright_packages::prepare`]
+/// checks the declared set and fetches it on the host on a miss; its offline install runs
+/// inside the sandbox once per build, and every command gets the environment that points its
+/// toolchain at it. A refused spec becomes a `packages_refused` event and an error the model
+/// reads; nothing of the command runs.
+///
+/// Returns the environment the project's packages add to a command (empty for a project with none,
+/// or when packages are not configured). Installs them first when the declared set changed.
+async fn packages_ready(ctx: &ToolContext) -> Result<Vec<(String, String)>, RunError> {
+    let Some(config) = &ctx.exec.packages else { return Ok(Vec::new()) };
+    let root = ctx.workspace.root();
+    let Some(ecosystem) = Ecosystem::of_project(root) else { return Ok(Vec::new()) };
+    // One preparation at a time per build: two commands must not install the same set twice.
+    let mut installed = config.installed.lock().await;
+    let started = Instant::now();
+    let prepared = match wright_packages::prepare(ecosystem, root, &config.settings, &ctx.exec.env, &ctx.cancel).await {
+        Ok(p) => p,
+        Err(e) => {
+            if let PackagesError::Refused(refusals) = &e {
+                ctx.emitter.emit(EventKind::PackagesRefused {
+                    ecosystem: ecosystem.name().to_string(),
+                    refusals: refusals
+                        .iter()
+                        .map(|r| PackageRefusal {
+                            file: r.file.clone(),
+                            spec: r.spec.clone(),
+                            reason: r.reason.clone(),
+                        })
+                        .collect(),
+                });
+            }
+            return Err(RunError::Packages(ctx.exec.redactor.redact(&e.to_string()).into_owned()));
+        }
+    };
+    let env = prepared.env_over(&ctx.exec.env);
+    if installed.get(&ecosystem).is_some_and(|(key, _)| *key == prepared.key) {
+        return Ok(env);
+    }
+    for argv in &prepared.setup {
+        let Some((program, args)) = argv.split_first() else { continue };
+        let o = run_plain(ctx, program, args, &env, ctx.exec.command_timeout).await?;
+        if !o.success() {
+            let out = crate::clip_tail(&format!("{}{}", o.stdout.render(), o.stderr.render()), 2000);
+            return Err(RunError::Packages(format!(
+                "installing the {} packages from wright's cache failed (`{}`):\n{out}",
+                ecosystem.name(),
+                argv.join(" ")
+            )));
+        }
+    }
+    ctx.emitter.emit(EventKind::PackagesReady {
+        ecosystem: ecosystem.name().to_string(),
+        packages: prepared.packages.clone(),
+        fetched: prepared.fetched,
+        duration_ms: started.elapsed().as_millis() as u64,
+        bytes: prepared.bytes,
+    });
+    installed.insert(ecosystem, (prepared.key, env.clone()));
+    Ok(env)
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -1,7 +1,10 @@
 //! How the commands of one build run: their environment, time limits, redaction and package cache.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
+use wright_packages::{Ecosystem, Settings};
 use wright_sandbox::Redactor;
 
 /// How commands of one build run: their whole environment, their time limits, what is hidden
@@ -22,7 +25,7 @@ pub struct ExecConfig {
     pub deps_cache: Option<PathBuf>,
     /// How Python, Rust and Go packages are fetched into that cache and installed offline.
     /// `None`: commands run with the sandbox's environment only.
-    pub packages: Option<crate::packages::PackagesConfig>,
+    pub packages: Option<PackagesConfig>,
 }
 
 impl ExecConfig {
@@ -61,5 +64,28 @@ impl ExecConfig {
             deps_cache: None,
             packages: None,
         })
+    }
+}
+
+/// Per ecosystem: the key of the set installed in this build's sandbox, and its environment.
+type Installed = HashMap<Ecosystem, (String, Vec<(String, String)>)>;
+
+/// How one build's Python, Rust and Go packages are fetched, and which sets it has installed.
+#[derive(Clone)]
+pub struct PackagesConfig {
+    pub settings: Settings,
+    pub(crate) installed: Arc<tokio::sync::Mutex<Installed>>,
+}
+
+impl std::fmt::Debug for PackagesConfig {
+    // Not derived: the host environment in the settings may hold secrets.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PackagesConfig").field("cache_root", &self.settings.cache_root).finish_non_exhaustive()
+    }
+}
+
+impl PackagesConfig {
+    pub fn new(settings: Settings) -> Self {
+        Self { settings, installed: Arc::default() }
     }
 }

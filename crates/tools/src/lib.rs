@@ -9,7 +9,6 @@ mod deps;
 mod exec;
 mod exec_config;
 mod files;
-mod packages;
 mod registry;
 mod relative;
 pub mod schema;
@@ -22,12 +21,11 @@ mod tool;
 pub use clip::{clip, clip_tail};
 pub use deps::install_declared;
 pub use exec::{RunCommand, run_logged};
-pub use exec_config::ExecConfig;
+pub use exec_config::{ExecConfig, PackagesConfig};
 pub use files::{
     ApplyPatch, CreateFile, DeleteFile, ListFiles, ReadFile, SearchFiles, UpdateFile, WriteFile, project_files,
     project_files_under,
 };
-pub use packages::PackagesConfig;
 pub use registry::{Registry, ToolOutcome};
 pub use status::AnnounceStatus;
 pub use testing::{RunTests, TestRun, run_tests};

@@ -2,7 +2,8 @@
 //! failures put in plain words.
 
 use super::{DOWNLOAD_DIR, Toolchain};
-use crate::{PackagesError, Settings, cache};
+use crate::cache;
+use crate::types::{PackagesError, Settings};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -215,7 +216,7 @@ async fn run(
     // Dropping the child (on a timeout or a cancel) kills it.
     tokio::select! {
         out = child.wait_with_output() => {
-            let out = out.map_err(crate::io_err("running", &toolchain.go))?;
+            let out = out.map_err(crate::types::io_err("running", &toolchain.go))?;
             Ok(Output {
                 success: out.status.success(),
                 stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -8,7 +8,7 @@
 //! `go` fetch from somewhere else than the configured module proxy, read files outside the
 //! project, or download a toolchain (`toolchain`, a `go` line newer than this machine's Go).
 
-use crate::Refusal;
+use crate::types::Refusal;
 
 /// One `replace` that passed the checks.
 #[derive(Debug, Clone, PartialEq, Eq)]

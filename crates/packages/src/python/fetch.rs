@@ -1,7 +1,7 @@
 //! The host side: which interpreter the sandbox runs, which host Python has pip, and running
 //! `pip download` into a staging folder, with pip's failures turned into words.
 
-use crate::{PackagesError, Settings};
+use crate::types::{PackagesError, Settings};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;

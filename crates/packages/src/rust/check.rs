@@ -15,7 +15,7 @@
 //! targets, `[profile]`, a `.cargo/config.toml`) reaches the host.
 
 use super::toml_out;
-use crate::{PackagesError, Refusal};
+use crate::types::{PackagesError, Refusal};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use toml::{Table, Value};
 use wright_beneath::Dir;

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use super::check::{Checked, beneath, check};
-use crate::{PackagesError, Refusal};
+use crate::types::{PackagesError, Refusal};
 use proptest::prelude::*;
 use wright_beneath::Dir;
 
@@ -221,10 +221,10 @@ async fn a_refused_project_never_runs_a_host_tool() {
         std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
         std::fs::set_permissions(&script, perm).unwrap();
     }
-    let mut settings = crate::Settings::new(t.path().join("cache"));
+    let mut settings = crate::types::Settings::new(t.path().join("cache"));
     settings.host_env = vec![("PATH".into(), bin.display().to_string())];
     let env = vec![("HOME".to_string(), t.path().join("home").display().to_string())];
-    let e = crate::prepare(crate::Ecosystem::Rust, &t.path().join("p"), &settings, &env, &Default::default()).await;
+    let e = super::prepare(&_dir, &settings, &env, &Default::default()).await;
     assert!(matches!(e, Err(PackagesError::Refused(_))), "{e:?}");
     assert!(!called.exists(), "a host tool ran");
 }
@@ -232,10 +232,10 @@ async fn a_refused_project_never_runs_a_host_tool() {
 #[tokio::test]
 async fn without_a_toolchain_cargo_is_missing() {
     let (t, _dir) = project(&[("Cargo.toml", HEAD)]);
-    let mut settings = crate::Settings::new(t.path().join("cache"));
+    let mut settings = crate::types::Settings::new(t.path().join("cache"));
     settings.host_env = vec![("PATH".into(), t.path().join("nothing").display().to_string())];
     let env = vec![("HOME".to_string(), t.path().join("home").display().to_string())];
-    let e = crate::prepare(crate::Ecosystem::Rust, &t.path().join("p"), &settings, &env, &Default::default()).await;
+    let e = super::prepare(&_dir, &settings, &env, &Default::default()).await;
     assert!(matches!(e, Err(PackagesError::Missing("cargo"))), "{e:?}");
 }
 
