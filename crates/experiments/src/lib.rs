@@ -1,0 +1,12 @@
+//! Experiments compare variants of how wright builds (a model, a prompt version, a note budget,
+//! a starter policy) on real or suite requests.
+//!
+//! This crate holds what does not depend on where an experiment is stored: a [`Variant`] list
+//! with weights, and [`assign`], which puts a unit (a user, a build, a suite request) in a
+//! variant by hashing `experiment id : salt : unit` with SHA-256, the way GrowthBook and
+//! Statsig do. The same unit always lands in the same variant of the same experiment; two
+//! experiments (or one with a new salt) split units independently, because their hashes are.
+
+mod assign;
+
+pub use assign::{ExperimentError, Variant, assign, bucket};
