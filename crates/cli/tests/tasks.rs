@@ -251,6 +251,52 @@ async fn a_task_adds_a_function_node_test_fails_once_and_the_fix_makes_it_pass()
     assert_eq!(std::fs::read_to_string(proj.join("math.js")).unwrap(), right);
 }
 
+/// A task on a Python project runs its checks in the project's own environment, made ready
+/// like a build's: `python3` is the sandbox's Python in a venv, with pytest, network off.
+#[tokio::test]
+async fn a_task_on_a_python_project_checks_it_with_pytest_in_its_own_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("repo");
+    std::fs::create_dir_all(proj.join("tests")).unwrap();
+    std::fs::write(proj.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    std::fs::write(
+        proj.join("tests/test_calc.py"),
+        "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+    )
+    .unwrap();
+    let task_file = json!({"id": "mul", "type": "code_generation", "description": "add a mul(a, b) function to calc.py",
+        "input_artifacts": ["calc.py", "tests/test_calc.py"], "output_artifacts": ["calc.py"],
+        "validation_criteria": ["python3 -m pytest -q -p no:cacheprovider"]});
+    std::fs::write(dir.path().join("mul.json"), task_file.to_string()).unwrap();
+    let right = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n";
+    let llm = MockLlm::start(vec![
+        Turn::calls(&[("updateFile", json!({"path": "calc.py", "content": right}))]),
+        Turn::text("mul added."),
+    ])
+    .await;
+    let out = task(
+        dir.path(),
+        &["run", "mul.json", "--workspace", proj.to_str().unwrap(), "--events", "jsonl"],
+        Some(&llm.base_url),
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}\nstdout: {}",
+        stderr(&out),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let ev = events(&out);
+    let ready = of(&ev, "packages_ready");
+    assert_eq!(ready.len(), 1, "the environment was made ready once: {ready:?}");
+    assert_eq!(ready[0]["ecosystem"], "python");
+    let done = of(&ev, "task_finished")[0];
+    assert_eq!(done["status"], "passed", "{done}");
+    let cmds = &done["result"]["validation_details"]["commands_executed"];
+    assert_eq!(cmds[0]["exit_code"].as_i64(), Some(0), "{cmds}");
+}
+
 /// As root a task run lends the project to the sandbox user; killed with SIGKILL mid-run it
 /// cannot give it back, so the next start of wright does.
 #[tokio::test]
