@@ -158,3 +158,29 @@ impl Engine {
         Ok(streamed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_program_is_read_from_its_entry_point_and_lockfiles_stay_out() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(t.path().join("ws"), WorkspaceLimits::default()).unwrap();
+        for (path, text) in [
+            ("tests/test_wordcount.py", "def test_x():\n    pass\n"),
+            ("wordcount.py", "def count(t):\n    return len(t.split())\n"),
+            ("main.py", "import argparse\n"),
+            ("Cargo.lock", "# generated\n"),
+            ("go.sum", "example.com/x v1.0.0 h1:abc=\n"),
+        ] {
+            ws.write(path, text.as_bytes()).unwrap();
+        }
+        let (text, shown) = project_text(&ws, 10_000);
+        assert_eq!(shown, 3, "{text}");
+        let at = |f: &str| text.find(&format!("### {f}")).unwrap();
+        assert!(at("main.py") < at("wordcount.py") && at("wordcount.py") < at("tests/test_wordcount.py"), "{text}");
+        assert!(!text.contains("Cargo.lock") && !text.contains("go.sum"), "{text}");
+    }
+}
