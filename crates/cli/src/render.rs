@@ -112,6 +112,7 @@ impl HumanSink {
                 st.last_output_line.clear();
                 let line = std::iter::once(command.as_str())
                     .chain(args.iter().map(String::as_str))
+                    .map(shell_word)
                     .collect::<Vec<_>>()
                     .join(" ");
                 (vec![format!("   $ {line}")], Some(format!("{} {line}", self.t("narrate.running"))))
@@ -388,6 +389,13 @@ pub fn task_icon(status: TaskStatus) -> &'static str {
     }
 }
 
+/// A command's word as a shell would need it written, so a shown line can be pasted back:
+/// quoted when it holds anything beyond letters, digits and `_@%+=:,./-`.
+fn shell_word(w: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+    if plain { w.into() } else { format!("'{}'", w.replace('\'', "'\\''")).into() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,6 +406,22 @@ mod tests {
         let mut st = sink.state.lock().unwrap();
         let event = Event { seq: wright_events::Seq(1), build: "b".into(), ts: String::new(), kind };
         sink.describe(&event, &mut st).0
+    }
+
+    #[test]
+    fn a_command_is_shown_as_it_could_be_pasted() {
+        let args = ["-c", "exec go test -json \"$1\" 2>&1", "sh", "./...", "it's", "", "--junitxml=.wright/r.xml"];
+        let lines = narrate(
+            Lang::En,
+            EventKind::CommandStarted { command: "sh".into(), args: args.iter().map(|a| a.to_string()).collect() },
+        );
+        assert_eq!(
+            lines,
+            vec![
+                r#"   $ sh -c 'exec go test -json "$1" 2>&1' sh ./... 'it'\''s' '' --junitxml=.wright/r.xml"#
+                    .to_string()
+            ]
+        );
     }
 
     /// Every narration key this file uses is in both shared tables, so no language ever shows

@@ -651,9 +651,15 @@ export function describe(e, t, run) {
   }
 }
 
+/** A command as a shell would need it written (so it can be pasted): a word with anything
+ * beyond letters, digits and `_@%+=:,./-` is single-quoted. */
 export function commandLine(e) {
   const args = Array.isArray(e.args) ? e.args : [];
-  return [e.command, ...args].join(' ');
+  const word = (w) => {
+    const s = String(w ?? '');
+    return /^[A-Za-z0-9_@%+=:,.\/-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+  };
+  return [e.command, ...args].map(word).join(' ');
 }
 
 function firstLine(text) {

@@ -2,7 +2,7 @@
 // (tests/narrate.rs) with node's own test runner.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { describe, translator } from '../assets/narrate.js';
+import { commandLine, describe, translator } from '../assets/narrate.js';
 import { plainError } from '../assets/errors.js';
 
 const done = { type: 'complete', success: true, files: ['index.html', 'app.js'], fix_attempts: 1, duration_ms: 4200 };
@@ -166,4 +166,10 @@ test('packages a program needs are narrated: fetched, from the cache, or refused
   const line = describe(refused, en);
   assert.equal(line.tone, 'warning');
   assert.equal(line.text, 'Refused the package git+https://example.invalid/x.git (requirements.txt): is a git source');
+});
+
+test('a command is shown as it could be pasted into a shell', () => {
+  const e = { command: 'sh', args: ['-c', 'exec go test -json "$1" 2>&1', 'sh', './...', "it's", '', '--junitxml=.wright/r.xml'] };
+  assert.equal(commandLine(e), `sh -c 'exec go test -json "$1" 2>&1' sh ./... 'it'\\''s' '' --junitxml=.wright/r.xml`);
+  assert.equal(commandLine({ command: 'node', args: ['--test'] }), 'node --test');
 });

@@ -30,7 +30,7 @@ fn node_tests(file: &str) -> String {
 #[test]
 fn narration_passes_its_node_tests() {
     let text = node_tests("narrate.test.mjs");
-    assert!(text.contains("pass 12") && text.contains("fail 0"), "{text}");
+    assert!(text.contains("pass 13") && text.contains("fail 0"), "{text}");
 }
 
 #[test]
