@@ -12,7 +12,7 @@ mod fetch;
 mod gomod;
 
 use crate::cache;
-use crate::types::{Ecosystem, PackagesError, Prepared, Refusal, Settings};
+use crate::types::{Ecosystem, PackagesError, Prepared, Refusal, Settings, sandbox_home};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
@@ -206,13 +206,7 @@ fn sandbox_env_for(
     toolchain: &Toolchain,
     sandbox_env: &[(String, String)],
 ) -> Result<Vec<(String, String)>, PackagesError> {
-    let home = sandbox_env.iter().rev().find(|(k, _)| k == "HOME").map(|(_, v)| PathBuf::from(v)).ok_or(
-        PackagesError::Io {
-            op: "finding",
-            path: "HOME".into(),
-            message: "the build's environment has no HOME for Go's caches".into(),
-        },
-    )?;
+    let home = sandbox_home(sandbox_env)?;
     let gopath = home.join("go");
     let pairs = [
         ("PATH", toolchain.bin.display().to_string()),

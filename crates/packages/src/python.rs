@@ -12,7 +12,7 @@ mod spec;
 mod tests;
 
 use crate::cache;
-use crate::types::{Ecosystem, PackagesError, Prepared, Refusal, Settings, io_err};
+use crate::types::{Ecosystem, PackagesError, Prepared, Refusal, Settings, io_err, sandbox_home};
 use sha2::{Digest, Sha256};
 use spec::{Line, Requirement};
 use std::collections::BTreeSet;
@@ -82,9 +82,7 @@ pub(crate) async fn prepare(
 ) -> Result<Prepared, PackagesError> {
     // Checked first: nothing on the host runs for a refused project.
     let declared = read_declared(project)?;
-    let home = sandbox_env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| v.clone()).ok_or_else(|| {
-        PackagesError::Io { op: "finding", path: "HOME".into(), message: "the sandbox environment has no HOME".into() }
-    })?;
+    let home = sandbox_home(sandbox_env)?.display().to_string();
     let target = fetch::sandbox_target(fetch::SANDBOX_PYTHONS, &settings.host_env, cancel).await?;
     let key = declared.key(&target.version, &target.implementation, settings.allow_sdists);
     let venv = format!("{}/.venvs/{}", home.trim_end_matches('/'), &key[..16]);

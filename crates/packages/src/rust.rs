@@ -14,7 +14,7 @@ mod tests;
 mod toml_out;
 
 use crate::cache;
-use crate::types::{Ecosystem, PackagesError, Prepared, Settings, io_err};
+use crate::types::{Ecosystem, PackagesError, Prepared, Settings, io_err, sandbox_home};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
@@ -36,9 +36,7 @@ pub(crate) async fn prepare(
 ) -> Result<Prepared, PackagesError> {
     // Before any host tool: a refused manifest never reaches one.
     let checked = check::check(project)?;
-    let home = sandbox_env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| PathBuf::from(v)).ok_or_else(|| {
-        PackagesError::Io { op: "finding", path: "HOME".into(), message: "the build has no home folder".into() }
-    })?;
+    let home = sandbox_home(sandbox_env)?;
     // rustc and cargo come together: without the one the other is missing too.
     let rustc = |args: &'static [&'static str]| async move {
         host(settings, "rustc", args, Path::new("/"), cancel).await.map_err(|e| match e {

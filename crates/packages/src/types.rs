@@ -169,3 +169,15 @@ impl Prepared {
         env
     }
 }
+
+/// The build's private, writable home inside the sandbox (the last `HOME` of its environment,
+/// as a shell would take it): where venvs, cargo's and Go's caches go.
+pub(crate) fn sandbox_home(sandbox_env: &[(String, String)]) -> Result<PathBuf, PackagesError> {
+    sandbox_env.iter().rev().find(|(k, _)| k == "HOME").map(|(_, v)| PathBuf::from(v)).ok_or_else(|| {
+        PackagesError::Io {
+            op: "finding",
+            path: "HOME".into(),
+            message: "the build's environment has no HOME for its packages and caches".into(),
+        }
+    })
+}
