@@ -150,7 +150,7 @@ async fn packages_ready(ctx: &ToolContext) -> Result<Vec<(String, String)>, RunE
         }
     };
     let env = prepared.env_over(&ctx.exec.env);
-    if installed.get(&ecosystem).is_some_and(|(key, _)| *key == prepared.key) {
+    if installed.get(&ecosystem) == Some(&prepared.key) {
         return Ok(env);
     }
     for argv in &prepared.setup {
@@ -172,7 +172,7 @@ async fn packages_ready(ctx: &ToolContext) -> Result<Vec<(String, String)>, RunE
         duration_ms: started.elapsed().as_millis() as u64,
         bytes: prepared.bytes,
     });
-    installed.insert(ecosystem, (prepared.key, env.clone()));
+    installed.insert(ecosystem, prepared.key);
     Ok(env)
 }
 

@@ -67,14 +67,12 @@ impl ExecConfig {
     }
 }
 
-/// Per ecosystem: the key of the set installed in this build's sandbox, and its environment.
-type Installed = HashMap<Ecosystem, (String, Vec<(String, String)>)>;
-
 /// How one build's Python, Rust and Go packages are fetched, and which sets it has installed.
 #[derive(Clone)]
 pub struct PackagesConfig {
     pub settings: Settings,
-    pub(crate) installed: Arc<tokio::sync::Mutex<Installed>>,
+    /// Per ecosystem: the key of the set installed in this build's sandbox.
+    pub(crate) installed: Arc<tokio::sync::Mutex<HashMap<Ecosystem, String>>>,
 }
 
 impl std::fmt::Debug for PackagesConfig {
