@@ -39,7 +39,11 @@ pub fn wilson(successes: u64, n: u64, confidence: f64) -> Interval {
     let z2 = z * z;
     let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
     let half = z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    Interval { low: (centre - half).max(0.0), high: (centre + half).min(1.0) }
+    // At 0 and n the interval reaches the bound exactly (rounding would leave it a hair short,
+    // and the estimate itself outside).
+    let low = if k == 0.0 { 0.0 } else { (centre - half).max(0.0) };
+    let high = if k == n { 1.0 } else { (centre + half).min(1.0) };
+    Interval { low, high }
 }
 
 /// Two-sided exact McNemar test: `b` pairs where only the first variant succeeded, `c` where
