@@ -90,6 +90,13 @@ pub async fn run_build(req: BuildRequest, deps: BuildDeps) -> BuildReport {
             tracing::warn!(build = %build_id, "build record not created: {e}");
         }
     }
+    if let Some(a) = &req.experiment {
+        emitter.emit(EventKind::ExperimentAssigned {
+            experiment: a.experiment.clone(),
+            variant: a.variant.name.clone(),
+            changes: a.variant.describe(),
+        });
+    }
     let mut registry = deps.registry;
     let mut cannot_start = None;
     if let Some(prelude) = &deps.prelude {
@@ -282,6 +289,9 @@ async fn drive(
     let mut system = prompts::system_prompt(template, req.lang);
     if let Some(suppliers) = prompts::suppliers_section(template, req.lang, &req.outside_apis) {
         system = format!("{system}\n{suppliers}");
+    }
+    if let Some(extra) = req.prompt_extra.as_deref().filter(|e| !e.trim().is_empty()) {
+        system = format!("{system}\n{extra}");
     }
     let knowledge = knowledge_of(&p.applied, req.lang);
     // The learning notes are the layer a budget drops first when the prompt is over its share.

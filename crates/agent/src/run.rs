@@ -73,6 +73,12 @@ pub struct BuildRequest {
     pub transpile_limit: Duration,
     /// Outside APIs the build's server may call (named in the full-stack prompt).
     pub outside_apis: Vec<prompts::OutsideApi>,
+    /// The experiment variant the build runs under, announced once its record exists
+    /// (`experiment_assigned`) and kept with it. Its knobs are already applied to the fields
+    /// above by whoever made the request.
+    pub experiment: Option<wright_experiments::Assignment>,
+    /// Instructions a prompt version adds after the system prompt (`[prompt_versions]`).
+    pub prompt_extra: Option<String>,
 }
 
 impl Default for BuildRequest {
@@ -107,6 +113,8 @@ impl Default for BuildRequest {
             no_fit: None,
             transpile_limit: wright_transpile::DEFAULT_LIMIT,
             outside_apis: Vec::new(),
+            experiment: None,
+            prompt_extra: None,
         }
     }
 }

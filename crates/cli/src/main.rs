@@ -408,6 +408,7 @@ async fn run(args: RunArgs, config_path: Option<PathBuf>) -> Result<u8, Exit> {
         holder: None,
         allow_hosts: (!args.allow_hosts.is_empty()).then_some(args.allow_hosts),
         leash: None,
+        variant: None,
         hidden_removed: 0,
     };
     let build = engine.prepare(job).await?;

@@ -253,6 +253,10 @@ impl HumanSink {
                 let mark = if *required { "✗" } else { "⚠" };
                 (vec![format!("{mark} {} {server}: {reason}", self.t("narrate.mcp_server_failed"))], None)
             }
+            EventKind::ExperimentAssigned { experiment, variant, changes } => (
+                vec![format!("🧪 {} {experiment} → {variant} ({changes})", self.t("narrate.experiment_variant"))],
+                None,
+            ),
             EventKind::PackagesReady { packages, fetched, .. } => {
                 let line = match (packages.is_empty(), *fetched) {
                     (true, _) => self.t("narrate.packages_none").to_string(),

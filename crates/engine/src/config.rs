@@ -115,6 +115,10 @@ pub struct FileConfig {
     /// `docs/packages.md`).
     #[serde(default)]
     pub packages: crate::packages::PackagesFile,
+    /// Named additions to the system prompt that experiment variants choose between
+    /// (`[prompt_versions.NAME]`, `docs/experiments.md`).
+    #[serde(default)]
+    pub prompt_versions: crate::variants::PromptVersions,
 }
 
 /// The `[metrics]` table of `wright serve`.

@@ -97,6 +97,9 @@ pub struct Job {
     /// Invisible characters already removed from `prompt` as it arrived (a server's request);
     /// [`Engine::prepare`] removes any left and the build's narration says how many in all.
     pub hidden_removed: u32,
+    /// The experiment variant this build runs under: its model, prompt version, note budget
+    /// and starter policy beat the configured ones (`docs/experiments.md`).
+    pub variant: Option<wright_experiments::Assignment>,
 }
 
 /// The provider chain, its default model and the label builds are recorded under.
@@ -366,7 +369,8 @@ impl Engine {
                 // starter of its own kind, never a page that shares its words.
                 let resolved = template.resolve(&job.prompt);
                 let wanted = if resolved.is_code() { resolved } else { template };
-                self.choose_starter(&job.prompt, wanted).await?
+                let policy = job.variant.as_ref().and_then(|a| a.variant.starter_policy.as_deref());
+                self.choose_starter(&job.prompt, wanted, policy).await?
             }
             _ => starters::StarterPlan::None,
         };
@@ -376,7 +380,16 @@ impl Engine {
             starters::StarterPlan::None => (None, None),
         };
         let template = starter.as_ref().map_or(template, |c| c.starter.manifest.template);
-        let model = job.model.clone().unwrap_or_else(|| connected.model.clone());
+        let knobs = job.variant.as_ref().map(|a| &a.variant);
+        let model = job
+            .model
+            .clone()
+            .or_else(|| knobs.and_then(|v| v.model.clone()))
+            .unwrap_or_else(|| connected.model.clone());
+        let prompt_extra = match knobs.and_then(|v| v.prompt_version.as_deref()) {
+            Some(name) => crate::variants::prompt_extra(&file.prompt_versions, name)?,
+            None => None,
+        };
         let build_id = job.id.to_string();
         let (ws_path, history) = match &parent {
             Some(p) => {
@@ -445,7 +458,11 @@ impl Engine {
             pricing: self.pricing.clone(),
             max_cost_usd: o.max_cost.or(file.max_cost),
             fix_model: o.fix_model.clone().or(file.fix_model.clone()),
-            note_budget: o.note_budget.or(file.note_budget).unwrap_or(BuildRequest::default().note_budget),
+            note_budget: knobs
+                .and_then(|v| v.note_budget)
+                .or(o.note_budget)
+                .or(file.note_budget)
+                .unwrap_or(BuildRequest::default().note_budget),
             note_model: o.note_model.clone().or(file.note_model.clone()),
             parent: parent.as_ref().map(|p| p.start.id.to_string()),
             history,
@@ -464,6 +481,8 @@ impl Engine {
                 .transpile_timeout
                 .map_or(wright_agent::BuildRequest::default().transpile_limit, |s| Duration::from_secs(s.max(1))),
             outside_apis,
+            experiment: job.variant,
+            prompt_extra,
         };
         Ok(Prepared {
             id: build_id,

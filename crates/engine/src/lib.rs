@@ -26,6 +26,7 @@ pub mod route_limits;
 pub mod sampling;
 pub mod sandbox;
 mod scratch;
+pub mod variants;
 
 pub use artifacts::{ArtifactError, Artifacts, LocalArtifacts, RunRef};
 pub use egress::BuildEgress;

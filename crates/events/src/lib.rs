@@ -330,6 +330,14 @@ pub enum EventKind {
         path: String,
         step: LinkStep,
     },
+    /// The build runs under one variant of an experiment (an online experiment of `wright
+    /// serve`, or a variant `wright eval` compares): what the variant changes, in words.
+    ExperimentAssigned {
+        experiment: String,
+        variant: String,
+        /// `model gpt-4o, note budget 0`, or `as configured`.
+        changes: String,
+    },
     /// A Python, Rust or Go project's declared packages are ready in the cache (fetched by the
     /// host's tool now, or already there) and installed offline in the sandbox.
     PackagesReady {
@@ -415,6 +423,7 @@ impl EventKind {
             EventKind::Restarted { .. } => "restarted",
             EventKind::Starter { .. } => "starter",
             EventKind::LinkRefused { .. } => "link_refused",
+            EventKind::ExperimentAssigned { .. } => "experiment_assigned",
             EventKind::PackagesReady { .. } => "packages_ready",
             EventKind::PackagesRefused { .. } => "packages_refused",
             EventKind::McpServerStarted { .. } => "mcp_server_started",

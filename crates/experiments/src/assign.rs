@@ -3,11 +3,55 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// One arm of an experiment: its name and its share of the units (any positive scale).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One arm of an experiment: its name, its share of the units (any positive scale), and what
+/// it changes in a build. A knob left `None` keeps the configured setting, so a control arm is
+/// just a name and a weight.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Variant {
     pub name: String,
+    #[serde(default = "one")]
     pub weight: f64,
+    /// The model builds use (same provider).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// A prompt version of `wright.toml`'s `[prompt_versions]` (`builtin`: the shipped prompt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_version: Option<String>,
+    /// How many learning notes a build may use (0: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note_budget: Option<u32>,
+    /// `auto`, `fill`, `reference`, `off` or a starter's id, as `--starter` takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub starter_policy: Option<String>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl Variant {
+    /// A variant that changes nothing: a name and a weight.
+    pub fn named(name: impl Into<String>, weight: f64) -> Self {
+        Self { name: name.into(), weight, ..Self::default() }
+    }
+
+    /// What the variant changes, in words (`model gpt-4o, note budget 0`), or `as configured`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(m) = &self.model {
+            parts.push(format!("model {m}"));
+        }
+        if let Some(p) = &self.prompt_version {
+            parts.push(format!("prompt {p}"));
+        }
+        if let Some(n) = self.note_budget {
+            parts.push(format!("note budget {n}"));
+        }
+        if let Some(s) = &self.starter_policy {
+            parts.push(format!("starters {s}"));
+        }
+        if parts.is_empty() { "as configured".into() } else { parts.join(", ") }
+    }
 }
 
 /// Why a variant list cannot be assigned from.
@@ -64,7 +108,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn arms(weights: &[f64]) -> Vec<Variant> {
-        weights.iter().enumerate().map(|(i, &weight)| Variant { name: format!("v{i}"), weight }).collect()
+        weights.iter().enumerate().map(|(i, &weight)| Variant::named(format!("v{i}"), weight)).collect()
     }
 
     #[test]

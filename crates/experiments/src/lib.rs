@@ -7,6 +7,12 @@
 //! Statsig do. The same unit always lands in the same variant of the same experiment; two
 //! experiments (or one with a new salt) split units independently, because their hashes are.
 
+//!
+//! [`Metric`] and [`Outcome`] say what an experiment measures of a build, the same way for the
+//! offline `wright eval` and the online experiments of `wright serve`.
+
 mod assign;
+mod metric;
 
 pub use assign::{ExperimentError, Variant, assign, bucket};
+pub use metric::{Assignment, Metric, Outcome, Unit};

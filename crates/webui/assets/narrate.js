@@ -181,6 +181,7 @@ const STRINGS = {
     'line.problem.at': 'Problem found in {file}:{line}: {error}',
     'line.fixed': 'Fixed!',
     'line.learned': 'Learned: {lesson}',
+    'line.experiment': 'This build is part of an experiment: {experiment}, variant {variant} ({changes})',
     'line.packages.fetched': 'Fetched the packages it needs and installed them without network: {list}',
     'line.packages.cached': 'Installed the packages it needs from the cache, without network: {list}',
     'line.packages.refused': 'Refused the package {spec} ({file}): {reason}',
@@ -451,6 +452,7 @@ const STRINGS = {
     'line.problem.at': 'Problema encontrado em {file}:{line}: {error}',
     'line.fixed': 'Corrigido!',
     'line.learned': 'Aprendi: {lesson}',
+    'line.experiment': 'Esta construção faz parte de um experimento: {experiment}, variante {variant} ({changes})',
     'line.packages.fetched': 'Baixei os pacotes de que ele precisa e os instalei sem rede: {list}',
     'line.packages.cached': 'Instalei do cache, sem rede, os pacotes de que ele precisa: {list}',
     'line.packages.refused': 'Recusei o pacote {spec} ({file}): {reason}',
@@ -599,6 +601,8 @@ export function describe(e, t, run) {
       return { text: t('line.fixed'), tone: 'success', toast: t('toast.fixed') };
     case 'learning':
       return { text: t('line.learned', { lesson: e.lesson }), tone: 'success', toast: t('toast.learned', { lesson: e.lesson }) };
+    case 'experiment_assigned':
+      return { text: t('line.experiment', e), tone: 'info' };
     case 'packages_ready': {
       const list = (e.packages || []).join(', ');
       if (!list) return { text: t('line.packages.none'), tone: 'info' };

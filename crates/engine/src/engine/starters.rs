@@ -71,8 +71,10 @@ impl Engine {
         self.data_dir.join("starters")
     }
 
-    fn starter_use(&self) -> Result<StarterUse, EngineError> {
-        match self.o.starter.as_deref().or(self.file.starter.as_deref()) {
+    /// How builds use starters: an experiment variant's policy, else `--starter`, else
+    /// `wright.toml`, else `auto`.
+    fn starter_use(&self, policy: Option<&str>) -> Result<StarterUse, EngineError> {
+        match policy.or(self.o.starter.as_deref()).or(self.file.starter.as_deref()) {
             Some(s) => StarterUse::parse(s),
             None => Ok(StarterUse::Auto),
         }
@@ -124,9 +126,14 @@ impl Engine {
     /// What a new build of `prompt` begins from (`docs/starters.md`): a starter the request
     /// means, filled by the built-in model or followed by a capable one; for the built-in
     /// model, when none fits, an honest end with the closest ones; else nothing.
-    pub(crate) async fn choose_starter(&self, prompt: &str, template: Template) -> Result<StarterPlan, EngineError> {
+    pub(crate) async fn choose_starter(
+        &self,
+        prompt: &str,
+        template: Template,
+        policy: Option<&str>,
+    ) -> Result<StarterPlan, EngineError> {
         let local = self.kind == ProviderKind::Local;
-        let mode = match self.starter_use()? {
+        let mode = match self.starter_use(policy)? {
             StarterUse::Off => return Ok(StarterPlan::None),
             StarterUse::Force(id) => {
                 let library = self.starters()?;

@@ -1,0 +1,87 @@
+//! Experiment variants applied to a build (`docs/experiments.md`): a variant may name a model,
+//! a prompt version, a note budget and a starter policy; whatever it leaves out stays as
+//! configured. Prompt versions are `wright.toml`'s `[prompt_versions.NAME]`: text added after
+//! the shipped system prompt, inline or from a file, read when a build uses it.
+
+use crate::EngineError;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use wright_experiments::Variant;
+
+/// The shipped system prompt, with nothing added: always known.
+pub const BUILTIN_PROMPT: &str = "builtin";
+
+/// One `[prompt_versions.NAME]` table: `extra` or `file`, not both.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptVersion {
+    /// Instructions added after the system prompt.
+    pub extra: Option<String>,
+    /// A file whose text is added after the system prompt.
+    pub file: Option<PathBuf>,
+}
+
+/// `[prompt_versions]`: named additions to the system prompt that variants choose between.
+pub type PromptVersions = BTreeMap<String, PromptVersion>;
+
+/// The text `name` adds to the system prompt (`None` for `builtin`), or why it cannot be used.
+pub fn prompt_extra(versions: &PromptVersions, name: &str) -> Result<Option<String>, EngineError> {
+    if name == BUILTIN_PROMPT {
+        return Ok(None);
+    }
+    let Some(v) = versions.get(name) else {
+        let mut known: Vec<&str> = versions.keys().map(String::as_str).collect();
+        known.insert(0, BUILTIN_PROMPT);
+        return Err(EngineError::Usage(format!(
+            "unknown prompt version `{name}`; wright.toml's [prompt_versions] has {}",
+            known.join(", ")
+        )));
+    };
+    match (&v.extra, &v.file) {
+        (Some(text), None) => Ok(Some(text.clone())),
+        (None, Some(path)) => std::fs::read_to_string(path)
+            .map(Some)
+            .map_err(|e| EngineError::Usage(format!("prompt version `{name}`: {}: {e}", path.display()))),
+        _ => Err(EngineError::Usage(format!("prompt version `{name}` needs one of `extra` or `file`, not both"))),
+    }
+}
+
+/// Check what a variant names before any build uses it: its prompt version exists and its
+/// starter policy parses. (Its model is the provider's to judge, at the first call.)
+pub fn check_variant(versions: &PromptVersions, v: &Variant) -> Result<(), EngineError> {
+    if let Some(p) = &v.prompt_version {
+        prompt_extra(versions, p)?;
+    }
+    if let Some(s) = &v.starter_policy {
+        crate::engine::starters::StarterUse::parse(s)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn prompt_versions_resolve_or_say_what_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("v3.md");
+        std::fs::write(&file, "Prefer one file.").unwrap();
+        let mut versions = PromptVersions::new();
+        versions.insert("v2".into(), PromptVersion { extra: Some("Write tests first.".into()), file: None });
+        versions.insert("v3".into(), PromptVersion { extra: None, file: Some(file) });
+        versions.insert("both".into(), PromptVersion { extra: Some("a".into()), file: Some("b".into()) });
+        assert_eq!(prompt_extra(&versions, "builtin").unwrap(), None);
+        assert_eq!(prompt_extra(&versions, "v2").unwrap().as_deref(), Some("Write tests first."));
+        assert_eq!(prompt_extra(&versions, "v3").unwrap().as_deref(), Some("Prefer one file."));
+        let err = prompt_extra(&versions, "v9").unwrap_err().to_string();
+        assert!(err.contains("builtin, both, v2, v3"), "{err}");
+        assert!(prompt_extra(&versions, "both").is_err());
+        let bad = Variant { prompt_version: Some("v9".into()), ..Variant::named("b", 1.0) };
+        assert!(check_variant(&versions, &bad).is_err());
+        let good = Variant { prompt_version: Some("v2".into()), note_budget: Some(0), ..Variant::named("b", 1.0) };
+        assert!(check_variant(&versions, &good).is_ok());
+    }
+}
