@@ -17,7 +17,7 @@ pub struct Variant {
     /// A prompt version of `wright.toml`'s `[prompt_versions]` (`builtin`: the shipped prompt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_version: Option<String>,
-    /// How many learning notes a build may use (0: none).
+    /// Tokens of learning notes a prompt may carry (`note_budget`; 0: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note_budget: Option<u32>,
     /// `auto`, `fill`, `reference`, `off` or a starter's id, as `--starter` takes.
