@@ -7,6 +7,8 @@ mod args;
 mod chat;
 mod classes;
 mod endpoint;
+mod eval;
+mod eval_report;
 mod explain;
 mod history;
 mod mcp;
@@ -100,6 +102,9 @@ enum Command {
         #[command(flatten)]
         args: history::StatsArgs,
     },
+    /// Compare two variants (model, prompt version, note budget, starters) on a suite of
+    /// requests, paired, with exact tests and intervals (docs/eval.md).
+    Eval(Box<eval::EvalArgs>),
     /// Explain the code of a build to a beginner, with everyday analogies.
     Explain(Box<explain::ExplainArgs>),
     /// Talk to the tutoring chat agent: diagrams, quizzes, flashcards, videos and code on request.
@@ -307,6 +312,7 @@ fn main() -> ExitCode {
                 let store = open_store(db, cli.config.as_deref()).await?;
                 done(history::stats(args, store.as_ref(), &mut std::io::stdout()).await)
             }
+            Command::Eval(args) => eval::eval(*args, cli.config).await,
             Command::Explain(args) => explain::explain(*args, cli.config).await,
             Command::Chat(args) => chat::chat(*args, cli.config).await,
             Command::Doctor(args) => sandbox::doctor(*args, cli.config).await,

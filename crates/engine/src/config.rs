@@ -119,6 +119,10 @@ pub struct FileConfig {
     /// (`[prompt_versions.NAME]`, `docs/experiments.md`).
     #[serde(default)]
     pub prompt_versions: crate::variants::PromptVersions,
+    /// Variants `wright eval` may compare when a suite does not define them
+    /// (`[variants.NAME]`, `docs/eval.md`).
+    #[serde(default)]
+    pub variants: std::collections::BTreeMap<String, wright_experiments::Variant>,
 }
 
 /// The `[metrics]` table of `wright serve`.

@@ -54,9 +54,39 @@ pub fn check_variant(versions: &PromptVersions, v: &Variant) -> Result<(), Engin
         prompt_extra(versions, p)?;
     }
     if let Some(s) = &v.starter_policy {
-        crate::engine::starters::StarterUse::parse(s)?;
+        StarterUse::parse(s)?;
     }
     Ok(())
+}
+
+/// How builds use starters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StarterUse {
+    /// Fill with the built-in model, follow as a reference with any other.
+    Auto,
+    Fill,
+    Reference,
+    Off,
+    /// This starter, whatever the request says (`--starter ID`): filled by the built-in model,
+    /// followed by any other.
+    Force(String),
+}
+
+impl StarterUse {
+    pub fn parse(s: &str) -> Result<Self, EngineError> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Self::Auto),
+            "fill" => Ok(Self::Fill),
+            "reference" => Ok(Self::Reference),
+            "off" => Ok(Self::Off),
+            id if !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => {
+                Ok(Self::Force(id.to_string()))
+            }
+            other => Err(EngineError::Usage(format!(
+                "unknown starter use `{other}`; use auto, fill, reference, off or a starter's id (`wright starters`)"
+            ))),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,10 @@ use sha2::{Digest, Sha256};
 /// it changes in a build. A knob left `None` keeps the configured setting, so a control arm is
 /// just a name and a weight.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Variant {
+    /// Its name (a suite's or `wright.toml`'s table key when read from one).
+    #[serde(default)]
     pub name: String,
     #[serde(default = "one")]
     pub weight: f64,

@@ -12,7 +12,11 @@
 //! offline `wright eval` and the online experiments of `wright serve`.
 
 mod assign;
+pub mod compare;
 mod metric;
+pub mod suite;
 
 pub use assign::{ExperimentError, Variant, assign, bucket};
+pub use compare::{Comparison, compare};
 pub use metric::{Assignment, Metric, Outcome, Unit};
+pub use suite::{Suite, SuiteError, SuiteRequest};

@@ -13,6 +13,7 @@
 
 pub mod browser;
 pub mod counter;
+pub mod eval_model;
 pub mod python;
 pub mod server;
 

@@ -8,41 +8,12 @@ use super::meanings;
 use crate::EngineError;
 use crate::config::ProviderKind;
 use crate::embedq::Class;
+use crate::variants::StarterUse;
 use std::sync::Arc;
 use wright_agent::{StarterChoice, StarterMode};
 use wright_events::Template;
 use wright_starters::meaning::{Meanings, passages};
 use wright_starters::{Library, MODEL};
-
-/// How builds use starters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StarterUse {
-    /// Fill with the built-in model, follow as a reference with any other.
-    Auto,
-    Fill,
-    Reference,
-    Off,
-    /// This starter, whatever the request says (`--starter ID`): filled by the built-in model,
-    /// followed by any other.
-    Force(String),
-}
-
-impl StarterUse {
-    pub fn parse(s: &str) -> Result<Self, EngineError> {
-        match s.to_ascii_lowercase().as_str() {
-            "auto" => Ok(Self::Auto),
-            "fill" => Ok(Self::Fill),
-            "reference" => Ok(Self::Reference),
-            "off" => Ok(Self::Off),
-            id if !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => {
-                Ok(Self::Force(id.to_string()))
-            }
-            other => Err(EngineError::Usage(format!(
-                "unknown starter use `{other}`; use auto, fill, reference, off or a starter's id (`wright starters`)"
-            ))),
-        }
-    }
-}
 
 /// What a new build begins from.
 #[derive(Debug)]
