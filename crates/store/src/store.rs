@@ -2,7 +2,7 @@
 
 use crate::{
     AppStore, AssistantStore, Attempt, BuildRecord, CancelOutcome, ChatStore, ClassStore, DayStats, Enqueued,
-    ErrorKindCount, LentProject, Limiter, Maintenance, NewBuild, Note, NoteStatus, PreviewLog, QueuedBuild, Restart,
+    ErrorKindCount, FeedbackStore, LentProject, Limiter, Maintenance, NewBuild, Note, NoteStatus, PreviewLog, QueuedBuild, Restart,
     Result, RunEnd, RunLog, SessionKind, Spending, Stats, TaskRecord, Turn, UsageEntry, User,
 };
 use async_trait::async_trait;
@@ -30,7 +30,7 @@ pub struct NoteHit {
 /// and the worker registry go through its [`Maintenance`].
 #[async_trait]
 pub trait Store:
-    RunLog + ChatStore + AssistantStore + AppStore + Maintenance + PreviewLog + Limiter + ClassStore + Spending
+    RunLog + ChatStore + AssistantStore + AppStore + Maintenance + PreviewLog + Limiter + ClassStore + Spending + FeedbackStore
 {
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;
