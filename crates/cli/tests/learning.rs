@@ -219,6 +219,26 @@ async fn a_lesson_learned_once_makes_the_next_related_build_succeed_first_try() 
     assert_eq!((last["status"].as_str(), last["end_reason"].as_str()), (Some("failed"), Some("verification_failed")));
     assert!(last["report"].as_str().unwrap().contains("Still failing"), "{last}");
 
+    // 4b. A person's 👎 on a published build that used the note counts against it as a
+    // failure would, once; changed to 👍 it counts for it (docs/feedback.md).
+    let liked = failed[1]["id"].as_str().unwrap().to_string();
+    let out = wright(&data, &["builds", "rate", &liked, "down", "--comment", "the + button is tiny"]).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let said = format!("1 note used by this build lost confidence: {note_id} 0.67 → 0.57");
+    assert!(out.stdout.contains(&said), "{}", out.stdout);
+    let n = &notes(&data).await[0];
+    assert_eq!((n["helpCount"].as_u64(), n["failCount"].as_u64()), (Some(3), Some(2)));
+    assert!((n["confidence"].as_f64().unwrap() - 4.0 / 7.0).abs() < 1e-9);
+    let again = wright(&data, &["builds", "rate", &liked, "down"]).await;
+    assert!(again.stdout.contains("No note's confidence moved"), "{}", again.stdout);
+    assert_eq!(notes(&data).await[0]["failCount"].as_u64(), Some(2), "the same rating moves them once");
+    let up = wright(&data, &["builds", "rate", &liked, "up", "--json"]).await.json();
+    assert_eq!(up["feedback"]["value"], 1);
+    assert_eq!(up["moved"][0]["id"], note_id.as_str());
+    assert!((up["moved"][0]["after"].as_f64().unwrap() - 5.0 / 8.0).abs() < 1e-9, "{up}");
+    let unknown = wright(&data, &["builds", "rate", "no-such-build", "up"]).await;
+    assert_ne!(unknown.code, 0, "an unknown build is an error");
+
     // 5. Export, then import into another database: the same notes.
     let file = dir.path().join("notes.jsonl");
     let out = wright(&data, &["notes", "export", file.to_str().unwrap()]).await;
