@@ -70,7 +70,10 @@ mod tests {
     fn says_which_notes_moved_and_how_far() {
         let m = |id: &str, before, after| MovedNote { id: id.into(), before, after };
         let s = said("b1", &rated(-1, vec![m("n-abc", 0.72, 0.61), m("n-def", 0.5, 0.4)]));
-        assert_eq!(s, "Build b1 rated 👎.\n2 notes used by this build lost confidence: n-abc 0.72 → 0.61, n-def 0.50 → 0.40");
+        assert_eq!(
+            s,
+            "Build b1 rated 👎.\n2 notes used by this build lost confidence: n-abc 0.72 → 0.61, n-def 0.50 → 0.40"
+        );
         let s = said("b1", &rated(1, vec![m("n-abc", 0.61, 0.7)]));
         assert!(s.ends_with("1 note used by this build gained confidence: n-abc 0.61 → 0.70"), "{s}");
         assert!(said("b1", &rated(1, vec![])).contains("No note's confidence moved"));

@@ -343,7 +343,11 @@ async fn countdown(s: &support::server::Server) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thumbs_down_in_the_web_ui_lowers_the_confidence_of_the_notes_the_build_used() {
     use support::browser::{js, launch, shot, until};
-    let page_of = |title: &str| format!("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head><body><h1>{title}</h1></body></html>");
+    let page_of = |title: &str| {
+        format!(
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head><body><h1>{title}</h1></body></html>"
+        )
+    };
     let mock = MockLlm::start_with_fallback(
         vec![
             Turn::calls(&[("createFile", json!({"path": "index.html", "content": page_of("Countdown")}))]),
@@ -355,7 +359,8 @@ async fn a_thumbs_down_in_the_web_ui_lowers_the_confidence_of_the_notes_the_buil
     )
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let s = support::server::Server::start(dir.path(), &mock.base_url, &["--workers", "1", "--browser-check", "off"]).await;
+    let s =
+        support::server::Server::start(dir.path(), &mock.base_url, &["--workers", "1", "--browser-check", "off"]).await;
     let notes_file = dir.path().join("note.jsonl");
     std::fs::write(&notes_file, countdown_note()).unwrap();
     s.cli(&["notes", "import", notes_file.to_str().unwrap()]).await;
@@ -392,7 +397,8 @@ async fn a_thumbs_down_in_the_web_ui_lowers_the_confidence_of_the_notes_the_buil
 
     // "Keep working on it": a follow-up of this build whose prompt is the comment.
     page.find_element("button#rate-keep").await.unwrap().click().await.unwrap();
-    until(&page, &format!("location.hash.startsWith('#build=') && location.hash !== '#build={id}'"), "the follow-up").await;
+    until(&page, &format!("location.hash.startsWith('#build=') && location.hash !== '#build={id}'"), "the follow-up")
+        .await;
     let next = js(&page, "location.hash.replace('#build=', '')").await.as_str().unwrap().to_string();
     let shown: Value = serde_json::from_str(&s.cli(&["builds", "show", &next, "--json"]).await).unwrap();
     assert_eq!(shown["build"]["prompt"], comment, "{shown}");
@@ -402,7 +408,11 @@ async fn a_thumbs_down_in_the_web_ui_lowers_the_confidence_of_the_notes_the_buil
     // The dashboard counts the 👎.
     js(&page, "location.hash = '#admin'").await;
     until(&page, "!!document.querySelector('#dashboard-body table.ratings')", "the ratings table").await;
-    let row = js(&page, "[...document.querySelector('#dashboard-body table.ratings tbody tr').cells].map(c => c.textContent)").await;
+    let row = js(
+        &page,
+        "[...document.querySelector('#dashboard-body table.ratings tbody tr').cells].map(c => c.textContent)",
+    )
+    .await;
     assert_eq!(row, json!(["Builds", "", "0", "1"]), "{row}");
     shot(&page, "feedback-dashboard.png").await;
     browser.close().await.unwrap();

@@ -39,14 +39,13 @@ pub async fn rate(
             format!("build {id} has not finished yet; rate it once it has"),
         ));
     }
-    let rated = state
-        .store
-        .rate_build(&id, Some(&caller.0.id), body.value.value(), body.comment.as_deref())
-        .await
-        .map_err(|e| match e {
-            StoreError::Invalid(m) => ApiError::invalid("invalid_fields", m),
-            other => other.into(),
-        })?;
+    let rated =
+        state.store.rate_build(&id, Some(&caller.0.id), body.value.value(), body.comment.as_deref()).await.map_err(
+            |e| match e {
+                StoreError::Invalid(m) => ApiError::invalid("invalid_fields", m),
+                other => other.into(),
+            },
+        )?;
     Ok(Json(RatedView {
         feedback: crate::api::rating_of(rated.feedback),
         moved: rated.moved.into_iter().map(|m| MovedNoteView { id: m.id, before: m.before, after: m.after }).collect(),

@@ -80,8 +80,13 @@ pub trait FeedbackStore {
     /// value yet. [`StoreError::NotFound`](crate::StoreError::NotFound) for an unknown build,
     /// [`StoreError::Invalid`](crate::StoreError::Invalid) for one not finished, another value
     /// or a comment longer than [`MAX_COMMENT`].
-    async fn rate_build(&self, build_id: &str, user_id: Option<&str>, value: i8, comment: Option<&str>)
-    -> Result<Rated>;
+    async fn rate_build(
+        &self,
+        build_id: &str,
+        user_id: Option<&str>,
+        value: i8,
+        comment: Option<&str>,
+    ) -> Result<Rated>;
     /// The build's rating, if it has one.
     async fn build_feedback(&self, build_id: &str) -> Result<Option<BuildFeedback>>;
     /// Counts of 👍 and 👎 for the dashboard.
