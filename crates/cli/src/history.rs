@@ -109,6 +109,20 @@ pub enum BuildsCommand {
         #[arg(long)]
         off: bool,
     },
+    /// Rate a finished build 👍 (`up`) or 👎 (`down`): the notes it used gain or lose
+    /// confidence, once per rating (docs/feedback.md).
+    Rate {
+        /// Build id or a unique prefix of it.
+        id: String,
+        /// `up` or `down`.
+        value: crate::rate::Thumb,
+        /// What was wrong or right.
+        #[arg(long, value_name = "TEXT")]
+        comment: Option<String>,
+        /// Print the rating and the notes moved as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `wright stats`
@@ -256,6 +270,10 @@ pub async fn builds(
     out: &mut dyn Write,
 ) -> Result<()> {
     match cmd {
+        BuildsCommand::Rate { id, value, comment, json } => {
+            let build = find_build(store, &id).await?;
+            crate::rate::rate(store, &build, value, comment.as_deref(), json, out).await?;
+        }
         BuildsCommand::Share { id, off } => {
             let build = find_build(store, &id).await?;
             if build.owner.is_none() {

@@ -13,6 +13,7 @@ mod explain;
 mod history;
 mod mcp;
 mod notices;
+mod rate;
 mod render;
 mod sandbox;
 mod serve;

@@ -130,6 +130,30 @@ async fn teachers_see_their_class_and_classmates_follow_and_copy_shared_builds()
     let (status, body) = post(&c, &s, &ben, &format!("/api/builds/{ana_build}/cancel"), json!({})).await;
     assert_eq!((status, body["error"]["code"].as_str()), (403, Some("read_only")), "{body}");
     assert_eq!(post(&c, &s, &ben, &share, json!({"shared": false})).await.0, 403);
+
+    // A rating is its owner's alone (docs/feedback.md): someone who cannot see the build gets
+    // what they get for any unknown build; one who may read it, or an admin, is refused.
+    let rate = format!("/api/builds/{ana_build}/feedback");
+    let down = json!({"value": "down", "comment": "the walker's phone number is missing"});
+    let (status, body) = post(&c, &s, &cy, &rate, down.clone()).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_found")), "{body}");
+    assert_eq!(body["error"]["message"], format!("build {ana_build} not found"), "as for an id never given out");
+    assert_eq!(post(&c, &s, &ben, &rate, down.clone()).await.0, 403, "a classmate reads it, does not rate it");
+    let (status, body) = post(&c, &s, &admin, &rate, down.clone()).await;
+    assert_eq!(status, 403, "an admin does not rate for someone else: {body}");
+    for bad in [json!({"value": "sideways"}), json!({}), json!({"value": "up", "comment": "x".repeat(2001)})] {
+        let (status, body) = post(&c, &s, &ana, &rate, bad.clone()).await;
+        assert_eq!(status, 422, "{bad}: {body}");
+        assert!(body["error"]["code"].is_string() && body["error"]["message"].is_string(), "{body}");
+    }
+    let (status, body) = post(&c, &s, &ana, &rate, down).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!((body["feedback"]["value"].as_str(), body["moved"].clone()), (Some("down"), json!([])), "{body}");
+    let (_, view) = get(&c, &s, &ana, &format!("/api/builds/{ana_build}")).await;
+    assert_eq!(view["feedback"]["value"], "down", "{view}");
+    assert_eq!(view["feedback"]["comment"], "the walker's phone number is missing");
+    let (_, dash) = get(&c, &s, &admin, "/api/admin/dashboard").await;
+    assert_eq!(dash["ratings"]["builds"], json!({"up": 0, "down": 1}), "{}", dash["ratings"]);
     let explain = format!("/api/builds/{ana_build}/explain");
     assert_eq!(post(&c, &s, &ben, &explain, json!({})).await.0, 403);
     let task = json!({"plan": {"tasks": [{"id": "footer", "type": "code_generation", "description": "add a footer",

@@ -219,6 +219,26 @@ async fn a_lesson_learned_once_makes_the_next_related_build_succeed_first_try() 
     assert_eq!((last["status"].as_str(), last["end_reason"].as_str()), (Some("failed"), Some("verification_failed")));
     assert!(last["report"].as_str().unwrap().contains("Still failing"), "{last}");
 
+    // 4b. A person's 👎 on a published build that used the note counts against it as a
+    // failure would, once; changed to 👍 it counts for it (docs/feedback.md).
+    let liked = failed[1]["id"].as_str().unwrap().to_string();
+    let out = wright(&data, &["builds", "rate", &liked, "down", "--comment", "the + button is tiny"]).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let said = format!("1 note used by this build lost confidence: {note_id} 0.67 → 0.57");
+    assert!(out.stdout.contains(&said), "{}", out.stdout);
+    let n = &notes(&data).await[0];
+    assert_eq!((n["helpCount"].as_u64(), n["failCount"].as_u64()), (Some(3), Some(2)));
+    assert!((n["confidence"].as_f64().unwrap() - 4.0 / 7.0).abs() < 1e-9);
+    let again = wright(&data, &["builds", "rate", &liked, "down"]).await;
+    assert!(again.stdout.contains("No note's confidence moved"), "{}", again.stdout);
+    assert_eq!(notes(&data).await[0]["failCount"].as_u64(), Some(2), "the same rating moves them once");
+    let up = wright(&data, &["builds", "rate", &liked, "up", "--json"]).await.json();
+    assert_eq!(up["feedback"]["value"], 1);
+    assert_eq!(up["moved"][0]["id"], note_id.as_str());
+    assert!((up["moved"][0]["after"].as_f64().unwrap() - 5.0 / 8.0).abs() < 1e-9, "{up}");
+    let unknown = wright(&data, &["builds", "rate", "no-such-build", "up"]).await;
+    assert_ne!(unknown.code, 0, "an unknown build is an error");
+
     // 5. Export, then import into another database: the same notes.
     let file = dir.path().join("notes.jsonl");
     let out = wright(&data, &["notes", "export", file.to_str().unwrap()]).await;
@@ -298,4 +318,104 @@ async fn continue_and_explain_work_on_a_stored_build() {
     let asked = mock.requests()[0]["messages"][1]["content"].as_str().unwrap().to_string();
     assert!(asked.contains("### counter.js") && asked.contains(COUNTER_FIXED.trim_end()), "{asked}");
     assert!(mock.requests()[0]["messages"][0]["content"].as_str().unwrap().contains("analogies"));
+}
+
+/// The note a countdown build finds (`tags` match the prompt's words).
+fn countdown_note() -> String {
+    json!({
+        "id": "n-countdown",
+        "trigger": "countdown timer",
+        "triggerType": "pattern",
+        "lesson": "A countdown stops at zero; never show negative seconds.",
+        "libraries": [],
+        "tags": ["countdown", "timer"],
+        "errorPatterns": []
+    })
+    .to_string()
+}
+
+/// The countdown note as `wright notes list --json` shows it on the server's store.
+async fn countdown(s: &support::server::Server) -> Value {
+    let list: Value = serde_json::from_str(&s.cli(&["notes", "list", "--json"]).await).unwrap();
+    list.as_array().unwrap().iter().find(|n| n["id"] == "n-countdown").cloned().expect("the countdown note")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thumbs_down_in_the_web_ui_lowers_the_confidence_of_the_notes_the_build_used() {
+    use support::browser::{js, launch, shot, until};
+    let page_of = |title: &str| {
+        format!(
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head><body><h1>{title}</h1></body></html>"
+        )
+    };
+    let mock = MockLlm::start_with_fallback(
+        vec![
+            Turn::calls(&[("createFile", json!({"path": "index.html", "content": page_of("Countdown")}))]),
+            Turn::text("A countdown page."),
+            Turn::calls(&[("updateFile", json!({"path": "index.html", "content": page_of("Countdown 10")}))]),
+            Turn::text("It starts at 10 now."),
+        ],
+        Turn::text("Done."),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let s =
+        support::server::Server::start(dir.path(), &mock.base_url, &["--workers", "1", "--browser-check", "off"]).await;
+    let notes_file = dir.path().join("note.jsonl");
+    std::fs::write(&notes_file, countdown_note()).unwrap();
+    s.cli(&["notes", "import", notes_file.to_str().unwrap()]).await;
+    let login = s.login_url.clone().expect("a first start prints a login link");
+
+    let (mut browser, events, _profile) = launch().await;
+    let page = browser.new_page(login.as_str()).await.unwrap();
+    until(&page, "!document.getElementById('ask').hidden", "the prompt form").await;
+    js(&page, "document.getElementById('prompt').value = 'a countdown timer page'").await;
+    js(&page, "document.getElementById('template').value = 'static'").await;
+    page.find_element("button#build").await.unwrap().click().await.unwrap();
+    until(&page, "location.hash.startsWith('#build=')", "the build").await;
+    until(&page, "document.getElementById('phase').dataset.phase === 'PUBLISHED'", "PUBLISHED").await;
+    let id = js(&page, "location.hash.replace('#build=', '')").await.as_str().unwrap().to_string();
+    let shown: Value = serde_json::from_str(&s.cli(&["builds", "show", &id, "--json"]).await).unwrap();
+    assert_eq!(shown["notes_applied"], json!(["n-countdown"]), "the build used the note");
+    // Published with the note: verification counted it as helping.
+    let before = countdown(&s).await;
+    assert_eq!((before["helpCount"].as_u64(), before["failCount"].as_u64()), (Some(1), Some(0)), "{before}");
+
+    // 👎 with a comment: the note used loses confidence, and a follow-up is offered.
+    until(&page, "!document.getElementById('rate').hidden", "the rating buttons").await;
+    let comment = "start the countdown at 10, not 60";
+    js(&page, &format!("document.getElementById('rate-comment').value = {}", json!(comment))).await;
+    page.find_element("button#rate-down").await.unwrap().click().await.unwrap();
+    until(&page, "!document.getElementById('rate-keep').hidden", "Keep working on it").await;
+    let said = js(&page, "document.getElementById('rate-said').textContent").await;
+    assert!(said.as_str().unwrap().contains("1 note(s) this build used lost confidence"), "{said}");
+    assert_eq!(js(&page, "document.getElementById('rate-down').getAttribute('aria-pressed')").await, "true");
+    shot(&page, "feedback.png").await;
+    let after = countdown(&s).await;
+    assert_eq!(after["failCount"], 1, "{after}");
+    assert!(after["confidence"].as_f64().unwrap() < before["confidence"].as_f64().unwrap(), "{before} → {after}");
+
+    // "Keep working on it": a follow-up of this build whose prompt is the comment.
+    page.find_element("button#rate-keep").await.unwrap().click().await.unwrap();
+    until(&page, &format!("location.hash.startsWith('#build=') && location.hash !== '#build={id}'"), "the follow-up")
+        .await;
+    let next = js(&page, "location.hash.replace('#build=', '')").await.as_str().unwrap().to_string();
+    let shown: Value = serde_json::from_str(&s.cli(&["builds", "show", &next, "--json"]).await).unwrap();
+    assert_eq!(shown["build"]["prompt"], comment, "{shown}");
+    assert_eq!(shown["build"]["parent_id"], id.as_str(), "{shown}");
+    until(&page, "document.getElementById('phase').dataset.phase === 'PUBLISHED'", "the follow-up published").await;
+
+    // The dashboard counts the 👎.
+    js(&page, "location.hash = '#admin'").await;
+    until(&page, "!!document.querySelector('#dashboard-body table.ratings')", "the ratings table").await;
+    let row = js(
+        &page,
+        "[...document.querySelector('#dashboard-body table.ratings tbody tr').cells].map(c => c.textContent)",
+    )
+    .await;
+    assert_eq!(row, json!(["Builds", "", "0", "1"]), "{row}");
+    shot(&page, "feedback-dashboard.png").await;
+    browser.close().await.unwrap();
+    let _ = browser.wait().await;
+    events.abort();
 }

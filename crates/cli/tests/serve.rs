@@ -33,6 +33,17 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
     // A right-to-left override and a NUL ride along: removed before anything stores or reads
     // the prompt, and said so.
     let id = create_ok(&c, &s, &alice, "a landing page for a dog\u{202E}gnikalw\u{0} walking business").await;
+    // Not finished (the model takes 3 s): it cannot be rated yet.
+    let res = c
+        .post(s.url(&format!("/api/builds/{id}/feedback")))
+        .bearer_auth(&alice)
+        .json(&serde_json::json!({"value": "up"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 409);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "not_finished", "{body}");
     let events = stream(&c, &s, &alice, &id, None).await;
     let last = events.last().unwrap();
     assert_eq!(last.event, "complete");
@@ -191,6 +202,7 @@ async fn a_build_streams_resumes_exactly_and_fans_out() {
         ("/api/builds/{id}", "get"),
         ("/api/builds/{id}/events", "get"),
         ("/api/builds/{id}/cancel", "post"),
+        ("/api/builds/{id}/feedback", "post"),
         ("/api/builds/{id}/files", "get"),
         ("/api/builds/{id}/files/{path}", "get"),
         ("/api/builds/{id}/archive", "get"),

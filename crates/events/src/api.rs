@@ -213,6 +213,9 @@ pub struct BuildView {
     /// /api/builds/{id}` and `GET /api/builds?shared=true` (docs/classes.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared_by: Option<String>,
+    /// Its owner's 👍/👎 on it, if they gave one (`GET /api/builds/{id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<BuildRating>,
 }
 
 /// A file of a build.
@@ -314,4 +317,63 @@ pub struct AppEdit {
     pub slug: Option<String>,
     pub title: Option<String>,
     pub description: Option<String>,
+}
+
+/// 👍 or 👎.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Thumb {
+    Up,
+    Down,
+}
+
+impl Thumb {
+    /// As the store keeps it: 1 or -1.
+    pub fn value(self) -> i8 {
+        match self {
+            Thumb::Up => 1,
+            Thumb::Down => -1,
+        }
+    }
+
+    /// From the store's 1 or -1 (anything not positive is 👎).
+    pub fn of(value: i8) -> Self {
+        if value > 0 { Thumb::Up } else { Thumb::Down }
+    }
+}
+
+/// A person's verdict on a finished build (`POST /api/builds/{id}/feedback`).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateBody {
+    pub value: Thumb,
+    /// What was wrong or right, at most 2000 characters; after a 👎 the web UI offers it as
+    /// the prompt of a follow-up build.
+    #[serde(default)]
+    pub comment: Option<String>,
+}
+
+/// A build's rating as the API shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct BuildRating {
+    pub value: Thumb,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    pub updated_at: String,
+}
+
+/// A note whose confidence a rating moved.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct MovedNoteView {
+    pub id: String,
+    pub before: f64,
+    pub after: f64,
+}
+
+/// What rating a build did: the rating, and the notes it used whose confidence moved (none
+/// when the same rating was given before).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RatedView {
+    pub feedback: BuildRating,
+    pub moved: Vec<MovedNoteView>,
 }

@@ -52,6 +52,10 @@ pub struct Dashboard {
     /// duration per day.
     #[schema(value_type = Object)]
     pub seeds: SeedMetrics,
+    /// People's 👍/👎: on builds (overall and per experiment variant) and on the chat's
+    /// replies (per tool), one signal (docs/feedback.md).
+    #[schema(value_type = Object)]
+    pub ratings: wright_store::RatingSummary,
 }
 
 /// Everything the admin dashboard draws (admins only).
@@ -73,6 +77,7 @@ pub async fn dashboard(
         workers: state.store.workers(crate::maintenance::ALIVE).await?,
         spend: state.store.spending(chrono::Utc::now(), None).await?,
         seeds: state.store.seeds(chrono::Utc::now(), days).await?,
+        ratings: state.store.rating_summary().await?,
     }))
 }
 

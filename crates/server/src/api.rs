@@ -8,6 +8,15 @@ pub use wright_events::api::{
 };
 use wright_store::BuildRecord;
 
+/// A stored rating as the API shows it.
+pub fn rating_of(f: wright_store::BuildFeedback) -> wright_events::api::BuildRating {
+    wright_events::api::BuildRating {
+        value: wright_events::api::Thumb::of(f.value),
+        comment: f.comment,
+        updated_at: f.updated_at,
+    }
+}
+
 /// A stored build as the API shows it; the report only in `GET /api/builds/{id}`.
 pub fn view_of(b: BuildRecord, preview_origin: &str, with_report: bool) -> BuildView {
     let template = b.shown_template().to_string();
@@ -40,6 +49,7 @@ pub fn view_of(b: BuildRecord, preview_origin: &str, with_report: bool) -> Build
         report: if with_report { b.report } else { None },
         app: None,
         shared_by: None,
+        feedback: None,
         id,
     }
 }

@@ -238,6 +238,7 @@ pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<S
     let mut view = crate::api::view_of(b, &state.cfg.preview_origin(), true);
     view.app = state.store.app_of_build(&id).await?.map(|a| a.to_ref());
     view.shared_by = state.store.shared(&id).await?.map(|s| s.by);
+    view.feedback = state.store.build_feedback(&id).await?.map(crate::api::rating_of);
     if queued {
         view.queue_position = Some(state.store.queue_position(&id).await?);
     }

@@ -45,6 +45,7 @@ mod embeddings;
 mod enqueue;
 mod error;
 mod explain;
+mod feedback;
 mod files;
 mod headers;
 mod jobs;

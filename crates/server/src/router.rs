@@ -6,7 +6,8 @@ use crate::api::{BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::{
-    admin, assistant, auth, builds, chat, classes, embeddings, explain, ops, published, spend_api, tasks, ui, visitor,
+    admin, assistant, auth, builds, chat, classes, embeddings, explain, feedback, ops, published, spend_api, tasks, ui,
+    visitor,
 };
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
@@ -34,6 +35,7 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(builds::create, builds::list))
         .routes(routes!(builds::get))
         .routes(routes!(builds::cancel))
+        .routes(routes!(feedback::rate))
         .routes(routes!(builds::files))
         // The one path axum spells otherwise (`{*path}`); documented by ApiDoc itself.
         .route("/api/builds/{id}/files/{*path}", get(builds::file))

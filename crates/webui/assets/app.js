@@ -9,6 +9,7 @@ import { showDashboard } from './dashboard.js';
 import { showSpend } from './spend.js';
 import { showApps } from './apps.js';
 import { mountClasses, showSharing, loadShared, showClasses } from './classes.js';
+import { mountFeedback, showFeedback, offerFeedback, hideFeedback } from './feedback.js';
 import { showChat, hideChat } from './chat.js';
 import { $, api, el } from './dom.js';
 import { plainError, showError } from './errors.js';
@@ -44,6 +45,7 @@ function clearView() {
   $('fixes').hidden = true;
   $('more').hidden = true;
   $('more-error').textContent = '';
+  hideFeedback();
   $('explain').hidden = true;
   $('explain-left').hidden = true;
   $('download').hidden = false;
@@ -84,6 +86,7 @@ async function open(id) {
   const ended = build.status === 'published' || build.status === 'failed';
   // Someone else's build (shared, or a student's) is read-only: it may be copied, not changed.
   me.own = showSharing(build, $('more').querySelector('label'), $('more-go'));
+  showFeedback(build, me.own);
   $('cancel').hidden = ended || !me.own;
   // A task run's project is kept working on with another task file, not a prompt.
   $('more').hidden = !ended || me.kind === 'task';
@@ -185,6 +188,7 @@ function show(e) {
       $('cancel').hidden = true;
       $('more').hidden = current.kind === 'task';
       if (current.own) offerProject(current.id);
+      if (current.kind !== 'task') offerFeedback(current.id, current.own);
       // A build that wrote nothing has no code to explain, no page to show and nothing to download.
       $('explain').hidden = e.files.length === 0 || !current.own;
       $('explain-left').hidden = e.files.length === 0 || !current.own;
@@ -505,6 +509,7 @@ async function start() {
   $('nav-admin').hidden = !admin;
   for (const node of [$('more').querySelector('label'), $('more-go')]) node.dataset.ownText = node.textContent;
   mountClasses(lang, me);
+  mountFeedback(lang);
   showSpend(t);
   $('ask').hidden = false;
   $('prompt').value = localStorage.getItem(DRAFT_KEY) || '';

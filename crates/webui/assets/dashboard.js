@@ -117,6 +117,15 @@ export async function showDashboard(t) {
     ),
   );
 
+  // People's 👍/👎 (docs/feedback.md): builds overall and per experiment variant, and the
+  // chat's replies per tool, one signal.
+  const r = d.ratings || { builds: { up: 0, down: 0 }, by_variant: [], chat_by_tool: [] };
+  root.append(el('h3', {}, t('dash.ratings')));
+  const rows = [[t('dash.rated_builds'), '', String(r.builds.up), String(r.builds.down)]];
+  for (const v of r.by_variant) rows.push([t('dash.rated_builds'), `${t('dash.variant')} ${v.name}`, String(v.up), String(v.down)]);
+  for (const c of r.chat_by_tool) rows.push([t('dash.rated_chat'), c.name, String(c.up), String(c.down)]);
+  root.append(simpleTable('ratings', ['dash.rated_what', 'dash.rated_which', 'dash.up', 'dash.down'], rows, t));
+
   root.append(el('h3', {}, t('dash.workers')));
   root.append(
     simpleTable(

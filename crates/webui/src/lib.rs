@@ -42,6 +42,7 @@ pub const ASSETS: &[Asset] = &[
     Asset { name: "spend.js", content_type: JS, body: include_str!("../assets/spend.js") },
     Asset { name: "apps.js", content_type: JS, body: include_str!("../assets/apps.js") },
     Asset { name: "classes.js", content_type: JS, body: include_str!("../assets/classes.js") },
+    Asset { name: "feedback.js", content_type: JS, body: include_str!("../assets/feedback.js") },
     Asset { name: "tasks.js", content_type: JS, body: include_str!("../assets/tasks.js") },
     Asset { name: "chat.js", content_type: JS, body: include_str!("../assets/chat.js") },
     Asset { name: "parts.js", content_type: JS, body: include_str!("../assets/parts.js") },
