@@ -86,7 +86,7 @@ fn esc(s: &str) -> String {
 /// Horizontal bars with interval whiskers, one row per arm and rate, on a 0–100% axis.
 fn rates_chart(c: &Comparison) -> String {
     let mut svg = String::from(
-        r#"<svg role="img" aria-label="rates per variant" viewBox="0 0 520 200" width="520" height="200" xmlns="http://www.w3.org/2000/svg">"#,
+        r#"<svg role="img" aria-label="rates per variant" viewBox="0 0 560 130" width="560" height="130" xmlns="http://www.w3.org/2000/svg">"#,
     );
     let x = |f: f64| 150.0 + f.clamp(0.0, 1.0) * 340.0;
     let mut y = 20.0;
@@ -109,7 +109,7 @@ fn rates_chart(c: &Comparison) -> String {
         }
         y += 10.0;
     }
-    svg.push_str(r##"<line x1="150" x2="150" y1="10" y2="190" stroke="#999"/></svg>"##);
+    svg.push_str(r##"<line x1="150" x2="150" y1="10" y2="125" stroke="#999"/></svg>"##);
     svg
 }
 
