@@ -2,8 +2,8 @@
 
 use crate::{
     AppStore, AssistantStore, Attempt, BuildRecord, CancelOutcome, ChatStore, ClassStore, DayStats, Enqueued,
-    ErrorKindCount, LentProject, Limiter, Maintenance, NewBuild, Note, NoteStatus, PreviewLog, QueuedBuild, Restart,
-    Result, RunEnd, RunLog, SessionKind, Spending, Stats, TaskRecord, Turn, UsageEntry, User,
+    ErrorKindCount, ExperimentStore, LentProject, Limiter, Maintenance, NewBuild, Note, NoteStatus, PreviewLog,
+    QueuedBuild, Restart, Result, RunEnd, RunLog, SessionKind, Spending, Stats, TaskRecord, Turn, UsageEntry, User,
 };
 use async_trait::async_trait;
 use std::time::Duration;
@@ -30,7 +30,16 @@ pub struct NoteHit {
 /// and the worker registry go through its [`Maintenance`].
 #[async_trait]
 pub trait Store:
-    RunLog + ChatStore + AssistantStore + AppStore + Maintenance + PreviewLog + Limiter + ClassStore + Spending
+    RunLog
+    + ChatStore
+    + AssistantStore
+    + AppStore
+    + Maintenance
+    + PreviewLog
+    + Limiter
+    + ClassStore
+    + Spending
+    + ExperimentStore
 {
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;
