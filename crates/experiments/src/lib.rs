@@ -13,6 +13,8 @@
 
 mod assign;
 mod metric;
+mod report;
 
 pub use assign::{ExperimentError, Variant, assign, bucket};
 pub use metric::{Assignment, Metric, Outcome, Unit};
+pub use report::{Arm, Mean, Rate, Report, arms_report};
