@@ -7,6 +7,7 @@ mod args;
 mod chat;
 mod classes;
 mod endpoint;
+mod experiments;
 mod explain;
 mod history;
 mod mcp;
@@ -144,6 +145,14 @@ enum Command {
         db: DbArgs,
         #[command(subcommand)]
         command: classes::ClassesCommand,
+    },
+    /// Online experiments of `wright serve` (docs/experiments.md): create one, start it, show
+    /// its arms, stop it.
+    Experiments {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: experiments::ExperimentsCommand,
     },
 }
 
@@ -325,6 +334,10 @@ fn main() -> ExitCode {
             Command::Classes { db, command } => {
                 let store = open_store(db, cli.config.as_deref()).await?;
                 done(classes::classes(command, store.as_ref(), &mut std::io::stdout()).await)
+            }
+            Command::Experiments { db, command } => {
+                let store = open_store(db, cli.config.as_deref()).await?;
+                done(experiments::experiments(command, store.as_ref(), &mut std::io::stdout()).await)
             }
         }
     });
