@@ -9,6 +9,7 @@ mod support;
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::MockLlm;
+use support::browser::{js, launch, shot, until};
 use support::server::{Server, client, create_ok, get_json, stateless_model, stream};
 use wright_experiments::{Variant, assign};
 
@@ -86,6 +87,23 @@ async fn builds_join_the_running_experiment_by_their_owner() {
     assert_eq!(arms.iter().map(|a| a["n"].as_u64().unwrap()).sum::<u64>(), 4);
     let shown = s.cli(&["experiments", "show", "split"]).await;
     assert!(shown.contains("Verdict:"), "{shown}");
+
+    // The admin dashboard shows the experiment, its arms and verdict, with Stop.
+    let login = s.login_url.clone().expect("a first start prints an admin's login link");
+    let (mut browser, events, _profile) = launch().await;
+    let page = browser.new_page(login.as_str()).await.unwrap();
+    until(&page, "!document.getElementById('ask').hidden", "the prompt form").await;
+    js(&page, "location.hash = '#admin'").await;
+    until(&page, "document.querySelectorAll('#experiments article.experiment').length === 2", "the experiments").await;
+    let card = js(&page, "[...document.querySelectorAll('#experiments article')].find(a => a.querySelector('h4').textContent.startsWith('split')).innerText").await;
+    let card = card.as_str().unwrap().to_string();
+    assert!(card.contains("split · running") && card.contains("control (1)") && card.contains("treat (1)"), "{card}");
+    assert!(card.contains("Sample ratio check: p = ") && card.contains("Verdict: "), "{card}");
+    assert!(card.contains("Stop"), "{card}");
+    assert_eq!(js(&page, "document.querySelectorAll('#experiments .exp-bar').length").await, 4);
+    shot(&page, "experiments.png").await;
+    browser.close().await.unwrap();
+    events.abort();
 
     let stop = c
         .post(s.url(&format!("/api/admin/experiments/{id}/stop")))
