@@ -55,6 +55,16 @@ async fn builds_join_the_running_experiment_by_their_owner() {
     let not_admin = c.get(s.url("/api/admin/experiments")).bearer_auth(&ana).send().await.unwrap();
     assert_eq!(not_admin.status(), 403);
 
+    let doc: Value = c.get(s.url("/api/openapi.json")).send().await.unwrap().json().await.unwrap();
+    for (path, method) in [
+        ("/api/admin/experiments", "get"),
+        ("/api/admin/experiments", "post"),
+        ("/api/admin/experiments/{id}/start", "post"),
+        ("/api/admin/experiments/{id}/stop", "post"),
+    ] {
+        assert!(doc["paths"][path][method].is_object(), "{method} {path} is missing from the OpenAPI document");
+    }
+
     let list = get_json(&c, &s, &admin, "/api/admin/experiments").await;
     let exp =
         list.as_array().unwrap().iter().find(|e| e["experiment"]["name"] == "split").unwrap()["experiment"].clone();

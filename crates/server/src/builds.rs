@@ -172,8 +172,11 @@ pub async fn create(
     if let Some(answer) = enqueued? {
         return Ok(answer);
     }
-    if let Some(a) = &assigned {
-        state.store.set_build_variant(&id, &a.experiment, &a.variant.name).await?;
+    // Queued already: a failure here leaves the build out of the arms' counts, not unqueued.
+    if let Some(a) = &assigned
+        && let Err(e) = state.store.set_build_variant(&id, &a.experiment, &a.variant.name).await
+    {
+        tracing::warn!(build = %id, "the build's experiment variant could not be recorded: {e}");
     }
     if body.assistant
         && let Err(e) =
