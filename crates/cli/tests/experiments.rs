@@ -94,9 +94,28 @@ async fn builds_join_the_running_experiment_by_their_owner() {
         let name = arm["name"].as_str().unwrap();
         assert_eq!(arm["n"], expected.get(name).copied().unwrap_or(0), "arm {name}: {split}");
     }
-    assert_eq!(arms.iter().map(|a| a["n"].as_u64().unwrap()).sum::<u64>(), 4);
+    assert_eq!(arms.iter().map(|a| a["n"].as_u64().unwrap()).sum::<u64>(), 4, "the four builds before the retried one");
     let shown = s.cli(&["experiments", "show", "split"]).await;
     assert!(shown.contains("Verdict:"), "{shown}");
+
+    // A retry with the same Idempotency-Key gets its build back, variant and all.
+    let body = json!({"prompt": "a retried page", "template": "static"});
+    let mut ids = vec![];
+    for _ in 0..2 {
+        let res = c
+            .post(s.url("/api/builds"))
+            .bearer_auth(&ana)
+            .header("Idempotency-Key", "k-1")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 202);
+        ids.push(res.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string());
+    }
+    assert_eq!(ids[0], ids[1], "the retry names the same build");
+    let events = tokio::time::timeout(Duration::from_secs(120), stream(&c, &s, &ana, &ids[0], None)).await.unwrap();
+    assert_eq!(events.iter().filter(|e| e.event == "experiment_assigned").count(), 1);
 
     // The admin dashboard shows the experiment, its arms and verdict, with Stop.
     let login = s.login_url.clone().expect("a first start prints an admin's login link");
