@@ -9,6 +9,7 @@ mod classes;
 mod endpoint;
 mod eval;
 mod eval_report;
+mod experiments;
 mod explain;
 mod history;
 mod mcp;
@@ -150,6 +151,14 @@ enum Command {
         db: DbArgs,
         #[command(subcommand)]
         command: classes::ClassesCommand,
+    },
+    /// Online experiments of `wright serve` (docs/experiments.md): create one, start it, show
+    /// its arms, stop it.
+    Experiments {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: experiments::ExperimentsCommand,
     },
 }
 
@@ -332,6 +341,10 @@ fn main() -> ExitCode {
             Command::Classes { db, command } => {
                 let store = open_store(db, cli.config.as_deref()).await?;
                 done(classes::classes(command, store.as_ref(), &mut std::io::stdout()).await)
+            }
+            Command::Experiments { db, command } => {
+                let store = open_store(db, cli.config.as_deref()).await?;
+                done(experiments::experiments(command, store.as_ref(), &mut std::io::stdout()).await)
             }
         }
     });

@@ -12,7 +12,7 @@ use crate::{Lang, RunKind, Template};
 use serde::{Deserialize, Serialize};
 
 /// A queued run's job: which engine runs it, and with what.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "args", rename_all = "snake_case")]
 pub enum QueuedJob {
     /// A build from a prompt (`POST /api/builds`).
@@ -42,7 +42,7 @@ pub struct TaskArgs {
 }
 
 /// What a build was asked to do, checked and typed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BuildArgs {
     pub prompt: String,
@@ -67,6 +67,10 @@ pub struct BuildArgs {
     /// ([`wright_text::hidden`]); the build's narration says so.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub hidden_removed: u32,
+    /// The running experiment's variant this build was put in when it was queued (never sent
+    /// by a client: the server decides it), applied when it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<wright_experiments::Assignment>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -115,6 +119,7 @@ impl BuildArgs {
             assistant: body.assistant,
             allow_hosts: body.allow_hosts.clone(),
             hidden_removed: u32::try_from(prompt.removed).unwrap_or(u32::MAX),
+            variant: None,
         })
     }
 }
@@ -211,8 +216,22 @@ mod tests {
                 assistant: false,
                 allow_hosts: None,
                 hidden_removed: 0,
+                variant: None,
             })
         );
+        assert!(!minimal.encode().contains("variant"), "no variant, no field: {}", minimal.encode());
+    }
+
+    #[test]
+    fn a_build_keeps_its_experiment_variant_through_the_queue() {
+        let mut variant = wright_experiments::Variant::named("fast", 2.0);
+        variant.model = Some("m-small".into());
+        let job = QueuedJob::Build(BuildArgs {
+            prompt: "p".into(),
+            variant: Some(wright_experiments::Assignment { experiment: "x-1".into(), variant }),
+            ..Default::default()
+        });
+        assert_eq!(QueuedJob::decode(&job.encode()).unwrap(), job);
     }
 
     #[test]

@@ -14,9 +14,11 @@
 mod assign;
 pub mod compare;
 mod metric;
+mod report;
 pub mod suite;
 
 pub use assign::{ExperimentError, Variant, assign, bucket};
 pub use compare::{Comparison, compare};
 pub use metric::{Assignment, Metric, Outcome, Unit};
+pub use report::{Arm, Mean, Rate, Report, arms_report};
 pub use suite::{Suite, SuiteError, SuiteRequest};

@@ -103,6 +103,7 @@ pub async fn create(
         Ok(dedup_key) => dedup_key,
         Err(answer) => return Ok(answer),
     };
+    let mut args = args;
     validate(&state, &body)?;
     crate::spend::check(&state, &caller.0.id).await?;
     // A build of one's own is continued in its folder; one the caller may only read (shared by
@@ -127,6 +128,14 @@ pub async fn create(
     if let (Some(p), true) = (&parent, copy) {
         copy_files(&state, p, &id).await?;
     }
+    // A new build that names no model joins the running experiment, if one is.
+    let assigned = if body.r#continue.is_none() && body.model.is_none() {
+        crate::experiments::assign_build(&state, &caller.0.id, &id).await?
+    } else {
+        None
+    };
+    args.variant.clone_from(&assigned);
+    let job = QueuedJob::Build(args.clone());
     let ahead = state.store.queue_depth().await?;
     let now = wright_events::now();
     let first = EventKind::Queued { position: ahead };
@@ -162,6 +171,12 @@ pub async fn create(
     }
     if let Some(answer) = enqueued? {
         return Ok(answer);
+    }
+    // Queued already: a failure here leaves the build out of the arms' counts, not unqueued.
+    if let Some(a) = &assigned
+        && let Err(e) = state.store.set_build_variant(&id, &a.experiment, &a.variant.name).await
+    {
+        tracing::warn!(build = %id, "the build's experiment variant could not be recorded: {e}");
     }
     if body.assistant
         && let Err(e) =

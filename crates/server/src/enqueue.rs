@@ -128,7 +128,12 @@ pub(crate) async fn refuse(
 /// as the typed jobs they ask for, so spacing, key order and spelling (`Full-Stack`) do not
 /// count; an identical twin found without the key asks for the same job by construction.
 pub(crate) fn existing(b: BuildRecord, job: &QueuedJob) -> ApiResult<(StatusCode, Json<Created>)> {
-    let differs = b.job.as_ref().is_some_and(|first| first.as_ref() != Ok(job));
+    // The experiment variant a build was put in is the server's, not the request's.
+    let asked = |j: &QueuedJob| match j {
+        QueuedJob::Build(a) => QueuedJob::Build(wright_events::job::BuildArgs { variant: None, ..a.clone() }),
+        other => other.clone(),
+    };
+    let differs = b.job.as_ref().is_some_and(|first| first.as_ref().map(asked) != Ok(asked(job)));
     let id = b.start.id;
     if differs {
         return Err(ApiError::invalid(

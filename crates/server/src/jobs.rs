@@ -64,7 +64,7 @@ impl Ready {
                     holder: Some(worker.to_string()),
                     allow_hosts: args.allow_hosts,
                     leash,
-                    variant: None,
+                    variant: args.variant,
                     hidden_removed: args.hidden_removed,
                 };
                 let prepared = engine.prepare(job).await.map_err(|e| failed("the build could not start", e))?;

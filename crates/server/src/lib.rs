@@ -44,6 +44,7 @@ mod config;
 mod embeddings;
 mod enqueue;
 mod error;
+mod experiments;
 mod explain;
 mod feedback;
 mod files;

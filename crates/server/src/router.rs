@@ -6,8 +6,8 @@ use crate::api::{BuildBody, BuildView, Cancelled, Created, ErrorBody, ErrorInner
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::{
-    admin, assistant, auth, builds, chat, classes, embeddings, explain, feedback, ops, published, spend_api, tasks, ui,
-    visitor,
+    admin, assistant, auth, builds, chat, classes, embeddings, experiments, explain, feedback, ops, published,
+    spend_api, tasks, ui, visitor,
 };
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
@@ -53,6 +53,9 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(admin::edit_note))
         .routes(routes!(admin::dashboard))
         .routes(routes!(admin::stats))
+        .routes(routes!(experiments::list, experiments::create))
+        .routes(routes!(experiments::start))
+        .routes(routes!(experiments::stop))
         .routes(routes!(spend_api::mine))
         .routes(routes!(spend_api::all))
         .routes(routes!(spend_api::set_user_cap))
@@ -147,7 +150,7 @@ async fn openapi(doc: std::sync::Arc<Result<String, String>>) -> Response {
     // Only the route whose path axum and OpenAPI spell differently (`{*path}`, a path of any
     // depth): every other route is put in the document by the router that serves it (above).
     paths(crate::builds::file),
-    components(schemas(crate::api::TaskBody, crate::api::TaskRunView, crate::api::TaskOutcomeView, crate::api::AppView, crate::api::AppEdit, BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner, crate::admin::Dashboard, crate::admin::NoteEdit, crate::explain::ExplainBody, crate::explain::Explanation, crate::error::LimitHit)),
+    components(schemas(crate::api::TaskBody, crate::api::TaskRunView, crate::api::TaskOutcomeView, crate::api::AppView, crate::api::AppEdit, BuildBody, Created, BuildView, FileEntry, Cancelled, Me, Models, ErrorBody, ErrorInner, crate::admin::Dashboard, crate::admin::NoteEdit, crate::experiments::ExperimentView, crate::experiments::ExperimentBody, crate::experiments::StopBody, crate::explain::ExplainBody, crate::explain::Explanation, crate::error::LimitHit)),
     modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;

@@ -2,8 +2,9 @@
 
 use crate::{
     AppStore, AssistantStore, Attempt, BuildRecord, CancelOutcome, ChatStore, ClassStore, DayStats, Enqueued,
-    ErrorKindCount, FeedbackStore, LentProject, Limiter, Maintenance, NewBuild, Note, NoteStatus, PreviewLog,
-    QueuedBuild, Restart, Result, RunEnd, RunLog, SessionKind, Spending, Stats, TaskRecord, Turn, UsageEntry, User,
+    ErrorKindCount, ExperimentStore, FeedbackStore, LentProject, Limiter, Maintenance, NewBuild, Note, NoteStatus,
+    PreviewLog, QueuedBuild, Restart, Result, RunEnd, RunLog, SessionKind, Spending, Stats, TaskRecord, Turn,
+    UsageEntry, User,
 };
 use async_trait::async_trait;
 use std::time::Duration;
@@ -40,6 +41,7 @@ pub trait Store:
     + ClassStore
     + Spending
     + FeedbackStore
+    + ExperimentStore
 {
     // Builds.
     async fn create_build(&self, build: &NewBuild) -> Result<()>;

@@ -23,6 +23,7 @@ fn job() -> QueuedJob {
         assistant: true,
         allow_hosts: Some(vec!["api.example.test".into()]),
         hidden_removed: 0,
+        variant: None,
     })
 }
 

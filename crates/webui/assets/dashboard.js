@@ -90,6 +90,9 @@ export async function showDashboard(t) {
   root.append(charts);
 
   showSpendAndSeeds(root, d, t);
+  const exps = el('section', { id: 'experiments' });
+  root.append(exps);
+  showExperiments(exps, t);
 
   root.append(el('h3', {}, t('dash.notes')));
   const table = el('table', { class: 'notes' });
@@ -274,4 +277,73 @@ function showSpendAndSeeds(root, d, t) {
   const rate = (ok, all) => (all ? pct(ok / all) : '–');
   tile(t('dash.with_notes'), `${rate(n.published_with_notes, n.builds_with_notes)} · ${rate(n.published_without_notes, n.builds_without_notes)}`);
   root.append(tiles);
+}
+
+/// The online experiments (GET /api/admin/experiments): each arm's builds and rates with their
+/// 95% intervals (as text and a small bar), the sample-ratio line and the verdict, with Start
+/// and Stop buttons (docs/experiments.md).
+async function showExperiments(box, t) {
+  let list;
+  try {
+    list = await api('/api/admin/experiments');
+  } catch (err) {
+    box.replaceChildren(el('p', { class: 'error', role: 'alert' }, err.message));
+    return;
+  }
+  box.replaceChildren(el('h3', {}, t('exp.title')));
+  if (!list.length) box.append(el('p', { class: 'muted' }, t('exp.none')));
+  const rate = (r) => (r.rate == null ? '–' : `${pct(r.rate)} [${pct(r.low)}–${pct(r.high)}]`);
+  const bar = (r) => {
+    const b = el('span', { class: 'exp-bar', role: 'img', 'aria-label': rate(r) });
+    const fill = el('span', { class: 'exp-fill' });
+    fill.style.width = `${Math.round((r.rate || 0) * 100)}%`;
+    b.append(fill);
+    return b;
+  };
+  const mean = (m, f) => (m.mean == null ? '–' : `${f(m.mean)} [${f(m.low)}–${f(m.high)}]`);
+  for (const { experiment: e, report: r } of list) {
+    const card = el('article', { class: 'experiment' });
+    const promoted = e.promoted ? ` · ${t('exp.promoted')} ${e.promoted}` : '';
+    card.append(el('h4', {}, `${e.name} · ${t(`exp.${e.state}`)}${promoted}`));
+    const table = el('table', { class: 'arms' });
+    const head = el('tr');
+    for (const h of ['exp.arm', 'exp.builds', 'exp.published', 'exp.first_try', 'exp.thumbs', 'exp.cost']) head.append(el('th', {}, t(h)));
+    const thead = el('thead');
+    thead.append(head);
+    const body = el('tbody');
+    for (const a of r.arms) {
+      const row = el('tr');
+      const pub = el('td', {}, `${rate(a.published)} `);
+      pub.append(bar(a.published));
+      row.append(
+        el('td', {}, `${a.name} (${a.weight})`),
+        el('td', {}, String(a.n)),
+        pub,
+        el('td', {}, rate(a.first_try)),
+        el('td', {}, rate(a.thumbs_up)),
+        el('td', {}, mean(a.cost, (v) => `$${v.toFixed(3)}`)),
+      );
+      body.append(row);
+    }
+    table.append(thead, body);
+    card.append(table);
+    const srm = r.srm_warning || `${t('exp.srm')} p = ${r.srm_p.toFixed(3)}`;
+    card.append(el('p', { class: r.srm_warning ? 'error srm' : 'muted srm' }, srm));
+    card.append(el('p', { class: 'verdict' }, `${t('exp.verdict')}: ${r.verdict}`));
+    const act = async (what, body) => {
+      try {
+        await api(`/api/admin/experiments/${encodeURIComponent(e.id)}/${what}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        showExperiments(box, t);
+      } catch (err) {
+        card.append(el('p', { class: 'error', role: 'alert' }, err.message));
+      }
+    };
+    if (e.state === 'draft') card.append(el('button', { type: 'button', onclick: () => act('start', {}) }, t('exp.start')));
+    if (e.state === 'running') card.append(el('button', { type: 'button', onclick: () => act('stop', {}) }, t('exp.stop')));
+    box.append(card);
+  }
 }

@@ -11,6 +11,7 @@ mod assistant;
 mod assistant_calls;
 mod chat;
 mod classes;
+mod experiments;
 mod feedback;
 mod limits;
 mod maintenance;

@@ -1,0 +1,163 @@
+//! Online experiments (docs/experiments.md): the variant a new build is put in when it is
+//! queued, and the admin API that creates, starts, stops and reports experiments.
+
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiJson, ApiResult};
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use wright_experiments::{Assignment, Metric, Report, Unit, Variant, arms_report};
+use wright_store::{Experiment, NewExperiment, StoreError};
+
+/// The running experiment's variant for a new build of `owner` whose id is `build`: by its
+/// owner (a person keeps one variant) or by the build, as the experiment's unit says. `None`
+/// when no experiment runs.
+pub(crate) async fn assign_build(state: &AppState, owner: &str, build: &str) -> ApiResult<Option<Assignment>> {
+    let Some(exp) = state.store.running_experiment().await? else {
+        return Ok(None);
+    };
+    let unit = match exp.unit {
+        Unit::User => owner,
+        Unit::Build => build,
+    };
+    let i = wright_experiments::assign(&exp.id, &exp.salt, unit, &exp.variants)
+        .map_err(|e| ApiError::internal(format!("experiment `{}` cannot assign: {e}", exp.name)))?;
+    let variant = exp.variants.get(i).cloned().ok_or_else(|| ApiError::internal("assignment out of range"))?;
+    Ok(Some(Assignment { experiment: exp.id, variant }))
+}
+
+fn admins_only(caller: &Caller) -> ApiResult<()> {
+    if caller.is_admin() {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden("experiments change how every user's builds are made; only admins may see them"))
+    }
+}
+
+/// An experiment with what its arms show so far.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ExperimentView {
+    #[schema(value_type = Object)]
+    pub experiment: Experiment,
+    #[schema(value_type = Object)]
+    pub report: Report,
+}
+
+/// A new experiment (a draft until started).
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentBody {
+    pub name: String,
+    /// `user` (default: a person keeps one variant) or `build`.
+    pub unit: Option<String>,
+    /// `[{name, weight?, model?, prompt_version?, note_budget?, starter_policy?}]`, two or more.
+    #[schema(value_type = Vec<Object>)]
+    pub variants: Vec<Variant>,
+    /// The metric the test is read on (default `published`).
+    pub primary: Option<String>,
+    #[serde(default)]
+    pub guardrails: Vec<String>,
+    /// Builds per arm at which the test is read (default 100).
+    pub horizon: Option<u32>,
+}
+
+/// How an experiment ends.
+#[derive(Deserialize, Default, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StopBody {
+    /// The variant to record as the winner.
+    pub promote: Option<String>,
+}
+
+/// What an experiment's arms show so far (the same report as `wright experiments show`).
+pub(crate) async fn view(state: &AppState, experiment: Experiment) -> ApiResult<ExperimentView> {
+    let outcomes = state.store.arm_outcomes(&experiment.id).await?;
+    let report = arms_report(&experiment.variants, &outcomes, experiment.primary, experiment.horizon);
+    Ok(ExperimentView { experiment, report })
+}
+
+fn metric(name: &str) -> ApiResult<Metric> {
+    Metric::parse(name).ok_or_else(|| {
+        let all: Vec<&str> = Metric::ALL.iter().map(|m| m.as_str()).collect();
+        ApiError::invalid("bad_metric", format!("unknown metric `{name}`; use one of {}", all.join(", ")))
+    })
+}
+
+fn invalid(e: StoreError) -> ApiError {
+    match e {
+        StoreError::Invalid(m) => ApiError::invalid("invalid_experiment", m),
+        other => ApiError::from(other),
+    }
+}
+
+/// Every experiment, newest first, each with its arms' report (admins only).
+#[utoipa::path(get, path = "/api/admin/experiments", security(("bearer" = [])),
+    responses((status = 200, body = Vec<ExperimentView>), (status = 403, body = crate::api::ErrorBody)))]
+pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Vec<ExperimentView>>> {
+    admins_only(&caller)?;
+    let mut out = vec![];
+    for e in state.store.experiments().await? {
+        out.push(view(&state, e).await?);
+    }
+    Ok(Json(out))
+}
+
+/// Create an experiment as a draft (admins only); refused with the reason when its variants
+/// are fewer than two, weigh nothing, or share a name.
+#[utoipa::path(post, path = "/api/admin/experiments", request_body = ExperimentBody, security(("bearer" = [])),
+    responses((status = 201, body = ExperimentView), (status = 403, body = crate::api::ErrorBody),
+        (status = 422, body = crate::api::ErrorBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(body): ApiJson<ExperimentBody>,
+) -> ApiResult<(StatusCode, Json<ExperimentView>)> {
+    admins_only(&caller)?;
+    let unit = match body.unit.as_deref() {
+        None => Unit::User,
+        Some(u) => Unit::parse(u).ok_or_else(|| ApiError::invalid("bad_unit", "unit is `user` or `build`"))?,
+    };
+    let new = NewExperiment {
+        name: body.name.trim().to_string(),
+        unit,
+        variants: body.variants,
+        primary: metric(body.primary.as_deref().unwrap_or("published"))?,
+        guardrails: body.guardrails.iter().map(|g| metric(g)).collect::<ApiResult<_>>()?,
+        horizon: body.horizon.unwrap_or(100),
+    };
+    let e = state.store.create_experiment(&new).await.map_err(invalid)?;
+    Ok((StatusCode::CREATED, Json(view(&state, e).await?)))
+}
+
+/// Start a draft: new builds join it from now on (admins only; one runs at a time).
+#[utoipa::path(post, path = "/api/admin/experiments/{id}/start", params(("id" = String, Path)),
+    security(("bearer" = [])),
+    responses((status = 200, body = ExperimentView), (status = 403, body = crate::api::ErrorBody),
+        (status = 404, body = crate::api::ErrorBody), (status = 409, body = crate::api::ErrorBody)))]
+pub async fn start(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<ExperimentView>> {
+    admins_only(&caller)?;
+    let e = state.store.start_experiment(&id).await?;
+    Ok(Json(view(&state, e).await?))
+}
+
+/// Stop the running experiment, recording the variant promoted if one is named (admins only).
+#[utoipa::path(post, path = "/api/admin/experiments/{id}/stop", params(("id" = String, Path)),
+    request_body = StopBody, security(("bearer" = [])),
+    responses((status = 200, body = ExperimentView), (status = 403, body = crate::api::ErrorBody),
+        (status = 404, body = crate::api::ErrorBody), (status = 409, body = crate::api::ErrorBody)))]
+pub async fn stop(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<StopBody>,
+) -> ApiResult<Json<ExperimentView>> {
+    admins_only(&caller)?;
+    let e = state.store.stop_experiment(&id, body.promote.as_deref()).await?;
+    Ok(Json(view(&state, e).await?))
+}
