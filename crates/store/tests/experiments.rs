@@ -128,6 +128,25 @@ async fn arms_hold_finished_builds_with_ratings(store: Arc<dyn Store>) {
     assert!((arms[0].1[0].duration_secs - 1.5).abs() < 1e-9);
     assert!((arms[0].1[0].cost_usd - 0.25).abs() < 1e-9);
     assert_eq!(arms[0].1[0].rating, None, "not rated");
+    // A person's rating is the arm's thumbs-up value, and a changed one replaces it.
+    store.rate_build("b1", Some(&u.id), 1, None).await.unwrap();
+    store.rate_build("b3", Some(&u.id), -1, Some("not what I asked for")).await.unwrap();
+    let arms = store.arm_outcomes(&exp.id).await.unwrap();
+    assert_eq!(arms[0].1[0].rating, Some(true));
+    assert_eq!(arms[0].1[1].rating, None);
+    assert_eq!(arms[1].1[0].rating, Some(false));
+    store.rate_build("b1", Some(&u.id), -1, None).await.unwrap();
+    assert_eq!(store.arm_outcomes(&exp.id).await.unwrap()[0].1[0].rating, Some(false));
+    let report = wright_experiments::arms_report(
+        &exp.variants,
+        &store.arm_outcomes(&exp.id).await.unwrap(),
+        wright_experiments::Metric::ThumbsUp,
+        exp.horizon,
+    );
+    // Only rated builds count: arm a has one (now 👎) of its two builds rated.
+    assert_eq!((report.arms[0].thumbs_up.successes, report.arms[0].thumbs_up.n), (0, 1));
+    assert_eq!((report.arms[1].thumbs_up.successes, report.arms[1].thumbs_up.n), (0, 1));
+    assert_eq!(report.arms[2].thumbs_up.n, 0);
 }
 
 both!(drafts_are_checked_and_one_runs_at_a_time, arms_hold_finished_builds_with_ratings);
