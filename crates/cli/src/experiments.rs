@@ -113,7 +113,7 @@ pub async fn experiments(cmd: ExperimentsCommand, store: &dyn Store, out: &mut d
             match &e.promoted {
                 Some(p) => writeln!(
                     out,
-                    "Stopped experiment {}; `{p}` recorded as the winner (make it the default in wright.toml).",
+                    "Stopped experiment {}; `{p}` is the winner and every new build's default until another is promoted.",
                     e.name
                 )?,
                 None => writeln!(out, "Stopped experiment {}.", e.name)?,
@@ -173,7 +173,7 @@ pub fn render(e: &Experiment, r: &Report) -> String {
         r.horizon
     );
     if let Some(p) = &e.promoted {
-        s += &format!("Promoted: {p} (recorded).\n");
+        s += &format!("Promoted: {p} (new builds get it by default).\n");
     }
     for a in &r.arms {
         let v = e.variants.iter().find(|v| v.name == a.name).map(Variant::describe).unwrap_or_default();

@@ -143,8 +143,20 @@ async fn builds_join_the_running_experiment_by_their_owner() {
         .unwrap();
     assert_eq!(stop.status(), 200);
     assert_eq!(stop.json::<Value>().await.unwrap()["experiment"]["promoted"], "treat");
-    // Stopped: a new build joins nothing.
+    // Stopped with a winner: a new build gets the promoted variant as the default, said so,
+    // and the stopped experiment's arms do not count it.
+    let counted =
+        |v: &Value| v["report"]["arms"].as_array().unwrap().iter().map(|a| a["n"].as_u64().unwrap()).sum::<u64>();
+    let before = c.get(s.url("/api/admin/experiments")).bearer_auth(&admin).send().await.unwrap();
+    let before: Value = before.json().await.unwrap();
     let after = create_ok(&c, &s, &ben, "a last page").await;
     let events = tokio::time::timeout(Duration::from_secs(120), stream(&c, &s, &ben, &after, None)).await.unwrap();
-    assert!(events.iter().all(|e| e.event != "experiment_assigned"));
+    let joined: Vec<Value> =
+        events.iter().filter(|e| e.event == "experiment_assigned").map(|e| e.data.clone()).collect();
+    assert_eq!(joined.len(), 1, "{joined:?}");
+    assert_eq!(joined[0]["variant"], "treat");
+    assert!(joined[0]["experiment"].as_str().unwrap().ends_with("(promoted)"), "{joined:?}");
+    let now: Value =
+        c.get(s.url("/api/admin/experiments")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+    assert_eq!(counted(&now[0]), counted(&before[0]));
 }

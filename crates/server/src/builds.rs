@@ -128,13 +128,15 @@ pub async fn create(
     if let (Some(p), true) = (&parent, copy) {
         copy_files(&state, p, &id).await?;
     }
-    // A new build that names no model joins the running experiment, if one is.
-    let assigned = if body.r#continue.is_none() && body.model.is_none() {
+    // A new build that names no model joins the running experiment, if one is (else it gets
+    // the last promoted variant, the default now).
+    let placed = if body.r#continue.is_none() && body.model.is_none() {
         crate::experiments::assign_build(&state, &caller.0.id, &id).await?
     } else {
         None
     };
-    args.variant.clone_from(&assigned);
+    args.variant = placed.as_ref().map(|p| p.assignment.clone());
+    let assigned = placed.filter(|p| p.counted).map(|p| p.assignment);
     let job = QueuedJob::Build(args.clone());
     let ahead = state.store.queue_depth().await?;
     let now = wright_events::now();

@@ -11,12 +11,21 @@ use serde::{Deserialize, Serialize};
 use wright_experiments::{Assignment, Metric, Report, Unit, Variant, arms_report};
 use wright_store::{Experiment, NewExperiment, StoreError};
 
+/// Where a new build goes, and whether it counts in an experiment's arms.
+pub(crate) struct Placement {
+    pub(crate) assignment: Assignment,
+    /// In the running experiment (recorded on the build, so its arms count it); `false` for
+    /// the promoted default, which a stopped experiment no longer measures.
+    pub(crate) counted: bool,
+}
+
 /// The running experiment's variant for a new build of `owner` whose id is `build`: by its
-/// owner (a person keeps one variant) or by the build, as the experiment's unit says. `None`
-/// when no experiment runs.
-pub(crate) async fn assign_build(state: &AppState, owner: &str, build: &str) -> ApiResult<Option<Assignment>> {
+/// owner (a person keeps one variant) or by the build, as the experiment's unit says. With no
+/// experiment running, the variant promoted when the last experiment with a winner stopped:
+/// it is the default now. `None` when there is neither.
+pub(crate) async fn assign_build(state: &AppState, owner: &str, build: &str) -> ApiResult<Option<Placement>> {
     let Some(exp) = state.store.running_experiment().await? else {
-        return Ok(None);
+        return promoted_default(state).await;
     };
     let unit = match exp.unit {
         Unit::User => owner,
@@ -25,7 +34,24 @@ pub(crate) async fn assign_build(state: &AppState, owner: &str, build: &str) -> 
     let i = wright_experiments::assign(&exp.id, &exp.salt, unit, &exp.variants)
         .map_err(|e| ApiError::internal(format!("experiment `{}` cannot assign: {e}", exp.name)))?;
     let variant = exp.variants.get(i).cloned().ok_or_else(|| ApiError::internal("assignment out of range"))?;
-    Ok(Some(Assignment { experiment: exp.id, variant }))
+    Ok(Some(Placement { assignment: Assignment { experiment: exp.id, variant }, counted: true }))
+}
+
+/// The winner of the experiment that stopped last with one, as every new build's default.
+async fn promoted_default(state: &AppState) -> ApiResult<Option<Placement>> {
+    let last = state
+        .store
+        .experiments()
+        .await?
+        .into_iter()
+        .filter(|e| e.promoted.is_some())
+        .max_by(|a, b| a.stopped_at.cmp(&b.stopped_at));
+    let Some(exp) = last else { return Ok(None) };
+    let winner = exp.promoted.as_deref().and_then(|p| exp.variants.iter().find(|v| v.name == p)).cloned();
+    Ok(winner.map(|variant| Placement {
+        assignment: Assignment { experiment: format!("{} (promoted)", exp.name), variant },
+        counted: false,
+    }))
 }
 
 fn admins_only(caller: &Caller) -> ApiResult<()> {

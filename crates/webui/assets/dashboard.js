@@ -343,7 +343,13 @@ async function showExperiments(box, t) {
       }
     };
     if (e.state === 'draft') card.append(el('button', { type: 'button', onclick: () => act('start', {}) }, t('exp.start')));
-    if (e.state === 'running') card.append(el('button', { type: 'button', onclick: () => act('stop', {}) }, t('exp.stop')));
+    if (e.state === 'running') {
+      card.append(el('button', { type: 'button', onclick: () => act('stop', {}) }, t('exp.stop')));
+      // Promotion: the winner becomes every new build's default (docs/experiments.md).
+      for (const a of r.arms) {
+        card.append(el('button', { type: 'button', class: 'promote', onclick: () => act('stop', { promote: a.name }) }, t('exp.promote', { name: a.name })));
+      }
+    }
     box.append(card);
   }
 }
