@@ -37,8 +37,38 @@ const APP_STARTUP: Duration = Duration::from_secs(10);
 struct Collector {
     findings: Vec<Finding>,
     seen: HashSet<String>,
-    during: Option<String>,
+    /// Each action and when it ran, so an error is named by when the page threw it rather
+    /// than by when its event was read (a loaded machine reads events late).
+    actions: Vec<Action>,
     blocked: HashSet<String>,
+}
+
+/// One click or submission, from just before it was sent until its timers had fired.
+struct Action {
+    what: String,
+    from: f64,
+    to: Option<f64>,
+}
+
+impl Collector {
+    /// The action under way now.
+    fn current(&self) -> Option<String> {
+        self.actions.last().filter(|a| a.to.is_none()).map(|a| a.what.clone())
+    }
+
+    /// The action under way at `at` (milliseconds since the epoch, the browser's clock).
+    /// A time far from ours is not trusted, and the action under way now is used instead.
+    fn at(&self, at: f64) -> Option<String> {
+        if (at - now_ms()).abs() > 60_000.0 {
+            return self.current();
+        }
+        self.actions.iter().rev().find(|a| a.from <= at && a.to.is_none_or(|to| at <= to)).map(|a| a.what.clone())
+    }
+}
+
+/// Milliseconds since the epoch, as DevTools stamps its events.
+fn now_ms() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
 }
 
 type Shared = Arc<Mutex<Collector>>;
@@ -51,9 +81,19 @@ fn with<R>(c: &Shared, f: impl FnOnce(&mut Collector) -> R) -> R {
     f(&mut g)
 }
 
-fn push(c: &Shared, mut f: Finding) {
+/// Record a finding that happened just now.
+fn push(c: &Shared, f: Finding) {
+    push_during(c, f, |c| c.current())
+}
+
+/// Record a finding the browser stamped with the time it happened.
+fn push_at(c: &Shared, f: Finding, at: f64) {
+    push_during(c, f, |c| c.at(at))
+}
+
+fn push_during(c: &Shared, mut f: Finding, during: impl FnOnce(&Collector) -> Option<String>) {
     with(c, |c| {
-        f.during = c.during.clone();
+        f.during = during(c);
         let key = format!("{:?}|{}|{}|{:?}", f.kind, f.message, f.location(), f.during);
         if c.seen.insert(key) && c.findings.len() < 50 {
             c.findings.push(f);
@@ -133,7 +173,7 @@ async fn listen(
                 if d.text.contains("(in promise)") { FindingKind::UnhandledRejection } else { FindingKind::Exception };
             let (file, line, column) =
                 place(&o1, d.stack_trace.as_ref(), d.url.as_deref(), d.line_number, d.column_number);
-            push(&c1, Finding { kind, message, file, line, column, during: None });
+            push_at(&c1, Finding { kind, message, file, line, column, during: None }, *e.timestamp.inner());
         }
     }));
 
@@ -146,7 +186,8 @@ async fn listen(
             }
             let message = first_line(&e.args.iter().map(text_of).collect::<Vec<_>>().join(" "));
             let (file, line, column) = place(&o2, e.stack_trace.as_ref(), None, 0, 0);
-            push(&c2, Finding { kind: FindingKind::ConsoleError, message, file, line, column, during: None });
+            let f = Finding { kind: FindingKind::ConsoleError, message, file, line, column, during: None };
+            push_at(&c2, f, *e.timestamp.inner());
         }
     }));
 
@@ -257,21 +298,35 @@ const BLANK_JS: &str = r#"(() => {
     .some(shown) && !Array.from(b.querySelectorAll('*')).some((e) => shown(e) && getComputedStyle(e).backgroundImage !== 'none');
 })()"#;
 
-/// Runs before the page's own scripts: remembers when each short timer first fires, so the
-/// check waits for a countdown's first tick (a common place for errors) and no longer.
-/// The page's callbacks are passed through untouched, so their stacks name the page's files.
+/// Runs before the page's own scripts: remembers each short timer until its callback first
+/// runs, so the check waits for a countdown's first tick (a common place for errors) and no
+/// longer. A timer is waited for until it has really fired, not until it was due: a loaded
+/// machine runs timers late. The page's callback is called from a thin wrapper, so the page's
+/// own frame still tops every stack.
 const TIMERS_JS: &str = r#"(() => {
-  const due = new Map();
+  const due = new Map(), token = new Map();
+  let next = 0;
   const [st, si, ct, ci] = [window.setTimeout, window.setInterval, window.clearTimeout, window.clearInterval];
-  const note = (id, d) => { const ms = Number(d) || 0; if (ms <= 1500) due.set(id, performance.now() + ms); return id; };
-  window.setTimeout = function (...a) { return note(st.apply(this, a), a[1]); };
-  window.setInterval = function (...a) { return note(si.apply(this, a), a[1]); };
-  window.clearTimeout = function (id) { due.delete(id); return ct.call(this, id); };
-  window.clearInterval = function (id) { due.delete(id); return ci.call(this, id); };
-  Object.defineProperty(window, '__wrightTimerWait', { value: () => {
-    const now = performance.now(); let w = 0;
-    for (const [id, t] of due) { if (t <= now) due.delete(id); else w = Math.max(w, t - now); }
-    return Math.ceil(w);
+  const track = (orig, a) => {
+    const ms = Number(a[1]) || 0, f = a[0];
+    if (typeof f !== 'function' || ms > 1500) return orig.apply(window, a);
+    const t = ++next;
+    let id;
+    a[0] = function (...x) { due.delete(t); if (orig === st) token.delete(id); return f.apply(this, x); };
+    due.set(t, performance.now() + ms);
+    id = orig.apply(window, a);
+    token.set(id, t);
+    return id;
+  };
+  const drop = (orig, id) => { due.delete(token.get(id)); token.delete(id); return orig.call(window, id); };
+  window.setTimeout = function (...a) { return track(st, a); };
+  window.setInterval = function (...a) { return track(si, a); };
+  window.clearTimeout = function (id) { return drop(ct, id); };
+  window.clearInterval = function (id) { return drop(ci, id); };
+  Object.defineProperty(window, '__wrightTimerWait', { value: (upTo) => {
+    const now = performance.now(), last = upTo || next; let w = 0;
+    for (const [t, at] of due) if (t <= last) w = Math.max(w, at > now ? at - now : 20);
+    return [Math.ceil(w), last];
   } });
 })()"#;
 
@@ -369,13 +424,21 @@ async fn load(page: &Page, url: &str) -> Result<(), BrowserError> {
 const TIMER_BUDGET: Duration = Duration::from_millis(2000);
 
 /// Wait `base`, then until the short timers the page set have fired once (within `budget`).
+/// The page is asked again after each wait, as a timer due now may run late; timers set after
+/// the first asking (a clock that sets its next tick) are not waited for.
 async fn settle(page: &Page, base: Duration, budget: &mut Duration) {
     tokio::time::sleep(base).await;
-    let ms: u64 = match page.evaluate("window.__wrightTimerWait ? window.__wrightTimerWait() : 0").await {
-        Ok(r) => r.into_value().unwrap_or(0),
-        Err(_) => 0,
-    };
-    if ms > 0 {
+    let mut last = 0u64;
+    while !budget.is_zero() {
+        let ask = format!("window.__wrightTimerWait ? window.__wrightTimerWait({last}) : [0, 0]");
+        let (ms, upto): (u64, u64) = match page.evaluate(ask).await {
+            Ok(r) => r.into_value().unwrap_or((0, 0)),
+            Err(_) => (0, 0),
+        };
+        if ms == 0 {
+            return;
+        }
+        last = upto;
         let wait = Duration::from_millis(ms + 30).min(*budget);
         *budget = budget.saturating_sub(wait);
         tokio::time::sleep(wait).await;
@@ -418,7 +481,7 @@ async fn drive(
             (_, true) => "clicking a button".to_string(),
             _ => format!("clicking the button \"{label}\""),
         };
-        with(c, |c| c.during = Some(what));
+        with(c, |c| c.actions.push(Action { what, from: now_ms(), to: None }));
         let selector = format!("[data-wright-action=\"{i}\"]");
         if kind == Target::Form {
             let _ = page.evaluate(format!("{SUBMIT_JS}({i})")).await;
@@ -429,7 +492,11 @@ async fn drive(
         }
         actions += 1;
         settle(page, ACTION_SETTLE, &mut budget).await;
-        with(c, |c| c.during = None);
+        with(c, |c| {
+            if let Some(a) = c.actions.last_mut() {
+                a.to = Some(now_ms());
+            }
+        });
         // A submission or a link may have replaced the page: load it again and go on.
         let still: bool = page
             .evaluate("!!document.querySelector('[data-wright-action]')")
@@ -462,6 +529,24 @@ mod tests {
         assert_eq!(own_file(o, "http://127.0.0.1:4000/").as_deref(), Some("index.html"));
         assert_eq!(own_file(o, "http://127.0.0.1:40001/x.js"), None);
         assert_eq!(own_file(o, "https://cdn.example.com/x.js"), None);
+    }
+
+    #[test]
+    fn an_error_is_named_by_the_action_under_way_when_it_was_thrown_not_when_it_was_read() {
+        let now = now_ms();
+        let mut c = Collector::default();
+        c.actions.push(Action {
+            what: "clicking the button \"Start\"".into(),
+            from: now - 3000.0,
+            to: Some(now - 1000.0),
+        });
+        c.actions.push(Action { what: "clicking the button \"Reset\"".into(), from: now - 500.0, to: None });
+        assert_eq!(c.at(now - 1500.0).as_deref(), Some("clicking the button \"Start\""));
+        assert_eq!(c.at(now - 800.0), None, "between actions");
+        assert_eq!(c.at(now - 100.0).as_deref(), Some("clicking the button \"Reset\""));
+        assert_eq!(c.at(now - 4000.0), None, "before any action");
+        // A clock that cannot be ours is not believed: the action under way now is used.
+        assert_eq!(c.at(0.0).as_deref(), Some("clicking the button \"Reset\""));
     }
 
     #[test]
