@@ -4,6 +4,7 @@
 use anyhow::{Context, Result, anyhow};
 use clap::Subcommand;
 use std::io::Write;
+use wright_engine::EngineError;
 use wright_experiments::{Metric, Report, Unit, Variant, arms_report};
 use wright_store::{Experiment, NewExperiment, Store};
 
@@ -76,7 +77,14 @@ fn variant(arg: &str) -> Result<Variant> {
     }
 }
 
-pub async fn experiments(cmd: ExperimentsCommand, store: &dyn Store, out: &mut dyn Write) -> Result<()> {
+/// `check` refuses variants this machine cannot build with (`wright.toml`'s prompt versions,
+/// the starters): it is asked when an experiment is created and when it starts.
+pub async fn experiments(
+    cmd: ExperimentsCommand,
+    store: &dyn Store,
+    check: &dyn Fn(&[Variant]) -> Result<(), EngineError>,
+    out: &mut dyn Write,
+) -> Result<()> {
     match cmd {
         ExperimentsCommand::Create { name, variants, file, unit, primary, guardrails, horizon } => {
             let mut all = vec![];
@@ -89,6 +97,7 @@ pub async fn experiments(cmd: ExperimentsCommand, store: &dyn Store, out: &mut d
             for v in &variants {
                 all.push(variant(v)?);
             }
+            check(&all)?;
             let new = NewExperiment {
                 name,
                 unit: Unit::parse(&unit).ok_or_else(|| anyhow!("--unit is `user` or `build`"))?,
@@ -105,6 +114,7 @@ pub async fn experiments(cmd: ExperimentsCommand, store: &dyn Store, out: &mut d
             )?;
         }
         ExperimentsCommand::Start { id } => {
+            check(&store.experiment(&id).await?.variants)?;
             let e = store.start_experiment(&id).await?;
             writeln!(out, "Started experiment {} ({}): new builds that name no model join it.", e.name, e.id)?;
         }

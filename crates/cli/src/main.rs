@@ -343,8 +343,15 @@ fn main() -> ExitCode {
                 done(classes::classes(command, store.as_ref(), &mut std::io::stdout()).await)
             }
             Command::Experiments { db, command } => {
+                let (file, _) = FileConfig::load(cli.config.as_deref())?;
+                let data_dir = file.data_dir(db.data_dir.clone());
+                let check = |v: &[wright_experiments::Variant]| {
+                    let starters = wright_engine::starter_library(&data_dir)?;
+                    wright_engine::variants::check_variants(&file.prompt_versions, &starters, v)
+                };
                 let store = open_store(db, cli.config.as_deref()).await?;
-                done(experiments::experiments(command, store.as_ref(), &mut std::io::stdout()).await)
+                let out = &mut std::io::stdout();
+                done(experiments::experiments(command, store.as_ref(), &check, out).await)
             }
         }
     });

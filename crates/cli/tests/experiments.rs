@@ -52,6 +52,21 @@ async fn builds_join_the_running_experiment_by_their_owner() {
         c.post(s.url(&format!("/api/admin/experiments/{other_id}/start"))).bearer_auth(&admin).send().await.unwrap();
     assert_eq!(refused.status(), 409);
     assert!(refused.text().await.unwrap().contains("`split` is running"));
+    // A variant naming a prompt version or a starter this machine does not have is refused when
+    // the experiment is made, by the API and by the CLI, rather than failing each build it gets.
+    let typo = json!({"name": "typo", "variants": [{"name": "a"}, {"name": "b", "prompt_version": "shorter"}]});
+    let typo = c.post(s.url("/api/admin/experiments")).bearer_auth(&admin).json(&typo).send().await.unwrap();
+    assert_eq!(typo.status(), 422);
+    let said = typo.text().await.unwrap();
+    assert!(said.contains("variant `b`: unknown prompt version `shorter`"), "{said}");
+    let file = dir.path().join("variants.toml");
+    std::fs::write(
+        &file,
+        "[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nstarter_policy = \"no-such-starter\"\n",
+    )
+    .unwrap();
+    let said = s.cli_fails(&["experiments", "create", "--name", "typo", "--file", file.to_str().unwrap()]).await;
+    assert!(said.contains("variant `b`: no starter `no-such-starter`; the starters are "), "{said}");
     let not_admin = c.get(s.url("/api/admin/experiments")).bearer_auth(&ana).send().await.unwrap();
     assert_eq!(not_admin.status(), 403);
 

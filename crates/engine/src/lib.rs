@@ -32,6 +32,7 @@ pub use artifacts::{ArtifactError, Artifacts, LocalArtifacts, RunRef};
 pub use egress::BuildEgress;
 pub use engine::assistant::AssistantScope;
 pub use engine::chat::{ChatFinished, ChatJob, ChatParts, answerer, doctor_lines as chat_doctor_lines};
+pub use engine::starters::starter_library;
 pub use engine::tasks::{PreparedTasks, TaskJob, TasksFinished, load_task_file, read_plan};
 pub use engine::turns::{TURN_LEASE, TurnHold};
 pub use engine::{

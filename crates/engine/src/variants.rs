@@ -59,6 +59,29 @@ pub fn check_variant(versions: &PromptVersions, v: &Variant) -> Result<(), Engin
     Ok(())
 }
 
+/// Check every arm of an experiment, naming the arm that cannot be used: an experiment is
+/// checked when it is created and when it starts, so a prompt version or starter nobody has
+/// fails then rather than in each build it is given.
+pub fn check_variants(
+    versions: &PromptVersions,
+    starters: &wright_starters::Library,
+    variants: &[Variant],
+) -> Result<(), EngineError> {
+    let named = |v: &Variant, e: EngineError| EngineError::Usage(format!("variant `{}`: {e}", v.name));
+    for v in variants {
+        check_variant(versions, v).map_err(|e| named(v, e))?;
+        if let Some(StarterUse::Force(id)) =
+            v.starter_policy.as_deref().map(StarterUse::parse).transpose().ok().flatten()
+            && starters.get(&id).is_none()
+        {
+            let ids: Vec<&str> = starters.list().iter().map(|s| s.id()).collect();
+            let e = EngineError::Usage(format!("no starter `{id}`; the starters are {}", ids.join(", ")));
+            return Err(named(v, e));
+        }
+    }
+    Ok(())
+}
+
 /// How builds use starters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StarterUse {
@@ -113,5 +136,22 @@ mod tests {
         assert!(check_variant(&versions, &bad).is_err());
         let good = Variant { prompt_version: Some("v2".into()), note_budget: Some(0), ..Variant::named("b", 1.0) };
         assert!(check_variant(&versions, &good).is_ok());
+    }
+
+    #[test]
+    fn an_experiments_arms_are_checked_for_prompt_versions_and_starters_and_named() {
+        let starters = wright_starters::Library::builtin().unwrap();
+        let known = starters.list()[0].id().to_string();
+        let versions = PromptVersions::new();
+        let arm =
+            |name: &str, policy: &str| Variant { starter_policy: Some(policy.into()), ..Variant::named(name, 1.0) };
+        assert!(check_variants(&versions, &starters, &[arm("a", "off"), arm("b", &known)]).is_ok());
+        let err = check_variants(&versions, &starters, &[arm("a", "off"), arm("b", "no-such")]).unwrap_err();
+        assert!(err.to_string().starts_with("variant `b`: no starter `no-such`; the starters are "), "{err}");
+        let err = check_variants(&versions, &starters, &[arm("a", "fill now")]).unwrap_err();
+        assert!(err.to_string().starts_with("variant `a`: unknown starter use"), "{err}");
+        let typo = Variant { prompt_version: Some("v2".into()), ..Variant::named("c", 1.0) };
+        let err = check_variants(&versions, &starters, &[typo]).unwrap_err();
+        assert!(err.to_string().starts_with("variant `c`: unknown prompt version `v2`"), "{err}");
     }
 }

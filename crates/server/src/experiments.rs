@@ -111,6 +111,12 @@ fn metric(name: &str) -> ApiResult<Metric> {
     })
 }
 
+/// Refuse variants this server cannot build with (a prompt version its `wright.toml` lacks, a
+/// starter it does not have), with the variant and the reason.
+fn checked(state: &AppState, variants: &[Variant]) -> ApiResult<()> {
+    state.engine.check_variants(variants).map_err(|e| ApiError::invalid("invalid_experiment", e.to_string()))
+}
+
 fn invalid(e: StoreError) -> ApiError {
     match e {
         StoreError::Invalid(m) => ApiError::invalid("invalid_experiment", m),
@@ -131,7 +137,8 @@ pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Js
 }
 
 /// Create an experiment as a draft (admins only); refused with the reason when its variants
-/// are fewer than two, weigh nothing, or share a name.
+/// are fewer than two, weigh nothing, share a name, or name a prompt version or starter
+/// this server does not have.
 #[utoipa::path(post, path = "/api/admin/experiments", request_body = ExperimentBody, security(("bearer" = [])),
     responses((status = 201, body = ExperimentView), (status = 403, body = crate::api::ErrorBody),
         (status = 422, body = crate::api::ErrorBody)))]
@@ -145,6 +152,7 @@ pub async fn create(
         None => Unit::User,
         Some(u) => Unit::parse(u).ok_or_else(|| ApiError::invalid("bad_unit", "unit is `user` or `build`"))?,
     };
+    checked(&state, &body.variants)?;
     let new = NewExperiment {
         name: body.name.trim().to_string(),
         unit,
@@ -157,17 +165,21 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(view(&state, e).await?)))
 }
 
-/// Start a draft: new builds join it from now on (admins only; one runs at a time).
+/// Start a draft: new builds join it from now on (admins only; one runs at a time). Refused
+/// (422) when a variant names what this server no longer has.
 #[utoipa::path(post, path = "/api/admin/experiments/{id}/start", params(("id" = String, Path)),
     security(("bearer" = [])),
     responses((status = 200, body = ExperimentView), (status = 403, body = crate::api::ErrorBody),
-        (status = 404, body = crate::api::ErrorBody), (status = 409, body = crate::api::ErrorBody)))]
+        (status = 404, body = crate::api::ErrorBody), (status = 409, body = crate::api::ErrorBody),
+        (status = 422, body = crate::api::ErrorBody)))]
 pub async fn start(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<ExperimentView>> {
     admins_only(&caller)?;
+    // wright.toml may have changed since the draft was made.
+    checked(&state, &state.store.experiment(&id).await?.variants)?;
     let e = state.store.start_experiment(&id).await?;
     Ok(Json(view(&state, e).await?))
 }

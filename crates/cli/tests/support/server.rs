@@ -232,6 +232,19 @@ impl Server {
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
 
+    /// `wright ARGS…` on the server's data folder and database, which must fail: what it said
+    /// on standard error.
+    #[allow(dead_code)] // not every test binary that includes the support module refuses a command
+    pub async fn cli_fails(&self, args: &[&str]) -> String {
+        let mut cmd = self.command(args);
+        for k in HOST_ENV {
+            cmd.env_remove(k);
+        }
+        let out = cmd.output().await.unwrap();
+        assert!(!out.status.success(), "wright {args:?} succeeded: {}", String::from_utf8_lossy(&out.stdout));
+        String::from_utf8_lossy(&out.stderr).trim().to_string()
+    }
+
     /// `wright users add NAME` on the server's database; the token it prints.
     pub async fn add_user(&self, name: &str, admin: bool) -> String {
         let mut cmd = self.command(&["users", "add", name]);

@@ -31,17 +31,35 @@ const SUGGESTED: usize = 3;
 impl Engine {
     /// The starters builds can begin from: the built-in ones and the user's own.
     pub fn starters(&self) -> Result<Library, EngineError> {
-        let builtin = Library::builtin().map_err(|e| EngineError::Usage(format!("the built-in starters: {e}")))?;
-        builtin
-            .with_dir(&self.starters_dir())
-            .map_err(|e| EngineError::Usage(format!("{e}; fix or remove it (`wright starters remove ID`)")))
+        starter_library(&self.data_dir)
     }
 
     /// Where the user's own starters live.
     pub fn starters_dir(&self) -> std::path::PathBuf {
-        self.data_dir.join("starters")
+        starters_dir(&self.data_dir)
     }
 
+    /// Refuse an experiment's variants this engine cannot build with: a prompt version its
+    /// `wright.toml` lacks, a starter policy that does not parse or a starter it does not have.
+    pub fn check_variants(&self, variants: &[wright_experiments::Variant]) -> Result<(), EngineError> {
+        crate::variants::check_variants(&self.file.prompt_versions, &self.starters()?, variants)
+    }
+}
+
+/// The starters builds with data folder `data_dir` can begin from: the built-in ones and the
+/// user's own (for commands that need them without an engine).
+pub fn starter_library(data_dir: &std::path::Path) -> Result<Library, EngineError> {
+    let builtin = Library::builtin().map_err(|e| EngineError::Usage(format!("the built-in starters: {e}")))?;
+    builtin
+        .with_dir(&starters_dir(data_dir))
+        .map_err(|e| EngineError::Usage(format!("{e}; fix or remove it (`wright starters remove ID`)")))
+}
+
+fn starters_dir(data_dir: &std::path::Path) -> std::path::PathBuf {
+    data_dir.join("starters")
+}
+
+impl Engine {
     /// How builds use starters: an experiment variant's policy, else `--starter`, else
     /// `wright.toml`, else `auto`.
     fn starter_use(&self, policy: Option<&str>) -> Result<StarterUse, EngineError> {
