@@ -87,6 +87,7 @@ async fn builds_join_the_running_experiment_by_their_owner() {
     let variants = vec![Variant::named("control", 1.0), Variant::named("treat", 1.0)];
 
     let mut expected = std::collections::HashMap::<String, u64>::new();
+    let mut firsts = vec![];
     for token in [&ana, &ben] {
         let me = get_json(&c, &s, token, "/api/me").await;
         let want = &variants[assign(&id, &salt, me["id"].as_str().unwrap(), &variants).unwrap()].name;
@@ -100,6 +101,9 @@ async fn builds_join_the_running_experiment_by_their_owner() {
             assert_eq!(assigned[0]["experiment"], id.as_str());
             assert_eq!(assigned[0]["variant"], want.as_str(), "the owner's variant, every build");
             *expected.entry(want.clone()).or_default() += 1;
+            if n == 0 {
+                firsts.push((token.clone(), build, want.clone()));
+            }
         }
     }
     let list = get_json(&c, &s, &admin, "/api/admin/experiments").await;
@@ -112,6 +116,22 @@ async fn builds_join_the_running_experiment_by_their_owner() {
     assert_eq!(arms.iter().map(|a| a["n"].as_u64().unwrap()).sum::<u64>(), 4, "the four builds before the retried one");
     let shown = s.cli(&["experiments", "show", "split"]).await;
     assert!(shown.contains("Verdict:"), "{shown}");
+
+    // A follow-up keeps the variant of the build it continues, says so, and is not counted.
+    let (token, parent, variant) = &firsts[0];
+    let body = json!({"prompt": "and a footer", "continue": parent});
+    let res = support::server::create(&c, &s, token, body).await;
+    assert_eq!(res.status(), 202);
+    let follow = res.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+    let events = tokio::time::timeout(Duration::from_secs(120), stream(&c, &s, token, &follow, None)).await.unwrap();
+    let joined: Vec<&Value> = events.iter().filter(|e| e.event == "experiment_assigned").map(|e| &e.data).collect();
+    assert_eq!(joined.len(), 1, "{events:?}");
+    assert_eq!(joined[0]["experiment"], "split (follow-up)");
+    assert_eq!(joined[0]["variant"], variant.as_str());
+    let list = get_json(&c, &s, &admin, "/api/admin/experiments").await;
+    let split = list.as_array().unwrap().iter().find(|e| e["experiment"]["name"] == "split").unwrap();
+    let n: u64 = split["report"]["arms"].as_array().unwrap().iter().map(|a| a["n"].as_u64().unwrap()).sum();
+    assert_eq!(n, 4, "the follow-up is not counted");
 
     // A retry with the same Idempotency-Key gets its build back, variant and all.
     let body = json!({"prompt": "a retried page", "template": "static"});

@@ -129,11 +129,11 @@ pub async fn create(
         copy_files(&state, p, &id).await?;
     }
     // A new build that names no model joins the running experiment, if one is (else it gets
-    // the last promoted variant, the default now).
-    let placed = if body.r#continue.is_none() && body.model.is_none() {
-        crate::experiments::assign_build(&state, &caller.0.id, &id).await?
-    } else {
-        None
+    // the last promoted variant, the default now); a follow-up keeps its parent's variant.
+    let placed = match (&parent, &body.model) {
+        (_, Some(_)) => None,
+        (None, None) => crate::experiments::assign_build(&state, &caller.0.id, &id).await?,
+        (Some(p), None) => crate::experiments::follow_up(&state, p.start.id.as_str()).await?,
     };
     args.variant = placed.as_ref().map(|p| p.assignment.clone());
     let assigned = placed.filter(|p| p.counted).map(|p| p.assignment);

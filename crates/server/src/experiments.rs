@@ -37,6 +37,21 @@ pub(crate) async fn assign_build(state: &AppState, owner: &str, build: &str) -> 
     Ok(Some(Placement { assignment: Assignment { experiment: exp.id, variant }, counted: true }))
 }
 
+/// Where a follow-up of build `parent` goes: the variant its parent was counted under while
+/// that experiment still runs, so a person's app is made the same way from request to last
+/// change; not counted (the arms compare new requests). Else what a new build would get when
+/// no experiment runs: the promoted default, if there is one.
+pub(crate) async fn follow_up(state: &AppState, parent: &str) -> ApiResult<Option<Placement>> {
+    if let Some((exp_id, name)) = state.store.build_variant(parent).await?
+        && let Some(exp) = state.store.running_experiment().await?.filter(|e| e.id == exp_id)
+        && let Some(variant) = exp.variants.iter().find(|v| v.name == name).cloned()
+    {
+        let experiment = format!("{} (follow-up)", exp.name);
+        return Ok(Some(Placement { assignment: Assignment { experiment, variant }, counted: false }));
+    }
+    promoted_default(state).await
+}
+
 /// The winner of the experiment that stopped last with one, as every new build's default.
 async fn promoted_default(state: &AppState) -> ApiResult<Option<Placement>> {
     let last = state

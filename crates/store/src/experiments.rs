@@ -86,6 +86,8 @@ pub trait ExperimentStore: Send + Sync {
     async fn running_experiment(&self) -> Result<Option<Experiment>>;
     /// Record the experiment and variant build `build_id` runs under (at enqueue).
     async fn set_build_variant(&self, build_id: &str, experiment_id: &str, variant: &str) -> Result<()>;
+    /// The experiment id and variant build `build_id` was counted under, if any.
+    async fn build_variant(&self, build_id: &str) -> Result<Option<(String, String)>>;
     /// The finished builds of experiment `id`, per variant (in the experiment's order, every
     /// variant present even without builds), as outcomes with the owner's rating if any.
     async fn arm_outcomes(&self, id: &str) -> Result<Vec<(String, Vec<Outcome>)>>;
@@ -308,6 +310,19 @@ macro_rules! impl_experiment_store {
                     return Err($crate::StoreError::NotFound(format!("build `{build_id}`")));
                 }
                 Ok(())
+            }
+
+            async fn build_variant(&self, build_id: &str) -> $crate::Result<Option<(String, String)>> {
+                use $crate::rows::Cols;
+                let row = sqlx::query(&$sql("SELECT experiment_id, variant FROM builds WHERE id = $1"))
+                    .bind(build_id)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or_else(|| $crate::StoreError::NotFound(format!("build `{build_id}`")))?;
+                Ok(match (row.opt_text("experiment_id")?, row.opt_text("variant")?) {
+                    (Some(e), Some(v)) => Some((e, v)),
+                    _ => None,
+                })
             }
 
             async fn arm_outcomes(&self, id: &str) -> $crate::Result<Vec<(String, Vec<wright_experiments::Outcome>)>> {

@@ -116,6 +116,9 @@ async fn arms_hold_finished_builds_with_ratings(store: Arc<dyn Store>) {
         store.set_build_variant(b, &exp.id, v).await.unwrap();
     }
     assert!(matches!(store.set_build_variant("nope", &exp.id, "a").await, Err(StoreError::NotFound(_))));
+    assert_eq!(store.build_variant("b3").await.unwrap(), Some((exp.id.clone(), "b".to_string())));
+    assert_eq!(store.build_variant("b5").await.unwrap(), None, "in no experiment");
+    assert!(matches!(store.build_variant("nope").await, Err(StoreError::NotFound(_))));
     let arms = store.arm_outcomes(&exp.id).await.unwrap();
     let names: Vec<&str> = arms.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["a", "b", "c"], "every arm, in order, even without builds");
