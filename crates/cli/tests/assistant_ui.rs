@@ -119,13 +119,17 @@ async fn the_assistant_starts_a_build_and_answers_from_wrights_docs() {
         mock.requests().iter().map(Value::to_string).filter(|r| r.contains("describe_app_ui")).collect();
     assert_eq!(asked.len(), 3, "describe, then fill and click, then the answer");
     assert!(asked[1].contains("textbox") && asked[1].contains("What should wright build?"), "{}", asked[1]);
-    let built: Vec<String> = mock
-        .requests()
-        .iter()
-        .map(Value::to_string)
-        .filter(|r| r.contains(PROMPT) && !r.contains("describe_app_ui"))
-        .collect();
-    assert!(!built.is_empty(), "the build ran on the prompt the assistant typed");
+    // The build asks the model once a worker has taken it up, which may come after its view.
+    let built = |m: &MockLlm| {
+        m.requests().iter().map(Value::to_string).any(|r| r.contains(PROMPT) && !r.contains("describe_app_ui"))
+    };
+    for _ in 0..600 {
+        if built(&mock) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(built(&mock), "the build ran on the prompt the assistant typed");
 
     ask(&page, "How do I add a tool to the chat?").await;
     until(&page, &log_has("builtin_tools"), "the answer from the docs").await;
