@@ -77,10 +77,8 @@ pub async fn eval(args: EvalArgs, config_path: Option<PathBuf>) -> Result<u8, Ex
         [a, b] if a != b => [variant(a, &suite, &file)?, variant(b, &suite, &file)?],
         _ => return Err(usage(anyhow!("--variants takes two different names, e.g. --variants lean,big"))),
     };
-    for v in [&a, &b] {
-        wright_engine::variants::check_variant(&file.prompt_versions, v)
-            .map_err(|e| usage(anyhow!("variant `{}`: {e}", v.name)))?;
-    }
+    let starters = wright_engine::starter_library(&file.data_dir(args.db.data_dir.clone()))?;
+    wright_engine::variants::check_variants(&file.prompt_versions, &starters, [&a, &b])?;
     let primary = Metric::parse(&args.primary).ok_or_else(|| {
         usage(anyhow!("unknown metric `{}`; use published, first_try, fix_attempts, cost or duration", args.primary))
     })?;

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use wright_experiments::Variant;
+use wright_starters::{Library, Starter};
 
 /// The shipped system prompt, with nothing added: always known.
 pub const BUILTIN_PROMPT: &str = "builtin";
@@ -47,39 +48,39 @@ pub fn prompt_extra(versions: &PromptVersions, name: &str) -> Result<Option<Stri
     }
 }
 
-/// Check what a variant names before any build uses it: its prompt version exists and its
-/// starter policy parses. (Its model is the provider's to judge, at the first call.)
-pub fn check_variant(versions: &PromptVersions, v: &Variant) -> Result<(), EngineError> {
+/// Check what a variant names before any build uses it: its prompt version exists, and its
+/// starter policy parses and, when it names a starter, `starters` has it. (Its model is the
+/// provider's to judge, at the first call.)
+fn check_variant(versions: &PromptVersions, starters: &Library, v: &Variant) -> Result<(), EngineError> {
     if let Some(p) = &v.prompt_version {
         prompt_extra(versions, p)?;
     }
-    if let Some(s) = &v.starter_policy {
-        StarterUse::parse(s)?;
+    if let Some(StarterUse::Force(id)) = v.starter_policy.as_deref().map(StarterUse::parse).transpose()? {
+        forced_starter(starters, &id)?;
     }
     Ok(())
 }
 
-/// Check every arm of an experiment, naming the arm that cannot be used: an experiment is
-/// checked when it is created and when it starts, so a prompt version or starter nobody has
-/// fails then rather than in each build it is given.
-pub fn check_variants(
+/// Check every arm of an experiment or an eval, naming the arm that cannot be used: an
+/// experiment is checked when it is created and when it starts, so a prompt version or
+/// starter nobody has fails then rather than in each build it is given.
+pub fn check_variants<'a>(
     versions: &PromptVersions,
-    starters: &wright_starters::Library,
-    variants: &[Variant],
+    starters: &Library,
+    variants: impl IntoIterator<Item = &'a Variant>,
 ) -> Result<(), EngineError> {
-    let named = |v: &Variant, e: EngineError| EngineError::Usage(format!("variant `{}`: {e}", v.name));
     for v in variants {
-        check_variant(versions, v).map_err(|e| named(v, e))?;
-        if let Some(StarterUse::Force(id)) =
-            v.starter_policy.as_deref().map(StarterUse::parse).transpose().ok().flatten()
-            && starters.get(&id).is_none()
-        {
-            let ids: Vec<&str> = starters.list().iter().map(|s| s.id()).collect();
-            let e = EngineError::Usage(format!("no starter `{id}`; the starters are {}", ids.join(", ")));
-            return Err(named(v, e));
-        }
+        check_variant(versions, starters, v).map_err(|e| EngineError::Usage(format!("variant `{}`: {e}", v.name)))?;
     }
     Ok(())
+}
+
+/// The starter `--starter ID` (or a variant's starter policy) names, or which ones there are.
+pub(crate) fn forced_starter<'a>(starters: &'a Library, id: &str) -> Result<&'a Starter, EngineError> {
+    starters.get(id).ok_or_else(|| {
+        let ids: Vec<&str> = starters.list().iter().map(|s| s.id()).collect();
+        EngineError::Usage(format!("no starter `{id}`; the starters are {}", ids.join(", ")))
+    })
 }
 
 /// How builds use starters.
@@ -133,14 +134,15 @@ mod tests {
         assert!(err.contains("builtin, both, v2, v3"), "{err}");
         assert!(prompt_extra(&versions, "both").is_err());
         let bad = Variant { prompt_version: Some("v9".into()), ..Variant::named("b", 1.0) };
-        assert!(check_variant(&versions, &bad).is_err());
+        let starters = Library::builtin().unwrap();
+        assert!(check_variant(&versions, &starters, &bad).is_err());
         let good = Variant { prompt_version: Some("v2".into()), note_budget: Some(0), ..Variant::named("b", 1.0) };
-        assert!(check_variant(&versions, &good).is_ok());
+        assert!(check_variant(&versions, &starters, &good).is_ok());
     }
 
     #[test]
     fn an_experiments_arms_are_checked_for_prompt_versions_and_starters_and_named() {
-        let starters = wright_starters::Library::builtin().unwrap();
+        let starters = Library::builtin().unwrap();
         let known = starters.list()[0].id().to_string();
         let versions = PromptVersions::new();
         let arm =

@@ -44,22 +44,7 @@ impl Engine {
     pub fn check_variants(&self, variants: &[wright_experiments::Variant]) -> Result<(), EngineError> {
         crate::variants::check_variants(&self.file.prompt_versions, &self.starters()?, variants)
     }
-}
 
-/// The starters builds with data folder `data_dir` can begin from: the built-in ones and the
-/// user's own (for commands that need them without an engine).
-pub fn starter_library(data_dir: &std::path::Path) -> Result<Library, EngineError> {
-    let builtin = Library::builtin().map_err(|e| EngineError::Usage(format!("the built-in starters: {e}")))?;
-    builtin
-        .with_dir(&starters_dir(data_dir))
-        .map_err(|e| EngineError::Usage(format!("{e}; fix or remove it (`wright starters remove ID`)")))
-}
-
-fn starters_dir(data_dir: &std::path::Path) -> std::path::PathBuf {
-    data_dir.join("starters")
-}
-
-impl Engine {
     /// How builds use starters: an experiment variant's policy, else `--starter`, else
     /// `wright.toml`, else `auto`.
     fn starter_use(&self, policy: Option<&str>) -> Result<StarterUse, EngineError> {
@@ -126,10 +111,7 @@ impl Engine {
             StarterUse::Off => return Ok(StarterPlan::None),
             StarterUse::Force(id) => {
                 let library = self.starters()?;
-                let Some(starter) = library.get(&id) else {
-                    let ids: Vec<&str> = library.list().iter().map(|s| s.id()).collect();
-                    return Err(EngineError::Usage(format!("no starter `{id}`; the starters are {}", ids.join(", "))));
-                };
+                let starter = crate::variants::forced_starter(&library, &id)?;
                 let mode = if local { StarterMode::Fill } else { StarterMode::Reference };
                 return Ok(StarterPlan::Use(Box::new(StarterChoice { starter: starter.clone(), score: 1.0, mode })));
             }
@@ -216,4 +198,17 @@ impl Engine {
         let why: Vec<String> = v.failures.iter().map(|f| format!("{}: {}", f.kind, f.summary)).collect();
         Err(usage(format!("with its defaults it does not pass verification: {}", why.join("; "))))
     }
+}
+
+/// The starters builds with data folder `data_dir` can begin from: the built-in ones and the
+/// user's own (for commands that need them without an engine).
+pub fn starter_library(data_dir: &std::path::Path) -> Result<Library, EngineError> {
+    let builtin = Library::builtin().map_err(|e| EngineError::Usage(format!("the built-in starters: {e}")))?;
+    builtin
+        .with_dir(&starters_dir(data_dir))
+        .map_err(|e| EngineError::Usage(format!("{e}; fix or remove it (`wright starters remove ID`)")))
+}
+
+fn starters_dir(data_dir: &std::path::Path) -> std::path::PathBuf {
+    data_dir.join("starters")
 }
